@@ -1,0 +1,29 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "rths/smith_predictor/prediction_model.hpp"
+
+namespace rths {
+
+// Linear spring specimen, f = k x (seed 002 Eq. 11): the linear case of seed 002, where the
+// prediction model's stiffness is scaled by ±10, 20, 30 % to study model error.
+// Stateless, so step() does not depend on dt and reset() has nothing to do.
+class LinearSpring final : public PredictionModel {
+ public:
+  // Throws std::invalid_argument on a non-finite stiffness.
+  explicit LinearSpring(double stiffness_n_per_m);
+
+  double step(const InterfaceMotion& motion, double dt_s) override;
+  void reset() override {}
+  [[nodiscard]] std::unique_ptr<PredictionModel> clone() const override;
+  [[nodiscard]] std::string describe() const override;
+
+  [[nodiscard]] double stiffness_n_per_m() const { return stiffness_n_per_m_; }
+
+ private:
+  double stiffness_n_per_m_;
+};
+
+}  // namespace rths

@@ -1,0 +1,173 @@
+#include "rths/smith_predictor/bouc_wen_damper.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace rths {
+namespace {
+
+void require(bool condition, std::string_view what) {
+  if (!condition) {
+    throw std::invalid_argument(fmt::format("BoucWenDamper: {}", what));
+  }
+}
+
+void require_finite(double value, std::string_view name) {
+  if (!std::isfinite(value)) {
+    throw std::invalid_argument(fmt::format("BoucWenDamper: {} must be finite, got {}", name, value));
+  }
+}
+
+}  // namespace
+
+BoucWenDamper::BoucWenDamper(const Parameters& parameters)
+    : parameters_(parameters),
+      n_is_two_(parameters.n == 2.0),
+      at_command_(coefficients_at(parameters.voltage_v)),
+      state_(initial_state()) {
+  const Parameters& p = parameters_;
+  require_finite(p.alpha_a_n_per_m, "alpha_a_n_per_m");
+  require_finite(p.alpha_b_n_per_m_v, "alpha_b_n_per_m_v");
+  require_finite(p.c0a_ns_per_m, "c0a_ns_per_m");
+  require_finite(p.c0b_ns_per_m_v, "c0b_ns_per_m_v");
+  require_finite(p.c1a_ns_per_m, "c1a_ns_per_m");
+  require_finite(p.c1b_ns_per_m_v, "c1b_ns_per_m_v");
+  require_finite(p.k0_n_per_m, "k0_n_per_m");
+  require_finite(p.k1_n_per_m, "k1_n_per_m");
+  require_finite(p.x0_m, "x0_m");
+  require_finite(p.gamma_per_m2, "gamma_per_m2");
+  require_finite(p.beta_per_m2, "beta_per_m2");
+  require_finite(p.a, "a");
+  require_finite(p.n, "n");
+  require_finite(p.eta_per_s, "eta_per_s");
+  require_finite(p.voltage_v, "voltage_v");
+  require(p.n >= 1.0, fmt::format("n must be at least 1, got {}", p.n));
+  require(p.eta_per_s >= 0.0, fmt::format("eta_per_s must not be negative, got {}", p.eta_per_s));
+  require(p.substeps >= 1, "substeps must be at least 1");
+  // u stays at v (it starts there), so c0 + c1 at v is the divisor of y' for the whole run.
+  const double c0_plus_c1 =
+      p.c0a_ns_per_m + p.c0b_ns_per_m_v * p.voltage_v + p.c1a_ns_per_m + p.c1b_ns_per_m_v * p.voltage_v;
+  require(c0_plus_c1 > 0.0, fmt::format("c0 + c1 must be positive at {} V, got {} N s/m", p.voltage_v, c0_plus_c1));
+}
+
+BoucWenDamper::State BoucWenDamper::initial_state() const {
+  // At rest with y = z = 0; the filter state starts at the command so that a constant-voltage run
+  // is at v from t = 0 (the convention of the seed 002 reference values).
+  return State{0.0, 0.0, parameters_.voltage_v};
+}
+
+void BoucWenDamper::reset() {
+  state_ = initial_state();
+}
+
+std::unique_ptr<PredictionModel> BoucWenDamper::clone() const {
+  return std::make_unique<BoucWenDamper>(*this);
+}
+
+BoucWenDamper::Coefficients BoucWenDamper::coefficients_at(double u_v) const {
+  const Parameters& p = parameters_;
+  // seed 002 Eq. 14
+  const double c0 = p.c0a_ns_per_m + p.c0b_ns_per_m_v * u_v;
+  const double c1 = p.c1a_ns_per_m + p.c1b_ns_per_m_v * u_v;
+  return Coefficients{p.alpha_a_n_per_m + p.alpha_b_n_per_m_v * u_v, c0, c1, 1.0 / (c0 + c1)};
+}
+
+BoucWenDamper::Coefficients BoucWenDamper::coefficients(double u_v) const {
+  // With a constant command the filter state sits exactly at v (it starts there and u' is then
+  // exactly 0), so the coefficients and the reciprocal of c0 + c1 come from the constructor rather
+  // than 16 times per step: the division was the longest link in the RK4 dependency chain.
+  return u_v == parameters_.voltage_v ? at_command_ : coefficients_at(u_v);
+}
+
+double BoucWenDamper::force_n(const State& state, double x_m, double xdot_m_per_s) const {
+  const Parameters& p = parameters_;
+  const Coefficients c = coefficients(state.u_v);
+  const double spring_n = p.k0_n_per_m * (x_m - state.y_m);
+  // Spencer 1997: force balance across the c1 dashpot.
+  const double ydot = (c.alpha_n_per_m * state.z_m + c.c0_ns_per_m * xdot_m_per_s + spring_n) * c.inverse_c0_plus_c1;
+  // seed 002 Eq. 12
+  return c.alpha_n_per_m * state.z_m + c.c0_ns_per_m * (xdot_m_per_s - ydot) + spring_n + p.k1_n_per_m * (x_m - p.x0_m);
+}
+
+template <bool kNIsTwo>
+BoucWenDamper::Rates BoucWenDamper::rates(const State& state, double x_m, double xdot_m_per_s) const {
+  const Parameters& p = parameters_;
+  const double z = state.z_m;
+  const Coefficients c = coefficients(state.u_v);
+  // Spencer 1997: force balance across the c1 dashpot.
+  const double ydot =
+      (c.alpha_n_per_m * z + c.c0_ns_per_m * xdot_m_per_s + p.k0_n_per_m * (x_m - state.y_m)) * c.inverse_c0_plus_c1;
+  const double relative_velocity = xdot_m_per_s - ydot;
+  // z|z|^(n-1) and |z|^n of seed 002 Eq. 13.
+  double z_abs_z_n_minus_1 = 0.0;
+  double abs_z_n = 0.0;
+  if constexpr (kNIsTwo) {
+    z_abs_z_n_minus_1 = z * std::abs(z);
+    abs_z_n = z * z;
+  } else {
+    const double abs_z_n_minus_1 = std::pow(std::abs(z), p.n - 1.0);
+    z_abs_z_n_minus_1 = z * abs_z_n_minus_1;
+    abs_z_n = std::abs(z) * abs_z_n_minus_1;
+  }
+  const double zdot = -p.gamma_per_m2 * std::abs(relative_velocity) * z_abs_z_n_minus_1 -
+                      p.beta_per_m2 * relative_velocity * abs_z_n + p.a * relative_velocity;
+  const double udot = -p.eta_per_s * (state.u_v - p.voltage_v);  // seed 002 Eq. 14
+  return Rates{ydot, zdot, udot};
+}
+
+template <bool kNIsTwo>
+void BoucWenDamper::advance(double x_m, double xdot_m_per_s, double dt_s) {
+  // Classical RK4, motion held over the step (DESIGN §3).
+  const double h = dt_s / static_cast<double>(parameters_.substeps);
+  const double half_h = 0.5 * h;
+  const double sixth_h = h / 6.0;
+  State s = state_;
+  for (unsigned i = 0; i < parameters_.substeps; ++i) {
+    const Rates k1 = rates<kNIsTwo>(s, x_m, xdot_m_per_s);
+    const Rates k2 = rates<kNIsTwo>(
+        State{s.y_m + half_h * k1.y_m_per_s, s.z_m + half_h * k1.z_m_per_s, s.u_v + half_h * k1.u_v_per_s}, x_m,
+        xdot_m_per_s);
+    const Rates k3 = rates<kNIsTwo>(
+        State{s.y_m + half_h * k2.y_m_per_s, s.z_m + half_h * k2.z_m_per_s, s.u_v + half_h * k2.u_v_per_s}, x_m,
+        xdot_m_per_s);
+    const Rates k4 = rates<kNIsTwo>(State{s.y_m + h * k3.y_m_per_s, s.z_m + h * k3.z_m_per_s, s.u_v + h * k3.u_v_per_s},
+                                    x_m, xdot_m_per_s);
+    s.y_m += sixth_h * (k1.y_m_per_s + 2.0 * (k2.y_m_per_s + k3.y_m_per_s) + k4.y_m_per_s);
+    s.z_m += sixth_h * (k1.z_m_per_s + 2.0 * (k2.z_m_per_s + k3.z_m_per_s) + k4.z_m_per_s);
+    s.u_v += sixth_h * (k1.u_v_per_s + 2.0 * (k2.u_v_per_s + k3.u_v_per_s) + k4.u_v_per_s);
+  }
+  state_ = s;
+}
+
+double BoucWenDamper::step(const InterfaceMotion& motion, double dt_s) {
+  const double x = motion.displacement_m;
+  const double xdot = motion.velocity_m_per_s;
+  // Contract of PredictionModel::step: the state crosses the step under the held motion and the
+  // force is read at its end, so the hysteretic force does not lag the motion by a step.
+  if (n_is_two_) {
+    advance<true>(x, xdot, dt_s);
+  } else {
+    advance<false>(x, xdot, dt_s);
+  }
+  return force_n(state_, x, xdot);
+}
+
+std::string BoucWenDamper::describe() const {
+  const Parameters& p = parameters_;
+  // %.17g round-trips a double, so equal text means equal parameters (the handshake digest);
+  // + 0.0 folds -0 into +0. Substeps are included: they change the force history.
+  return fmt::format(
+      "BoucWenDamper alpha_a_n_per_m={:.17g} alpha_b_n_per_m_v={:.17g} c0a_ns_per_m={:.17g} "
+      "c0b_ns_per_m_v={:.17g} c1a_ns_per_m={:.17g} c1b_ns_per_m_v={:.17g} k0_n_per_m={:.17g} "
+      "k1_n_per_m={:.17g} x0_m={:.17g} gamma_per_m2={:.17g} beta_per_m2={:.17g} a={:.17g} "
+      "n={:.17g} eta_per_s={:.17g} voltage_v={:.17g} substeps={}",
+      p.alpha_a_n_per_m + 0.0, p.alpha_b_n_per_m_v + 0.0, p.c0a_ns_per_m + 0.0, p.c0b_ns_per_m_v + 0.0,
+      p.c1a_ns_per_m + 0.0, p.c1b_ns_per_m_v + 0.0, p.k0_n_per_m + 0.0, p.k1_n_per_m + 0.0, p.x0_m + 0.0,
+      p.gamma_per_m2 + 0.0, p.beta_per_m2 + 0.0, p.a + 0.0, p.n + 0.0, p.eta_per_s + 0.0, p.voltage_v + 0.0,
+      p.substeps);
+}
+
+}  // namespace rths

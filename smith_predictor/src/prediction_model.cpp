@@ -1,0 +1,55 @@
+#include "rths/smith_predictor/prediction_model.hpp"
+
+#include <stdexcept>
+
+#include "experiment.pb.h"
+#include "rths/smith_predictor/bouc_wen_damper.hpp"
+#include "rths/smith_predictor/linear_spring.hpp"
+
+namespace rths {
+
+std::unique_ptr<PredictionModel> make_model(const config::Model& model) {
+  switch (model.kind_case()) {
+    case config::Model::kSpring:
+      return std::make_unique<LinearSpring>(model.spring().stiffness_n_per_m());
+    case config::Model::kBoucWen: {
+      const config::BoucWenDamper& c = model.bouc_wen();
+      BoucWenDamper::Parameters p;
+      p.alpha_a_n_per_m = c.alpha_a_n_per_m();
+      p.alpha_b_n_per_m_v = c.alpha_b_n_per_m_v();
+      p.c0a_ns_per_m = c.c0a_ns_per_m();
+      p.c0b_ns_per_m_v = c.c0b_ns_per_m_v();
+      p.c1a_ns_per_m = c.c1a_ns_per_m();
+      p.c1b_ns_per_m_v = c.c1b_ns_per_m_v();
+      p.k0_n_per_m = c.k0_n_per_m();
+      p.k1_n_per_m = c.k1_n_per_m();
+      p.x0_m = c.x0_m();
+      p.gamma_per_m2 = c.gamma_per_m2();
+      p.beta_per_m2 = c.beta_per_m2();
+      p.a = c.a();
+      p.n = c.n();
+      p.eta_per_s = c.eta_per_s();
+      p.voltage_v = c.voltage_v();
+      p.substeps = c.substeps();
+      return std::make_unique<BoucWenDamper>(p);
+    }
+    case config::Model::KIND_NOT_SET:
+      break;
+  }
+  throw std::invalid_argument("make_model: the model names no kind (expected spring or bouc_wen)");
+}
+
+std::uint64_t model_digest(const PredictionModel& model) {
+  // FNV-1a 64 (offset basis and prime from the FNV reference): stable across builds and hosts,
+  // unlike std::hash, which is what a handshake between two processes needs.
+  constexpr std::uint64_t kOffsetBasis = 14695981039346656037ULL;
+  constexpr std::uint64_t kPrime = 1099511628211ULL;
+  std::uint64_t hash = kOffsetBasis;
+  for (const char c : model.describe()) {
+    hash ^= static_cast<std::uint64_t>(static_cast<unsigned char>(c));
+    hash *= kPrime;
+  }
+  return hash;
+}
+
+}  // namespace rths
