@@ -1,0 +1,71 @@
+#include "rths/common/virtual_link.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+namespace rths {
+
+std::int64_t VirtualClock::now_ns() const {
+  return static_cast<std::int64_t>(std::llround(static_cast<double>(step_) * 1e9 / rate_hz_));
+}
+
+namespace {
+bool later(const auto& a, const auto& b) {
+  return a.deliver_step != b.deliver_step ? a.deliver_step > b.deliver_step : a.order > b.order;
+}
+}  // namespace
+
+VirtualChannel::VirtualChannel(const VirtualClock& clock, Impairment impairment)
+    : clock_(clock), impairment_(std::move(impairment)) {
+  // One packet per step in each direction: the longest delay plus slack bounds what is in flight.
+  const auto capacity =
+      static_cast<std::size_t>(std::ceil(impairment_.max_delay_s() * clock_.rate_hz())) + 64;
+  slots_.resize(capacity);
+  slot_size_.resize(capacity);
+  free_slots_.reserve(capacity);
+  for (std::size_t i = capacity; i-- > 0;) {
+    free_slots_.push_back(static_cast<std::uint32_t>(i));
+  }
+  heap_.reserve(capacity);
+}
+
+void VirtualChannel::push(std::span<const std::byte> datagram) {
+  ++counters_.sent;
+  if (free_slots_.empty() || datagram.size() > kMaxDatagramBytes) {
+    ++counters_.dropped_overflow;
+    return;
+  }
+  const double delay_steps = impairment_.next_delay_s() * clock_.rate_hz();
+  // The small epsilon keeps a delay of exactly n steps at n despite rounding in delay_s * rate.
+  std::int64_t deliver = clock_.step() + 1 + static_cast<std::int64_t>(std::floor(delay_steps + 1e-9));
+  if (impairment_.preserves_order()) {
+    deliver = std::max(deliver, last_deliver_step_);
+    last_deliver_step_ = deliver;
+  }
+  const std::uint32_t slot = free_slots_.back();
+  free_slots_.pop_back();
+  std::memcpy(slots_[slot].data(), datagram.data(), datagram.size());
+  slot_size_[slot] = static_cast<std::uint32_t>(datagram.size());
+  heap_.push_back(InFlight{deliver, next_order_++, slot});
+  std::push_heap(heap_.begin(), heap_.end(), [](const auto& a, const auto& b) { return later(a, b); });
+}
+
+std::size_t VirtualChannel::pop(std::span<std::byte> buffer) {
+  while (!heap_.empty() && heap_.front().deliver_step <= clock_.step()) {
+    std::pop_heap(heap_.begin(), heap_.end(), [](const auto& a, const auto& b) { return later(a, b); });
+    const InFlight packet = heap_.back();
+    heap_.pop_back();
+    free_slots_.push_back(packet.slot);
+    const std::size_t size = slot_size_[packet.slot];
+    if (size > buffer.size()) {
+      continue;  // the receiver could not hold it: dropped, as a real socket would truncate
+    }
+    std::memcpy(buffer.data(), slots_[packet.slot].data(), size);
+    ++counters_.delivered;
+    return size;
+  }
+  return 0;
+}
+
+}  // namespace rths
