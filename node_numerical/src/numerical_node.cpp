@@ -1,0 +1,176 @@
+#include "rths/node_numerical/numerical_node.hpp"
+
+namespace rths {
+
+namespace {
+std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, const std::vector<NumericalSite>& sites) {
+  std::vector<Column> cols{{"t", "s"}, {"ag", "m_per_s2"}};
+  for (const auto& d : dofs) {
+    cols.push_back({d, "m"});
+  }
+  for (const auto& d : dofs) {
+    cols.push_back({"v_" + d, "m_per_s"});
+  }
+  for (const auto& site : sites) {
+    for (Eigen::Index c = 0; c < site.channels(); ++c) {
+      const std::string n = site.channels() == 1 ? site.name : site.name + "_" + std::to_string(c + 1);
+      cols.push_back({"u_" + n, "m"});
+      cols.push_back({"f_" + n, "N"});
+      cols.push_back({"e_" + n, "N"});
+      cols.push_back({"fm_" + n, "N"});
+    }
+  }
+  return cols;
+}
+}  // namespace
+
+std::string NumericalNode::force_column(const NumericalSite& site, Eigen::Index channel) {
+  return "f_" + (site.channels() == 1 ? site.name : site.name + "_" + std::to_string(channel + 1));
+}
+
+NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique_ptr<Integrator> integrator,
+                             const GroundMotion& ground, const Clock& clock, std::vector<NumericalSite> sites)
+    : setup_(std::move(setup)),
+      structure_(std::move(structure)),
+      integrator_(std::move(integrator)),
+      ground_(ground),
+      clock_(clock),
+      sites_(std::move(sites)),
+      runtime_(sites_.size()),
+      stats_(sites_.size()),
+      total_force_(Eigen::VectorXd::Zero(structure_.dofs())),
+      recorder_(numerical_columns(setup_.dof_names, sites_), setup_.max_rows),
+      row_(recorder_.columns(), 0.0),
+      dt_s_(1.0 / setup_.rate_hz) {
+  const Eigen::Index n = structure_.dofs();
+  state_.displacement = Eigen::VectorXd::Zero(n);
+  state_.velocity = Eigen::VectorXd::Zero(n);
+  state_.acceleration = Eigen::VectorXd::Zero(n);
+  for (std::size_t s = 0; s < sites_.size(); ++s) {
+    SiteRuntime& rt = runtime_[s];
+    const Eigen::Index channels = sites_[s].channels();
+    rt.codec = std::make_unique<PacketCodec>(setup_.session, sites_[s].site_id);
+    rt.newest.resize(static_cast<std::size_t>(channels));
+    rt.motion.resize(static_cast<std::size_t>(channels));
+    rt.measured.resize(static_cast<std::size_t>(channels));
+    rt.u = rt.v = rt.a = rt.force = Eigen::VectorXd::Zero(channels);
+  }
+  integrator_->initialise(state_, total_force_, ground_, 0.0);
+}
+
+void NumericalNode::drain(std::size_t s) {
+  NumericalSite& site = sites_[s];
+  SiteRuntime& rt = runtime_[s];
+  SiteStats& st = stats_[s];
+  bool fresh = false;
+  while (const std::size_t size = site.link->receive(rx_)) {
+    const DecodeStatus status = rt.codec->decode(std::span(rx_.data(), size));
+    st.packets.count(status);
+    if (status != DecodeStatus::kOk) {
+      continue;
+    }
+    const wire::Envelope& env = rt.codec->received();
+    if (!env.has_feedback() || env.feedback().model_error_n_size() != site.channels() ||
+        env.feedback().force_n_size() != site.channels()) {
+      ++st.packets.unexpected;
+      continue;
+    }
+    // Newest wins (DESIGN §3 numerical step 1); older or repeated packets are counted, not used.
+    if (rt.have_feedback && env.sequence() <= rt.newest_sequence) {
+      ++(env.sequence() == rt.newest_sequence ? st.packets.duplicate : st.packets.stale);
+      continue;
+    }
+    ++st.packets.accepted;
+    const wire::Feedback& fb = env.feedback();
+    for (std::size_t c = 0; c < rt.newest.size(); ++c) {
+      rt.newest[c].model_error_n = fb.model_error_n(static_cast<int>(c));
+      rt.newest[c].force_n = fb.force_n(static_cast<int>(c));
+    }
+    rt.newest_sequence = env.sequence();
+    rt.have_feedback = true;
+    st.newest_echo_step = static_cast<std::int64_t>(fb.echo_step());
+    fresh = true;
+  }
+  ++(fresh ? st.feedback_used : st.held_steps);
+}
+
+void NumericalNode::interface_motion(std::size_t s) {
+  // The site's interface motion is -Lambda^T x: the device deforms with the motion it resists.
+  const Eigen::MatrixXd& lambda = sites_[s].influence;
+  SiteRuntime& rt = runtime_[s];
+  rt.u.noalias() = -lambda.transpose() * state_.displacement;
+  rt.v.noalias() = -lambda.transpose() * state_.velocity;
+  rt.a.noalias() = -lambda.transpose() * state_.acceleration;
+  for (std::size_t c = 0; c < rt.motion.size(); ++c) {
+    const auto i = static_cast<Eigen::Index>(c);
+    rt.motion[c] = {rt.u(i), rt.v(i), rt.a(i)};
+  }
+}
+
+void NumericalNode::send_command(std::size_t s, std::int64_t next_step) {
+  SiteRuntime& rt = runtime_[s];
+  wire::Envelope& env = rt.codec->start(++rt.sequence, clock_.now_ns());
+  wire::Command* cmd = env.mutable_command();
+  cmd->set_step(static_cast<std::uint64_t>(next_step));
+  for (const InterfaceMotion& m : rt.motion) {
+    cmd->add_displacement_m(m.displacement_m);
+    cmd->add_velocity_m_per_s(m.velocity_m_per_s);
+    cmd->add_acceleration_m_per_s2(m.acceleration_m_per_s2);
+  }
+  sites_[s].link->send(rt.codec->encode());
+}
+
+void NumericalNode::step(std::int64_t k) {
+  const double t = static_cast<double>(k) * dt_s_;
+  total_force_.setZero();
+  for (std::size_t s = 0; s < sites_.size(); ++s) {
+    NumericalSite& site = sites_[s];
+    SiteRuntime& rt = runtime_[s];
+    interface_motion(s);
+    if (site.is_local()) {
+      // An in-process site: its measured force is used directly (DESIGN §3 numerical step 2).
+      site.local->step(rt.motion, rt.measured, dt_s_);
+      for (std::size_t c = 0; c < rt.measured.size(); ++c) {
+        rt.force(static_cast<Eigen::Index>(c)) = rt.measured[c].force_n;
+        rt.newest[c] = {0.0, rt.measured[c].force_n};
+      }
+    } else {
+      drain(s);
+      for (std::size_t c = 0; c < rt.motion.size(); ++c) {
+        rt.force(static_cast<Eigen::Index>(c)) = site.estimators[c]->estimate(rt.motion[c], rt.newest[c], dt_s_);
+      }
+    }
+    total_force_.noalias() += site.influence * rt.force;
+  }
+
+  // Row k is the state at t_k and the forces held over [t_k, t_k + dt).
+  std::size_t col = 0;
+  row_[col++] = t;
+  row_[col++] = ground_.at(t);
+  for (Eigen::Index i = 0; i < structure_.dofs(); ++i) {
+    row_[col++] = state_.displacement(i);
+  }
+  for (Eigen::Index i = 0; i < structure_.dofs(); ++i) {
+    row_[col++] = state_.velocity(i);
+  }
+  for (const SiteRuntime& rt : runtime_) {
+    for (std::size_t c = 0; c < rt.motion.size(); ++c) {
+      row_[col++] = rt.motion[c].displacement_m;
+      row_[col++] = rt.force(static_cast<Eigen::Index>(c));
+      row_[col++] = rt.newest[c].model_error_n;
+      row_[col++] = rt.newest[c].force_n;
+    }
+  }
+  recorder_.record(row_);
+
+  integrator_->step(state_, total_force_, ground_, t, dt_s_);
+
+  for (std::size_t s = 0; s < sites_.size(); ++s) {
+    if (!sites_[s].is_local()) {
+      interface_motion(s);
+      send_command(s, k + 1);
+    }
+  }
+}
+
+}  // namespace rths

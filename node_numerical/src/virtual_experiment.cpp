@@ -1,0 +1,304 @@
+#include "rths/node_numerical/virtual_experiment.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "rths/common/json_writer.hpp"
+#include "rths/smith_predictor/modified_smith.hpp"
+
+namespace rths {
+
+namespace {
+
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::vector<std::string> dof_names(const config::Structure& s) {
+  std::vector<std::string> names;
+  for (std::uint32_t i = 0; i < s.dofs(); ++i) {
+    // fmt rather than "x" + std::to_string: GCC 12 raises a false -Wrestrict on the latter.
+    names.push_back(static_cast<int>(i) < s.dof_name_size() ? s.dof_name(static_cast<int>(i))
+                                                            : fmt::format("x{}", i + 1));
+  }
+  return names;
+}
+
+Eigen::MatrixXd influence_matrix(const config::Site& site, std::uint32_t dofs) {
+  const auto channels = static_cast<Eigen::Index>(site.channel_size());
+  Eigen::MatrixXd lambda(dofs, channels);
+  for (Eigen::Index r = 0; r < lambda.rows(); ++r) {
+    for (Eigen::Index c = 0; c < channels; ++c) {
+      lambda(r, c) = site.influence(static_cast<int>(r * channels + c));
+    }
+  }
+  return lambda;
+}
+
+const config::Model& prediction_of(const config::Channel& channel) {
+  return channel.has_prediction() ? channel.prediction() : channel.specimen();
+}
+
+std::unique_ptr<Integrator> make_integrator(const config::Experiment& cfg, const StructuralModel& model) {
+  if (cfg.integrator() == config::NEWMARK_AVERAGE_ACCELERATION) {
+    return make_newmark(model, 1.0 / cfg.rate_hz());
+  }
+  return make_rk4(model);
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+const ResponseMetrics& RunReport::response(const std::string& response_name) const {
+  for (const auto& [n, m] : responses) {
+    if (n == response_name) {
+      return m;
+    }
+  }
+  throw std::out_of_range("no response named " + response_name);
+}
+
+VirtualExperiment::~VirtualExperiment() = default;
+
+VirtualExperiment::VirtualExperiment(const LoadedConfig& loaded)
+    : config_(loaded.experiment), rate_hz_(config_.rate_hz()), clock_(config_.rate_hz()) {
+  try {
+    ground_ = load_ground_motion(config_.ground_motion(), loaded.base_dir);
+  } catch (const std::exception& e) {
+    throw ConfigError(loaded.source.string() + ": ground_motion: " + e.what());
+  }
+  if (config_.ground_motion().has_record()) {
+    // The saved config must run again from any folder: record the resolved path.
+    const std::filesystem::path p = config_.ground_motion().record().path();
+    config_.mutable_ground_motion()->mutable_record()->set_path(
+        std::filesystem::absolute(p.is_absolute() ? p : loaded.base_dir / p).lexically_normal().string());
+  }
+  const double duration = config_.duration_s() > 0.0 ? config_.duration_s() : ground_.duration_s();
+  steps_ = static_cast<std::int64_t>(std::floor(duration * rate_hz_ + 1e-9)) + 1;
+  const auto rows = static_cast<std::size_t>(steps_);
+
+  const std::uint64_t session = fnv1a(to_text(config_));
+  const StructuralModel structure = make_structure(config_.structure());
+  const std::uint32_t dofs = config_.structure().dofs();
+
+  std::vector<NumericalSite> hybrid_sites;
+  std::vector<NumericalSite> reference_sites;
+  for (int i = 0; i < config_.site_size(); ++i) {
+    const config::Site& site = config_.site(i);
+    const auto site_id = static_cast<std::uint32_t>(i + 1);
+
+    NumericalSite ref;
+    ref.name = site.name();
+    ref.site_id = site_id;
+    ref.influence = influence_matrix(site, dofs);
+    ref.local = make_physical_substructure(site);
+    reference_sites.push_back(std::move(ref));
+
+    NumericalSite hyb;
+    hyb.name = site.name();
+    hyb.site_id = site_id;
+    hyb.influence = influence_matrix(site, dofs);
+    if (site.placement() == config::LOCAL) {
+      hyb.local = make_physical_substructure(site);
+      hybrid_sites.push_back(std::move(hyb));
+      continue;
+    }
+    links_.push_back(std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward()),
+                                                   Impairment(site.link().backward())));
+    hyb.link = &links_.back()->numerical_end;
+    const config::CompensationMode mode = site.compensation().mode();
+    // The pipeline adds one step of return latency to the network's round trip (DESIGN §3).
+    const int assumed_steps =
+        static_cast<int>(std::lround(site.compensation().assumed_round_trip_s() * rate_hz_)) + 1;
+    std::vector<std::unique_ptr<ModifiedSmithPart2>> part2;
+    for (const auto& channel : site.channel()) {
+      hyb.estimators.push_back(make_force_estimator(mode, make_model(prediction_of(channel)), assumed_steps));
+      if (mode == config::MODIFIED_SMITH) {
+        part2.push_back(std::make_unique<ModifiedSmithPart2>(make_model(prediction_of(channel))));
+      }
+    }
+    hybrid_sites.push_back(std::move(hyb));
+    physical_.push_back(std::make_unique<PhysicalNode>(
+        PhysicalNode::Setup{site.name(), session, site_id, rate_hz_, rows}, links_.back()->site_end, clock_,
+        make_physical_substructure(site), std::move(part2)));
+  }
+
+  const NumericalNode::Setup setup{session, rate_hz_, rows, dof_names(config_.structure())};
+  hybrid_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_, clock_,
+                                            std::move(hybrid_sites));
+  reference_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_,
+                                               clock_, std::move(reference_sites));
+
+  report_.name = config_.name();
+  report_.steps = steps_;
+  report_.rate_hz = rate_hz_;
+  report_.duration_s = static_cast<double>(steps_ - 1) / rate_hz_;
+  report_.ground_motion = ground_.source();
+}
+
+void VirtualExperiment::run_hybrid_only() {
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t k = 0; k < steps_; ++k) {
+    clock_.set_step(k);
+    hybrid_->step(k);
+    for (auto& site : physical_) {
+      site->step(k);
+    }
+  }
+  report_.run_time_s = seconds_since(start);
+}
+
+const RunReport& VirtualExperiment::run() {
+  run_hybrid_only();
+  const auto start = std::chrono::steady_clock::now();
+  for (std::int64_t k = 0; k < steps_; ++k) {
+    reference_->step(k);
+  }
+  report_.reference_time_s = seconds_since(start);
+  evaluate();
+  return report_;
+}
+
+void VirtualExperiment::evaluate() {
+  const Recorder& hyb = hybrid_->recorder();
+  const Recorder& ref = reference_->recorder();
+  report_.responses.clear();
+  for (const auto& name : dof_names(config_.structure())) {
+    const std::size_t c = hyb.column_index(name);
+    report_.responses.emplace_back(name, compare_responses(hyb.column(c), ref.column(c)));
+  }
+  for (const NumericalSite& site : hybrid_->sites()) {
+    for (Eigen::Index ch = 0; ch < site.channels(); ++ch) {
+      const std::string col = NumericalNode::force_column(site, ch);
+      const std::size_t c = hyb.column_index(col);
+      report_.responses.emplace_back(col, compare_responses(hyb.column(c), ref.column(c)));
+    }
+  }
+  report_.sites.clear();
+  std::size_t remote = 0;
+  for (std::size_t s = 0; s < hybrid_->sites().size(); ++s) {
+    const NumericalSite& site = hybrid_->sites()[s];
+    SiteReport sr;
+    sr.name = site.name;
+    sr.local = site.is_local();
+    sr.numerical_side = hybrid_->site_stats()[s];
+    if (!site.is_local()) {
+      const PhysicalNode& node = *physical_[remote];
+      sr.physical_side = node.stats();
+      sr.forward = links_[remote]->forward.counters();
+      sr.backward = links_[remote]->backward.counters();
+      for (std::size_t c = 0; c < node.recorder().columns(); ++c) {
+        if (node.recorder().column_names()[c].name.starts_with("force")) {
+          sr.measured_force_peak_n = std::max(sr.measured_force_peak_n, peak_abs(node.recorder().column(c)));
+        }
+      }
+      ++remote;
+    }
+    report_.sites.push_back(sr);
+  }
+}
+
+namespace {
+void write_packets(JsonWriter& json, const PacketCounters& p) {
+  json.begin_object()
+      .field("received", p.received)
+      .field("accepted", p.accepted)
+      .field("undecodable", p.undecodable)
+      .field("wrong_version", p.wrong_version)
+      .field("wrong_session", p.wrong_session)
+      .field("wrong_site", p.wrong_site)
+      .field("stale", p.stale)
+      .field("duplicate", p.duplicate)
+      .field("unexpected", p.unexpected)
+      .end_object();
+}
+}  // namespace
+
+std::string summary_json(const RunReport& report) {
+  JsonWriter json;
+  json.begin_object();
+  json.field("name", report.name);
+  json.field("mode", "virtual_time");
+  json.field("ground_motion", report.ground_motion);
+  json.field("rate_hz", report.rate_hz);
+  json.field("steps", report.steps);
+  json.field("duration_s", report.duration_s);
+  json.field("run_time_s", report.run_time_s);
+  json.field("reference_time_s", report.reference_time_s);
+  json.key("responses").begin_object();
+  for (const auto& [name, m] : report.responses) {
+    json.key(name).begin_object();
+    json.field("peak", m.peak)
+        .field("reference_peak", m.reference_peak)
+        .field("j_peak_pct", m.j_peak_pct)
+        .field("j_rms_pct", m.j_rms_pct)
+        .field("rho", m.rho)
+        .field("sd", m.sd)
+        .field("reference_sd", m.reference_sd);
+    json.end_object();
+  }
+  json.end_object();
+  json.key("sites").begin_object();
+  for (const SiteReport& s : report.sites) {
+    json.key(s.name).begin_object();
+    json.field("placement", s.local ? "local" : "remote");
+    if (!s.local) {
+      json.field("measured_force_peak_n", s.measured_force_peak_n);
+      json.key("numerical_side").begin_object();
+      json.field("held_steps", s.numerical_side.held_steps);
+      json.field("feedback_used", s.numerical_side.feedback_used);
+      json.key("packets");
+      write_packets(json, s.numerical_side.packets);
+      json.end_object();
+      json.key("site_side").begin_object();
+      json.field("held_steps", s.physical_side.held_steps);
+      json.field("commands_used", s.physical_side.commands_used);
+      json.key("packets");
+      write_packets(json, s.physical_side.packets);
+      json.end_object();
+      json.key("links").begin_object();
+      json.key("forward").begin_object().field("sent", s.forward.sent).field("delivered", s.forward.delivered);
+      json.field("dropped_overflow", s.forward.dropped_overflow).end_object();
+      json.key("backward").begin_object().field("sent", s.backward.sent).field("delivered", s.backward.delivered);
+      json.field("dropped_overflow", s.backward.dropped_overflow).end_object();
+      json.end_object();
+    }
+    json.end_object();
+  }
+  json.end_object();
+  json.end_object();
+  return json.str() + "\n";
+}
+
+void VirtualExperiment::write_outputs(const std::filesystem::path& dir) const {
+  auto write_text = [&](const std::string& file, const std::string& text) {
+    std::ofstream out(dir / file);
+    out << text;
+    if (!out) {
+      throw std::runtime_error("cannot write " + (dir / file).string());
+    }
+  };
+  write_text("config.textproto", to_text(config_));
+  hybrid_->recorder().write_csv(dir / "numerical.csv");
+  for (const auto& node : physical_) {
+    node->recorder().write_csv(dir / ("site_" + node->name() + ".csv"));
+  }
+  if (config_.output().reference_csv()) {
+    reference_->recorder().write_csv(dir / "reference.csv");
+  }
+  write_text("summary.json", summary_json(report_));
+}
+
+}  // namespace rths

@@ -1,0 +1,29 @@
+#pragma once
+
+#include "rths/node_physical/plant.hpp"
+
+namespace rths {
+
+// Local actuator controller of one channel (DESIGN §3 physical step 2): turns the target interface
+// motion into the actuator command, using the previous measurement.
+class ActuatorController {
+ public:
+  ActuatorController() = default;
+  ActuatorController(const ActuatorController&) = delete;
+  ActuatorController& operator=(const ActuatorController&) = delete;
+  ActuatorController(ActuatorController&&) = delete;
+  ActuatorController& operator=(ActuatorController&&) = delete;
+  virtual ~ActuatorController() = default;
+
+  virtual InterfaceMotion command(const InterfaceMotion& target, const Measurement& previous, double dt_s) = 0;
+};
+
+// The target is the command: right for an ideal actuator.
+class PassThroughController final : public ActuatorController {
+ public:
+  InterfaceMotion command(const InterfaceMotion& target, const Measurement& /*previous*/, double /*dt_s*/) override {
+    return target;
+  }
+};
+
+}  // namespace rths

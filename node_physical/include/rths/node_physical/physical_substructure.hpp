@@ -1,0 +1,37 @@
+#pragma once
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "experiment.pb.h"
+#include "rths/node_physical/actuator_controller.hpp"
+#include "rths/node_physical/plant.hpp"
+
+namespace rths {
+
+// The channels of one physical site: a controller and a plant per actuator. The physical node
+// drives it from the network; the numerical node drives a local site's directly (seed 002
+// Case III's physical substructure 2), so both run the same code.
+class PhysicalSubstructure {
+ public:
+  struct Channel {
+    std::unique_ptr<ActuatorController> controller;
+    std::unique_ptr<Plant> plant;
+    Measurement last;
+  };
+
+  explicit PhysicalSubstructure(std::vector<Channel> channels) : channels_(std::move(channels)) {}
+
+  // One step of every channel: target in, measurement out (both sized channels()).
+  void step(std::span<const InterfaceMotion> targets, std::span<Measurement> measured, double dt_s);
+  [[nodiscard]] std::size_t channels() const { return channels_.size(); }
+
+ private:
+  std::vector<Channel> channels_;
+};
+
+// The site's specimens behind ideal actuators with pass-through control, from the config.
+std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site);
+
+}  // namespace rths

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <memory>
+
+#include "rths/smith_predictor/prediction_model.hpp"
+
+namespace rths {
+
+// What the site's sensors read after a step.
+struct Measurement {
+  double displacement_m = 0.0;
+  double force_n = 0.0;
+};
+
+// Whatever sits behind one actuator channel: actuator dynamics, the specimen, the sensors. A
+// virtual plant in software now; hardware adapters implement the same interface later.
+class Plant {
+ public:
+  Plant() = default;
+  Plant(const Plant&) = delete;
+  Plant& operator=(const Plant&) = delete;
+  Plant(Plant&&) = delete;
+  Plant& operator=(Plant&&) = delete;
+  virtual ~Plant() = default;
+
+  // Applies the actuator command over one step and returns the measurement for that step.
+  virtual Measurement step(const InterfaceMotion& actuator_command, double dt_s) = 0;
+};
+
+// An ideal actuator: the specimen sees the command exactly (until the servo-hydraulic models of the
+// actuator-control issue), sensors are noiseless.
+class IdealActuatorPlant final : public Plant {
+ public:
+  explicit IdealActuatorPlant(std::unique_ptr<PredictionModel> specimen) : specimen_(std::move(specimen)) {}
+  Measurement step(const InterfaceMotion& actuator_command, double dt_s) override {
+    return {actuator_command.displacement_m, specimen_->step(actuator_command, dt_s)};
+  }
+
+ private:
+  std::unique_ptr<PredictionModel> specimen_;
+};
+
+}  // namespace rths

@@ -1,0 +1,108 @@
+#include "rths/node_physical/physical_node.hpp"
+
+namespace rths {
+
+namespace {
+std::vector<Column> site_columns(std::size_t channels) {
+  std::vector<Column> cols{{"t", "s"}, {"command_step", "1"}};
+  for (std::size_t c = 1; c <= channels; ++c) {
+    const std::string n = channels == 1 ? "" : std::to_string(c);
+    cols.push_back({"target" + n, "m"});
+    cols.push_back({"target_velocity" + n, "m_per_s"});
+    cols.push_back({"measured" + n, "m"});
+    cols.push_back({"force" + n, "N"});
+    cols.push_back({"model_error" + n, "N"});
+  }
+  return cols;
+}
+}  // namespace
+
+PhysicalNode::PhysicalNode(Setup setup, Link& link, const Clock& clock,
+                           std::unique_ptr<PhysicalSubstructure> substructure,
+                           std::vector<std::unique_ptr<ModifiedSmithPart2>> part2)
+    : setup_(std::move(setup)),
+      link_(link),
+      clock_(clock),
+      substructure_(std::move(substructure)),
+      part2_(std::move(part2)),
+      codec_(setup_.session, setup_.site_id),
+      recorder_(site_columns(substructure_->channels()), setup_.max_rows),
+      dt_s_(1.0 / setup_.rate_hz),
+      targets_(substructure_->channels()),
+      measured_(substructure_->channels()),
+      errors_(substructure_->channels(), 0.0),
+      row_(recorder_.columns(), 0.0) {}
+
+bool PhysicalNode::drain() {
+  bool fresh = false;
+  while (const std::size_t size = link_.receive(rx_)) {
+    const DecodeStatus status = codec_.decode(std::span(rx_.data(), size));
+    stats_.packets.count(status);
+    if (status != DecodeStatus::kOk) {
+      continue;
+    }
+    const wire::Envelope& env = codec_.received();
+    if (!env.has_command() || static_cast<std::size_t>(env.command().displacement_m_size()) != targets_.size()) {
+      ++stats_.packets.unexpected;
+      continue;
+    }
+    // Newest wins (DESIGN §3 physical step 1): the sender's sequence orders its packets.
+    if (have_command_ && env.sequence() <= newest_sequence_) {
+      ++(env.sequence() == newest_sequence_ ? stats_.packets.duplicate : stats_.packets.stale);
+      continue;
+    }
+    ++stats_.packets.accepted;
+    const wire::Command& cmd = env.command();
+    for (std::size_t c = 0; c < targets_.size(); ++c) {
+      const int i = static_cast<int>(c);
+      targets_[c].displacement_m = cmd.displacement_m(i);
+      targets_[c].velocity_m_per_s = i < cmd.velocity_m_per_s_size() ? cmd.velocity_m_per_s(i) : 0.0;
+      targets_[c].acceleration_m_per_s2 = i < cmd.acceleration_m_per_s2_size() ? cmd.acceleration_m_per_s2(i) : 0.0;
+    }
+    newest_sequence_ = env.sequence();
+    command_step_ = cmd.step();
+    command_sent_ns_ = env.sent_ns();
+    have_command_ = true;
+    fresh = true;
+  }
+  return fresh;
+}
+
+void PhysicalNode::step(std::int64_t j) {
+  if (drain()) {
+    ++stats_.commands_used;
+  } else {
+    ++stats_.held_steps;  // the last target is held (before the first command: at rest)
+  }
+  substructure_->step(targets_, measured_, dt_s_);
+  for (std::size_t c = 0; c < part2_.size(); ++c) {
+    errors_[c] = part2_[c]->model_error(targets_[c], measured_[c].force_n, dt_s_);
+  }
+
+  wire::Envelope& env = codec_.start(++sequence_, clock_.now_ns());
+  wire::Feedback* fb = env.mutable_feedback();
+  fb->set_echo_step(command_step_);
+  fb->set_step(static_cast<std::uint64_t>(j));
+  fb->set_echo_sent_ns(command_sent_ns_);
+  for (std::size_t c = 0; c < targets_.size(); ++c) {
+    fb->add_model_error_n(errors_[c]);
+    fb->add_force_n(measured_[c].force_n);
+    fb->add_displacement_m(measured_[c].displacement_m);
+  }
+  link_.send(codec_.encode());
+
+  row_[0] = static_cast<double>(j) * dt_s_;
+  row_[1] = static_cast<double>(command_step_);
+  for (std::size_t c = 0; c < targets_.size(); ++c) {
+    double* r = &row_[2 + 5 * c];
+    r[0] = targets_[c].displacement_m;
+    r[1] = targets_[c].velocity_m_per_s;
+    r[2] = measured_[c].displacement_m;
+    r[3] = measured_[c].force_n;
+    r[4] = errors_[c];
+  }
+  recorder_.record(row_);
+  ++stats_.steps;
+}
+
+}  // namespace rths

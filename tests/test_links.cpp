@@ -1,0 +1,176 @@
+// In-memory links, the packet codec and the metrics of seed 002 Eqs. 16-19.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <numbers>
+#include <vector>
+
+#include "rths/common/metrics.hpp"
+#include "rths/common/packet_codec.hpp"
+#include "rths/common/virtual_link.hpp"
+
+namespace rths {
+namespace {
+
+std::span<const std::byte> bytes_of(const std::int64_t& v) { return std::as_bytes(std::span(&v, 1)); }
+
+std::int64_t value_of(std::span<const std::byte> b) {
+  std::int64_t v = 0;
+  std::memcpy(&v, b.data(), sizeof v);
+  return v;
+}
+
+config::Impairment constant(double delay_s) {
+  config::Impairment i;
+  i.set_delay_s(delay_s);
+  return i;
+}
+
+// Sends the step number every step for `steps` steps; returns, per step, what arrived (-1: nothing).
+std::vector<std::vector<std::int64_t>> run_channel(const config::Impairment& spec, std::int64_t steps) {
+  VirtualClock clock(1024.0);
+  VirtualChannel channel(clock, Impairment(spec));
+  std::vector<std::vector<std::int64_t>> arrivals(static_cast<std::size_t>(steps));
+  std::array<std::byte, kMaxDatagramBytes> buf{};
+  for (std::int64_t k = 0; k < steps; ++k) {
+    clock.set_step(k);
+    while (const std::size_t n = channel.pop(buf)) {
+      arrivals[static_cast<std::size_t>(k)].push_back(value_of(std::span(buf.data(), n)));
+    }
+    channel.push(bytes_of(k));
+  }
+  return arrivals;
+}
+
+TEST(VirtualChannel, ZeroDelayArrivesNextStep) {
+  // DESIGN §3: nothing sent during a step reaches the peer before its next step.
+  const auto a = run_channel(constant(0.0), 10);
+  EXPECT_TRUE(a[0].empty());
+  for (std::int64_t k = 1; k < 10; ++k) {
+    ASSERT_EQ(a[static_cast<std::size_t>(k)].size(), 1U);
+    EXPECT_EQ(a[static_cast<std::size_t>(k)][0], k - 1);
+  }
+}
+
+TEST(VirtualChannel, WholeStepDelayArrivesThatManyStepsLater) {
+  const auto a = run_channel(constant(25.0 / 1024.0), 100);
+  for (std::int64_t k = 0; k < 26; ++k) {
+    EXPECT_TRUE(a[static_cast<std::size_t>(k)].empty()) << k;
+  }
+  for (std::int64_t k = 26; k < 100; ++k) {
+    ASSERT_EQ(a[static_cast<std::size_t>(k)].size(), 1U);
+    EXPECT_EQ(a[static_cast<std::size_t>(k)][0], k - 26);
+  }
+}
+
+TEST(VirtualChannel, FractionalDelayRoundsDown) {
+  // 25 ms = 25.6 steps: a packet sent at t_k arrives at t_k + 25 ms, before step k + 26 begins.
+  const auto a = run_channel(constant(0.025), 60);
+  EXPECT_TRUE(a[25].empty());
+  ASSERT_EQ(a[26].size(), 1U);
+  EXPECT_EQ(a[26][0], 0);
+}
+
+TEST(VirtualChannel, JitterPreservesOrderUnlessReorderingAllowed) {
+  config::Impairment spec = constant(0.02);
+  spec.set_jitter_s(0.01);
+  spec.set_seed(7);
+  std::int64_t last = -1;
+  std::size_t count = 0;
+  bool gap_or_burst = false;
+  for (const auto& step : run_channel(spec, 3000)) {
+    gap_or_burst = gap_or_burst || step.size() != 1;
+    for (const auto v : step) {
+      EXPECT_GT(v, last);
+      last = v;
+      ++count;
+    }
+  }
+  EXPECT_TRUE(gap_or_burst) << "jitter must vary the arrival pattern";
+  EXPECT_GT(count, 2900U);
+
+  spec.set_allow_reorder(true);
+  std::size_t inversions = 0;
+  last = -1;
+  for (const auto& step : run_channel(spec, 3000)) {
+    for (const auto v : step) {
+      inversions += v < last ? 1U : 0U;
+      last = v;
+    }
+  }
+  // +-10 ms of uniform jitter at ~1 ms spacing reorders most neighbours.
+  EXPECT_GT(inversions, 500U);
+}
+
+TEST(VirtualChannel, SameSeedSameDelays) {
+  config::Impairment spec = constant(0.02);
+  spec.set_jitter_s(0.005);
+  spec.set_seed(3);
+  EXPECT_EQ(run_channel(spec, 500), run_channel(spec, 500));
+  config::Impairment other = spec;
+  other.set_seed(4);
+  EXPECT_NE(run_channel(spec, 500), run_channel(other, 500));
+}
+
+TEST(PacketCodec, RoundTripAndRejections) {
+  PacketCodec tx(42, 1);
+  PacketCodec rx(42, 1);
+  wire::Envelope& env = tx.start(9, 123456789);
+  auto* cmd = env.mutable_command();
+  cmd->set_step(17);
+  cmd->add_displacement_m(0.0123);
+  cmd->add_velocity_m_per_s(-0.5);
+  const auto bytes = tx.encode();
+  ASSERT_FALSE(bytes.empty());
+  ASSERT_EQ(rx.decode(bytes), DecodeStatus::kOk);
+  EXPECT_EQ(rx.received().sequence(), 9U);
+  EXPECT_EQ(rx.received().sent_ns(), 123456789);
+  ASSERT_TRUE(rx.received().has_command());
+  EXPECT_EQ(rx.received().command().step(), 17U);
+  EXPECT_DOUBLE_EQ(rx.received().command().displacement_m(0), 0.0123);
+
+  PacketCodec other_session(43, 1);
+  EXPECT_EQ(other_session.decode(bytes), DecodeStatus::kWrongSession);
+  PacketCodec other_site(42, 2);
+  EXPECT_EQ(other_site.decode(bytes), DecodeStatus::kWrongSite);
+
+  // Truncated and garbage datagrams are undecodable, never a crash.
+  std::vector<std::byte> truncated(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2));
+  EXPECT_EQ(rx.decode(truncated), DecodeStatus::kUndecodable);
+  std::vector<std::byte> garbage(64, std::byte{0xff});
+  EXPECT_EQ(rx.decode(garbage), DecodeStatus::kUndecodable);
+
+  wire::Envelope& v2 = tx.start(10, 0);
+  v2.set_version(kProtocolVersion + 1);
+  v2.mutable_heartbeat();
+  EXPECT_EQ(rx.decode(tx.encode()), DecodeStatus::kWrongVersion);
+}
+
+TEST(Metrics, Seed002Equations16To19AgainstClosedForms) {
+  // r_ref = sin over whole periods: peak 1, range 2, SD 1/sqrt(2).
+  const std::size_t n = 10000;
+  std::vector<double> ref(n);
+  std::vector<double> scaled(n);
+  std::vector<double> shifted(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    ref[i] = std::sin(2.0 * std::numbers::pi * 5.0 * static_cast<double>(i) / static_cast<double>(n));
+    scaled[i] = 1.1 * ref[i];
+    shifted[i] = ref[i] + 0.02;
+  }
+  const ResponseMetrics s = compare_responses(scaled, ref);
+  EXPECT_NEAR(s.j_peak_pct, 10.0, 1e-9);
+  EXPECT_NEAR(s.rho, 1.0, 1e-12);
+  EXPECT_NEAR(s.sd, 1.1 / std::sqrt(2.0), 1e-9);
+  // rms(0.1 sin) / range 2 = 0.1 / sqrt(2) / 2.
+  EXPECT_NEAR(s.j_rms_pct, 100.0 * 0.1 / std::sqrt(2.0) / 2.0, 1e-6);
+  const ResponseMetrics d = compare_responses(shifted, ref);
+  EXPECT_NEAR(d.j_rms_pct, 100.0 * 0.02 / 2.0, 1e-9);
+  EXPECT_NEAR(d.rho, 1.0, 1e-12);
+  const ResponseMetrics same = compare_responses(ref, ref);
+  EXPECT_EQ(same.j_peak_pct, 0.0);
+  EXPECT_EQ(same.j_rms_pct, 0.0);
+}
+
+}  // namespace
+}  // namespace rths

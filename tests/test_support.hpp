@@ -1,0 +1,41 @@
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "rths/common/config.hpp"
+#include "rths/common/recorder.hpp"
+
+namespace rths::test {
+
+inline std::filesystem::path source_dir() { return RTHS_SOURCE_DIR; }
+inline std::filesystem::path shared_dir() { return RTHS_SHARED_DIR; }
+inline std::filesystem::path example(const std::string& relative) { return source_dir() / "examples" / relative; }
+
+inline LoadedConfig load_example(const std::string& relative, const std::vector<std::string>& overrides = {}) {
+  return load_experiment(example(relative), overrides);
+}
+
+// Largest |a - b| over a column present in both recorders.
+inline double max_abs_difference(const Recorder& a, const Recorder& b, const std::string& column) {
+  const auto ca = a.column(a.column_index(column));
+  const auto cb = b.column(b.column_index(column));
+  double worst = 0.0;
+  for (std::size_t i = 0; i < std::min(ca.size(), cb.size()); ++i) {
+    worst = std::max(worst, std::abs(ca[i] - cb[i]));
+  }
+  return worst;
+}
+
+// Overrides that give a site an equal split of a round-trip delay, optionally with jitter.
+inline std::vector<std::string> round_trip(double round_trip_s, double jitter_s = 0.0, const std::string& site = "0") {
+  const std::string half = std::to_string(round_trip_s / 2.0);
+  const std::string j = std::to_string(jitter_s);
+  return {"site[" + site + "].link.forward.delay_s=" + half, "site[" + site + "].link.backward.delay_s=" + half,
+          "site[" + site + "].link.forward.jitter_s=" + j, "site[" + site + "].link.backward.jitter_s=" + j};
+}
+
+}  // namespace rths::test
