@@ -1,0 +1,54 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace rths::config {
+class GroundMotion;
+class SyntheticMotion;
+}  // namespace rths::config
+
+namespace rths {
+
+// A ground acceleration history on a uniform grid (m/s^2), read as a continuous signal by linear
+// interpolation; zero before the start and after the end. Sample i is at start_s + i dt_s (a
+// record whose first time is not 0 starts there).
+class GroundMotion {
+ public:
+  GroundMotion() = default;
+  // Throws std::invalid_argument unless dt_s > 0 and start_s are finite.
+  GroundMotion(std::vector<double> acceleration_m_per_s2, double dt_s, std::string source, double start_s = 0.0);
+
+  // O(1), allocation-free: the integrators call it at every stage of every step.
+  [[nodiscard]] double at(double t_s) const;
+  // Length of the record, (samples - 1) dt; the motion ends at end_s() = start_s() + duration_s().
+  [[nodiscard]] double duration_s() const;
+  [[nodiscard]] double start_s() const { return start_s_; }
+  [[nodiscard]] double end_s() const { return start_s_ + duration_s(); }
+  [[nodiscard]] double dt_s() const { return dt_s_; }
+  [[nodiscard]] const std::vector<double>& samples() const { return samples_; }
+  [[nodiscard]] double peak_m_per_s2() const;
+  [[nodiscard]] const std::string& source() const { return source_; }
+
+ private:
+  std::vector<double> samples_;
+  double dt_s_ = 0.0;
+  double start_s_ = 0.0;
+  std::string source_;
+};
+
+// Two-column text file: time (s), acceleration. The time step must be uniform (checked).
+// unit_scale converts the file's unit to m/s^2 (9.80665 for g). Throws std::runtime_error naming
+// the file and line on anything malformed.
+GroundMotion load_two_column(const std::filesystem::path& path, double unit_scale);
+// PEER NGA .AT2 (acceleration in g, NPTS and DT on the fourth header line).
+GroundMotion load_peer_at2(const std::filesystem::path& path);
+// Kanai-Tajimi filtered white noise under an envelope, reproducible from the seed.
+GroundMotion make_synthetic(const config::SyntheticMotion& spec);
+// Whatever the config's ground_motion says, scaled; relative paths resolve against base_dir.
+GroundMotion load_ground_motion(const config::GroundMotion& spec, const std::filesystem::path& base_dir);
+
+constexpr double kStandardGravity = 9.80665;
+
+}  // namespace rths

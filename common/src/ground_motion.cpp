@@ -1,0 +1,455 @@
+#include "rths/common/ground_motion.hpp"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <numbers>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string_view>
+#include <system_error>
+#include <utility>
+
+#include "experiment.pb.h"
+
+namespace rths {
+
+namespace {
+
+// Relative tolerance on the time step of a two-column record: tighter than any real record's
+// printing precision needs, loose enough for times printed with 7+ significant digits.
+constexpr double kUniformStepTolerance = 1e-6;
+
+// Error text `<path>:<line>: <what>` so an editor jumps to the offending line.
+[[noreturn]] void fail_at(const std::filesystem::path& path, std::size_t line, const std::string& what) {
+  throw std::runtime_error(path.string() + ":" + std::to_string(line) + ": " + what);
+}
+
+std::string shown(std::string_view text) {
+  constexpr std::size_t kMaxShown = 60;
+  std::string out(text.substr(0, kMaxShown));
+  if (text.size() > kMaxShown) {
+    out += "...";
+  }
+  return "'" + out + "'";
+}
+
+std::string format_number(double value) {
+  std::ostringstream out;
+  out.precision(10);
+  out << value;
+  return out.str();
+}
+
+bool is_separator(char c) {
+  return c == ' ' || c == '\t' || c == ',' || c == '\r';
+}
+
+void skip_separators(std::string_view& rest) {
+  while (!rest.empty() && is_separator(rest.front())) {
+    rest.remove_prefix(1);
+  }
+}
+
+// Reads one number off the front of `rest` (Fortran-style `.0050`, `-1.4e-003` and a leading '+'
+// accepted; nan/inf refused). std::from_chars, unlike strtod, ignores the locale, and it stops at
+// the next sign, so fixed-width AT2 columns that run together (`.1E-02-.2E-02`) still split.
+bool take_number(std::string_view& rest, double& value) {
+  skip_separators(rest);
+  if (rest.empty()) {
+    return false;
+  }
+  std::string_view text = rest;
+  if (text.front() == '+') {
+    text.remove_prefix(1);
+  }
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || !std::isfinite(value)) {
+    return false;
+  }
+  rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
+  // A number must end at a separator or where the next number's sign begins.
+  return rest.empty() || is_separator(rest.front()) || rest.front() == '-' || rest.front() == '+';
+}
+
+std::string_view trimmed(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
+    text.remove_prefix(1);
+  }
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
+std::ifstream open_or_throw(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) {
+    const bool exists = std::filesystem::exists(path);
+    throw std::runtime_error(path.string() + ": cannot open " +
+                             (exists ? "(exists but is not readable)" : "(no such file)"));
+  }
+  return in;
+}
+
+// Jennings-Housner-Paulsen style intensity envelope: quadratic build-up, constant strong phase,
+// exponential decay.
+double envelope(double t_s, const config::SyntheticMotion& spec) {
+  const double rise_s = spec.rise_s();
+  const double strong_end_s = rise_s + spec.strong_s();
+  if (t_s < rise_s) {
+    const double r = t_s / rise_s;
+    return r * r;
+  }
+  if (t_s <= strong_end_s) {
+    return 1.0;
+  }
+  return std::exp(-spec.decay_per_s() * (t_s - strong_end_s));
+}
+
+// exp(A h) by scaling and squaring of a Taylor series: the Kanai-Tajimi filter is tiny (3x3
+// augmented), so this is exact to rounding without Eigen's unsupported MatrixFunctions module.
+Eigen::Matrix3d matrix_exponential(const Eigen::Matrix3d& a) {
+  int squarings = 0;
+  double norm = a.cwiseAbs().rowwise().sum().maxCoeff();
+  while (norm > 0.5) {
+    norm *= 0.5;
+    ++squarings;
+  }
+  const Eigen::Matrix3d scaled = a / std::ldexp(1.0, squarings);
+  Eigen::Matrix3d result = Eigen::Matrix3d::Identity();
+  Eigen::Matrix3d term = Eigen::Matrix3d::Identity();
+  // ||scaled|| <= 0.5: 0.5^20 / 20! is far below double precision.
+  constexpr int kTerms = 20;
+  for (int k = 1; k <= kTerms; ++k) {
+    term = (term * scaled) / static_cast<double>(k);
+    result += term;
+  }
+  for (int s = 0; s < squarings; ++s) {
+    result = (result * result).eval();
+  }
+  return result;
+}
+
+// Standard normal pairs by Box-Muller from mt19937_64, whose output sequence the standard fixes;
+// std::normal_distribution is implementation-defined and would differ between libstdc++ and libc++.
+class BoxMuller {
+ public:
+  explicit BoxMuller(std::uint64_t seed) : engine_(seed) {}
+
+  double next() {
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
+    // u1 in (0, 1] so log(u1) is finite; 53 random bits per uniform.
+    const double u1 = 1.0 - uniform();
+    const double u2 = uniform();
+    const double radius = std::sqrt(-2.0 * std::log(u1));
+    const double angle = 2.0 * std::numbers::pi * u2;
+    spare_ = radius * std::sin(angle);
+    has_spare_ = true;
+    return radius * std::cos(angle);
+  }
+
+ private:
+  double uniform() { return static_cast<double>(engine_() >> 11U) * 0x1.0p-53; }
+
+  std::mt19937_64 engine_;
+  double spare_ = 0.0;
+  bool has_spare_ = false;
+};
+
+void require_positive(double value, const char* field) {
+  if (!(value > 0.0) || !std::isfinite(value)) {
+    throw std::invalid_argument(std::string("ground_motion.synthetic.") + field + ": is " + format_number(value) +
+                                ", expected a finite value > 0");
+  }
+}
+
+}  // namespace
+
+GroundMotion::GroundMotion(std::vector<double> acceleration_m_per_s2, double dt_s, std::string source, double start_s)
+    : samples_(std::move(acceleration_m_per_s2)), dt_s_(dt_s), start_s_(start_s), source_(std::move(source)) {
+  if (!(dt_s_ > 0.0) || !std::isfinite(dt_s_)) {
+    throw std::invalid_argument("GroundMotion '" + source_ + "': time step is " + format_number(dt_s_) +
+                                " s, expected a finite value > 0");
+  }
+  if (!std::isfinite(start_s_)) {
+    throw std::invalid_argument("GroundMotion '" + source_ + "': start time is not finite");
+  }
+}
+
+double GroundMotion::at(double t_s) const {
+  const std::size_t count = samples_.size();
+  if (count == 0) {
+    return 0.0;
+  }
+  const double position = (t_s - start_s_) / dt_s_;
+  const auto last = static_cast<double>(count - 1);
+  // The negated form also sends NaN to 0 instead of into the index computation.
+  if (!(position >= 0.0 && position <= last)) {
+    return 0.0;
+  }
+  if (count == 1) {
+    return samples_.front();
+  }
+  const auto index = std::min(static_cast<std::size_t>(position), count - 2);
+  const double fraction = position - static_cast<double>(index);
+  return samples_[index] + fraction * (samples_[index + 1] - samples_[index]);
+}
+
+double GroundMotion::duration_s() const {
+  return samples_.empty() ? 0.0 : static_cast<double>(samples_.size() - 1) * dt_s_;
+}
+
+double GroundMotion::peak_m_per_s2() const {
+  double peak = 0.0;
+  for (const double a : samples_) {
+    peak = std::max(peak, std::abs(a));
+  }
+  return peak;
+}
+
+GroundMotion load_two_column(const std::filesystem::path& path, double unit_scale) {
+  std::ifstream in = open_or_throw(path);
+  std::vector<double> acceleration;
+  double first_time_s = 0.0;
+  double previous_time_s = 0.0;
+  double first_step_s = 0.0;
+  std::size_t first_step_line = 0;
+  std::size_t line_number = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    ++line_number;
+    const std::string_view content = trimmed(line);
+    if (content.empty() || content.front() == '#') {
+      continue;
+    }
+    std::string_view rest = content;
+    double time_s = 0.0;
+    double value = 0.0;
+    const bool two = take_number(rest, time_s) && take_number(rest, value);
+    skip_separators(rest);
+    if (!two || !rest.empty()) {
+      fail_at(path, line_number, "expected two numbers (time in s, acceleration), found " + shown(content));
+    }
+    if (acceleration.empty()) {
+      first_time_s = time_s;
+    } else {
+      const double step_s = time_s - previous_time_s;
+      if (!(step_s > 0.0)) {
+        fail_at(path, line_number,
+                "time " + format_number(time_s) + " s does not increase (previous sample at " +
+                    format_number(previous_time_s) + " s)");
+      }
+      if (acceleration.size() == 1) {
+        first_step_s = step_s;
+        first_step_line = line_number;
+      } else if (std::abs(step_s - first_step_s) > kUniformStepTolerance * first_step_s) {
+        fail_at(path, line_number,
+                "non-uniform time step: " + format_number(step_s) + " s since the previous sample, expected " +
+                    format_number(first_step_s) + " s as on line " + std::to_string(first_step_line));
+      }
+    }
+    previous_time_s = time_s;
+    acceleration.push_back(value * unit_scale);
+  }
+  if (acceleration.size() < 2) {
+    fail_at(path, line_number,
+            "found " + std::to_string(acceleration.size()) +
+                " sample(s); a record needs at least 2 lines of (time, acceleration)");
+  }
+  // The mean step over the whole record is the best estimate when times are printed rounded.
+  const double dt_s = (previous_time_s - first_time_s) / static_cast<double>(acceleration.size() - 1);
+  return {std::move(acceleration), dt_s, path.filename().string(), first_time_s};
+}
+
+GroundMotion load_peer_at2(const std::filesystem::path& path) {
+  std::ifstream in = open_or_throw(path);
+  std::string line;
+  std::size_t line_number = 0;
+  // PEER NGA: title, event/station, units line, then the NPTS/DT line.
+  constexpr std::size_t kHeaderLines = 4;
+  while (line_number < kHeaderLines) {
+    ++line_number;
+    if (!std::getline(in, line)) {
+      fail_at(path, line_number, "file ends inside the 4-line PEER AT2 header (NPTS and DT are on line 4)");
+    }
+  }
+  const std::size_t header_line = line_number;
+  const std::string_view header = trimmed(line);
+
+  // Both variants: `NPTS=  4000, DT=   .0050 SEC` (keyed) and `4000   .0050   NPTS, DT` (values
+  // first). Keyed values are taken after their '='; otherwise the first two numbers are NPTS, DT.
+  std::string upper(header);
+  std::transform(upper.begin(), upper.end(), upper.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  const auto keyed = [&](std::string_view key, double& value) {
+    const std::size_t at = upper.find(key);
+    if (at == std::string::npos) {
+      return false;
+    }
+    std::string_view rest = std::string_view(upper).substr(at + key.size());
+    skip_separators(rest);
+    if (rest.empty() || rest.front() != '=') {
+      return false;
+    }
+    rest.remove_prefix(1);
+    return take_number(rest, value);
+  };
+  double npts_value = 0.0;
+  double dt_s = 0.0;
+  if (!(keyed("NPTS", npts_value) && keyed("DT", dt_s))) {
+    std::string_view rest = header;
+    if (!(take_number(rest, npts_value) && take_number(rest, dt_s))) {
+      fail_at(path, header_line,
+              "expected NPTS and DT (e.g. 'NPTS=  4000, DT=   .0050 SEC' or '4000  .0050  NPTS, DT'), found " +
+                  shown(header));
+    }
+  }
+  if (!(npts_value >= 1.0) || npts_value != std::floor(npts_value)) {
+    fail_at(path, header_line, "NPTS is " + format_number(npts_value) + ", expected a positive whole number");
+  }
+  if (!(dt_s > 0.0)) {
+    fail_at(path, header_line, "DT is " + format_number(dt_s) + " s, expected > 0");
+  }
+  const auto npts = static_cast<std::size_t>(npts_value);
+
+  std::vector<double> acceleration;
+  acceleration.reserve(npts);
+  while (std::getline(in, line)) {
+    ++line_number;
+    std::string_view rest = trimmed(line);
+    skip_separators(rest);
+    while (!rest.empty()) {
+      double value_g = 0.0;
+      if (!take_number(rest, value_g)) {
+        fail_at(path, line_number, "expected acceleration values in g, found " + shown(rest));
+      }
+      acceleration.push_back(value_g * kStandardGravity);
+      skip_separators(rest);
+    }
+  }
+  if (acceleration.size() != npts) {
+    fail_at(path, line_number,
+            "found " + std::to_string(acceleration.size()) + " values, but line " + std::to_string(header_line) +
+                " says NPTS=" + std::to_string(npts));
+  }
+  if (npts < 2) {
+    fail_at(path, header_line, "NPTS=1; a record needs at least 2 samples");
+  }
+  return {std::move(acceleration), dt_s, path.filename().string()};
+}
+
+GroundMotion make_synthetic(const config::SyntheticMotion& spec) {
+  require_positive(spec.duration_s(), "duration_s");
+  require_positive(spec.sample_rate_hz(), "sample_rate_hz");
+  require_positive(spec.ground_frequency_hz(), "ground_frequency_hz");
+  require_positive(spec.ground_damping(), "ground_damping");
+  require_positive(spec.pga_m_per_s2(), "pga_m_per_s2");
+  if (!(spec.rise_s() >= 0.0) || !(spec.strong_s() >= 0.0) || !(spec.decay_per_s() >= 0.0)) {
+    throw std::invalid_argument("ground_motion.synthetic: rise_s, strong_s and decay_per_s must be >= 0");
+  }
+
+  const double dt_s = 1.0 / spec.sample_rate_hz();
+  const auto count = static_cast<std::size_t>(std::llround(spec.duration_s() * spec.sample_rate_hz())) + 1;
+  const double omega_g = 2.0 * std::numbers::pi * spec.ground_frequency_hz();
+  const double zeta_g = spec.ground_damping();
+
+  // Kanai-Tajimi ground filter (Kanai 1957, Tajimi 1960): x'' + 2 zeta_g omega_g x' + omega_g^2 x = -w,
+  // ground acceleration = -(2 zeta_g omega_g x' + omega_g^2 x). The noise is held over each sample
+  // interval and the filter discretised exactly for that held input (augmented exponential), so
+  // the spectrum does not depend on an integrator's step.
+  Eigen::Matrix3d augmented = Eigen::Matrix3d::Zero();
+  augmented(0, 1) = 1.0;
+  augmented(1, 0) = -omega_g * omega_g;
+  augmented(1, 1) = -2.0 * zeta_g * omega_g;
+  augmented(1, 2) = -1.0;
+  const Eigen::Matrix3d transition = matrix_exponential(augmented * dt_s);
+  const Eigen::Matrix2d phi = transition.topLeftCorner<2, 2>();
+  const Eigen::Vector2d gamma = transition.topRightCorner<2, 1>();
+
+  BoxMuller normal(spec.seed());
+  std::vector<double> acceleration(count);
+  std::vector<double> shape(count);
+  Eigen::Vector2d filter_state = Eigen::Vector2d::Zero();
+  double sum_acceleration = 0.0;
+  double sum_shape = 0.0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double t_s = static_cast<double>(i) * dt_s;
+    shape[i] = envelope(t_s, spec);
+    const double stationary = -(2.0 * zeta_g * omega_g * filter_state(1) + omega_g * omega_g * filter_state(0));
+    acceleration[i] = shape[i] * stationary;
+    sum_acceleration += acceleration[i];
+    sum_shape += shape[i];
+    filter_state = (phi * filter_state + gamma * normal.next()).eval();
+  }
+  // Remove the mean (no net velocity change over the record) in the shape of the envelope rather
+  // than as a constant, so the motion still starts from exactly zero and fades out with it.
+  if (sum_shape > 0.0) {
+    const double offset = sum_acceleration / sum_shape;
+    for (std::size_t i = 0; i < count; ++i) {
+      acceleration[i] -= offset * shape[i];
+    }
+  }
+  double peak = 0.0;
+  for (const double a : acceleration) {
+    peak = std::max(peak, std::abs(a));
+  }
+  if (!(peak > 0.0)) {
+    throw std::invalid_argument("ground_motion.synthetic: the envelope is zero over the whole record");
+  }
+  const double gain = spec.pga_m_per_s2() / peak;
+  for (double& a : acceleration) {
+    a *= gain;
+  }
+  return {std::move(acceleration), dt_s, "synthetic Kanai-Tajimi seed " + std::to_string(spec.seed())};
+}
+
+GroundMotion load_ground_motion(const config::GroundMotion& spec, const std::filesystem::path& base_dir) {
+  GroundMotion unscaled;
+  switch (spec.source_case()) {
+    case config::GroundMotion::kRecord: {
+      const config::RecordFile& record = spec.record();
+      std::filesystem::path path(record.path());
+      if (path.is_relative()) {
+        path = base_dir / path;
+      }
+      if (record.format() == config::PEER_AT2) {
+        // AT2 values are in g by definition of the format; the unit field does not apply.
+        unscaled = load_peer_at2(path);
+      } else {
+        const double unit_scale = record.unit() == config::M_PER_S2 ? 1.0 : kStandardGravity;
+        unscaled = load_two_column(path, unit_scale);
+      }
+      break;
+    }
+    case config::GroundMotion::kSynthetic:
+      unscaled = make_synthetic(spec.synthetic());
+      break;
+    case config::GroundMotion::SOURCE_NOT_SET:
+    default:
+      throw std::invalid_argument("ground_motion: neither 'record' nor 'synthetic' is given");
+  }
+  const double scale = spec.scale();
+  if (!std::isfinite(scale)) {
+    throw std::invalid_argument("ground_motion.scale: is not finite");
+  }
+  std::vector<double> samples = unscaled.samples();
+  for (double& a : samples) {
+    a *= scale;
+  }
+  std::string source = unscaled.source();
+  if (scale != 1.0) {
+    source += " x " + format_number(scale);
+  }
+  return {std::move(samples), unscaled.dt_s(), std::move(source), unscaled.start_s()};
+}
+
+}  // namespace rths
