@@ -136,7 +136,7 @@ constexpr std::array<std::array<double, 5>, 7> kReferenceTable{{{0.00, 3.04, 6.0
 constexpr std::array<double, 7> kReferencePureSimulation{0.25, 0.39, 0.29, 0.00, 0.48, 1.12, 1.92};
 
 std::vector<std::string> spring_error(double error) {
-  return {"site[0].channel[0].prediction.spring.stiffness_n_per_m=" + std::to_string(kSpringStiffness * (1 + error))};
+  return {fmt::format("site[0].channel[0].prediction.spring.stiffness_n_per_m={:.17g}", kSpringStiffness * (1 + error))};
 }
 
 TEST(Seed002Linear, SensitivityTableMatchesPaperAndIndependentReference) {
@@ -152,9 +152,9 @@ TEST(Seed002Linear, SensitivityTableMatchesPaperAndIndependentReference) {
     }
   }
   for (std::size_t i = 0; i < kErrors.size(); ++i) {
-    std::string line = "model error " + std::to_string(kErrors[i]) + ":";
+    std::string line = fmt::format("model error {:+.0f} %, round trip 0/25/50/75/100 ms:", 100 * kErrors[i]);
     for (std::size_t j = 0; j < kDelays.size(); ++j) {
-      line += " " + std::to_string(table[i][j]);
+      line += fmt::format(" {:.3f}", table[i][j]);
       // Independent implementation: within 0.3 percentage points everywhere.
       EXPECT_NEAR(table[i][j], kReferenceTable[i][j], 0.3) << "error " << kErrors[i] << " delay " << kDelays[j];
     }
@@ -188,8 +188,7 @@ TEST(Seed002Linear, PureSimulationWithWrongModelMatchesIndependentReference) {
   // Every run's monolithic reference uses the specimen, so a run whose specimen is the erroneous
   // spring has the pure simulation with the wrong model as its reference.
   auto reference_x2_peak = [](double specimen_stiffness) {
-    const auto cfg = load_example("seed002/spring.textproto", {"site[0].channel[0].specimen.spring.stiffness_n_per_m=" +
-                                                               std::to_string(specimen_stiffness)});
+    const auto cfg = load_example("seed002/spring.textproto", {fmt::format("site[0].channel[0].specimen.spring.stiffness_n_per_m={:.17g}", specimen_stiffness)});
     VirtualExperiment ex(cfg);
     return ex.run().response("x2").reference_peak;
   };

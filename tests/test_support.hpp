@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "rths/common/config.hpp"
 #include "rths/common/recorder.hpp"
 
@@ -32,8 +34,9 @@ inline double max_abs_difference(const Recorder& a, const Recorder& b, const std
 
 // Overrides that give a site an equal split of a round-trip delay, optionally with jitter.
 inline std::vector<std::string> round_trip(double round_trip_s, double jitter_s = 0.0, const std::string& site = "0") {
-  const std::string half = std::to_string(round_trip_s / 2.0);
-  const std::string j = std::to_string(jitter_s);
+  // Full precision: a leg of exactly n steps must not become n - 1 through a rounded decimal.
+  const std::string half = fmt::format("{:.17g}", round_trip_s / 2.0);
+  const std::string j = fmt::format("{:.17g}", jitter_s);
   return {"site[" + site + "].link.forward.delay_s=" + half, "site[" + site + "].link.backward.delay_s=" + half,
           "site[" + site + "].link.forward.jitter_s=" + j, "site[" + site + "].link.backward.jitter_s=" + j};
 }

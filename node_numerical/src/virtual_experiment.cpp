@@ -85,7 +85,7 @@ VirtualExperiment::VirtualExperiment(const LoadedConfig& loaded)
     config_.mutable_ground_motion()->mutable_record()->set_path(
         std::filesystem::absolute(p.is_absolute() ? p : loaded.base_dir / p).lexically_normal().string());
   }
-  const double duration = config_.duration_s() > 0.0 ? config_.duration_s() : ground_.duration_s();
+  const double duration = config_.duration_s() > 0.0 ? config_.duration_s() : ground_.end_s();
   steps_ = static_cast<std::int64_t>(std::floor(duration * rate_hz_ + 1e-9)) + 1;
   const auto rows = static_cast<std::size_t>(steps_);
 
@@ -148,15 +148,19 @@ VirtualExperiment::VirtualExperiment(const LoadedConfig& loaded)
   report_.ground_motion = ground_.source();
 }
 
-void VirtualExperiment::run_hybrid_only() {
-  const auto start = std::chrono::steady_clock::now();
-  for (std::int64_t k = 0; k < steps_; ++k) {
+void VirtualExperiment::run_hybrid_steps(std::int64_t first, std::int64_t last) {
+  for (std::int64_t k = first; k < last; ++k) {
     clock_.set_step(k);
     hybrid_->step(k);
     for (auto& site : physical_) {
       site->step(k);
     }
   }
+}
+
+void VirtualExperiment::run_hybrid_only() {
+  const auto start = std::chrono::steady_clock::now();
+  run_hybrid_steps(0, steps_);
   report_.run_time_s = seconds_since(start);
 }
 

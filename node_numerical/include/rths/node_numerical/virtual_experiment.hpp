@@ -58,6 +58,8 @@ class VirtualExperiment {
   const RunReport& run();
   // Only the hybrid run, without reference or evaluation (benchmarks).
   void run_hybrid_only();
+  // Hybrid steps [first, last) alone, for tests that look inside a run.
+  void run_hybrid_steps(std::int64_t first, std::int64_t last);
 
   // The run folder of DESIGN §7: config.textproto, numerical.csv, site_<name>.csv, reference.csv,
   // summary.json. The folder must exist.

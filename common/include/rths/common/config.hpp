@@ -1,0 +1,79 @@
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "experiment.pb.h"
+
+namespace rths {
+
+// A config that cannot be run. what() is one line that names the file, the line, the field and
+// what was expected, e.g. `case1.textproto:12: site[0].influence: has 3 entries, structure has 2 DOFs`.
+class ConfigError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct LoadedConfig {
+  config::Experiment experiment;
+  std::filesystem::path source;    // the file as given
+  std::filesystem::path base_dir;  // relative paths in the config resolve against this
+};
+
+// Reads a protobuf text-format Experiment, applies each "path=value" override in order (the
+// `--set` option of every command), then validates. Throws ConfigError.
+LoadedConfig load_experiment(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+
+// The same from text already in memory (source_name is used in messages).
+config::Experiment parse_experiment(const std::string& text, const std::string& source_name,
+                                    const std::vector<std::string>& overrides = {});
+
+// One override: `site[0].link.forward.delay_s=0.025`, `ground_motion.scale=0.4`,
+// `site[purdue].compensation.mode=NONE` (a repeated message may be picked by index or by its
+// `name`; the index equal to its size appends), `structure.mass_kg=[1,0,0,1]` (a whole repeated
+// scalar field), `site[0].link={ forward { delay_s: 0.02 } }` (a whole message, in text format),
+// `ground_motion.synthetic.seed=3` (selects that member of the oneof), `site[0].link=` (nothing
+// after '=' removes the field). Throws ConfigError and leaves the experiment unchanged.
+void apply_override(config::Experiment& experiment, const std::string& assignment);
+
+// Like apply_override; also returns the path it assigned with element names resolved to indices
+// (`site[purdue].link` -> `site[0].link`), so that a later error can be traced to the override.
+std::string apply_override_resolved(config::Experiment& experiment, const std::string& assignment);
+
+// Where the fields of a parsed experiment came from: the line each field path was written on, and
+// the overrides applied after parsing. validate() uses it to point an error at its source.
+class FieldLocations {
+ public:
+  // `path` is spelt as in error messages (`site[0].link.forward.delay_s`); `line` counts from 1.
+  void add_line(const std::string& path, int line);
+  // An override that assigned `path` (as returned by apply_override_resolved); later ones win.
+  void add_override(std::string path, std::string assignment);
+
+  // The start of an error message about `path`: "<source>:<line>: " when the field (or, for a
+  // missing one, its nearest enclosing message) was written in the file, "<source>: --set <a>: "
+  // when an override assigned it, "<source>: " when neither is known (a field of the root).
+  [[nodiscard]] std::string prefix(const std::string& source_name, const std::string& path) const;
+
+  // The line `path` itself was written on, if it was (for tests and tools).
+  [[nodiscard]] std::optional<int> line(const std::string& path) const;
+
+ private:
+  std::map<std::string, int, std::less<>> lines_;
+  std::vector<std::pair<std::string, std::string>> overrides_;  // (resolved path, assignment)
+};
+
+// Shape and sense checks of a parsed experiment; `where` maps a field to its source line when the
+// text was parsed from a file (nullptr: messages carry the field path only).
+void validate(const config::Experiment& experiment, const std::string& source_name,
+              const FieldLocations* where = nullptr);
+
+// Canonical text form, written into every run folder as the config used.
+std::string to_text(const config::Experiment& experiment);
+
+}  // namespace rths

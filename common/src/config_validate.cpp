@@ -1,0 +1,391 @@
+// What a parsed experiment must mean before anything is built from it. Each check stops at the
+// first problem with one line that names the field, where it was written and what was expected
+// (STYLE.md, "Errors that teach"): the run must not find out halfway through.
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+
+#include <Eigen/Cholesky>
+#include <Eigen/Core>
+#include <Eigen/Eigenvalues>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <set>
+#include <string_view>
+
+#include "rths/common/config.hpp"
+
+namespace rths {
+namespace {
+
+namespace pb = google::protobuf;
+using pb::FieldDescriptor;
+
+// Step rates above this are beyond any actuator loop the middleware serves (DESIGN §3 runs 1 kHz).
+constexpr double kMaxRateHz = 100e3;
+// Symmetry of M and K is checked relative to the largest entry: the matrices come from tables
+// typed by hand or converted units, so exact equality would reject rounding in the last digit.
+constexpr double kSymmetryTolerance = 1e-9;
+
+using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+class Checker {
+ public:
+  Checker(std::string source_name, const FieldLocations* where) : source_(std::move(source_name)), where_(where) {}
+
+  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
+    std::string head;
+    if (where_ != nullptr) {
+      head = where_->prefix(source_, path);
+    } else if (!source_.empty()) {
+      head = source_ + ": ";
+    }
+    throw ConfigError(head + path + ": " + what);
+  }
+
+  void require(bool ok, const std::string& path, const std::string& what) const {
+    if (!ok) fail(path, what);
+  }
+
+ private:
+  std::string source_;
+  const FieldLocations* where_;
+};
+
+std::string child(const std::string& parent, std::string_view field) {
+  return parent.empty() ? std::string(field) : fmt::format("{}.{}", parent, field);
+}
+
+std::string element(const std::string& field_path, int index) {
+  return fmt::format("{}[{}]", field_path, index);
+}
+
+// NaN compares false with everything, so a NaN would slip through every range check below; one
+// walk over all the doubles of the message rules non-finite numbers out first.
+void check_finite(const pb::Message& message, const std::string& path, const Checker& check) {
+  const auto* reflection = message.GetReflection();
+  std::vector<const FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const auto* field : fields) {
+    const std::string field_path = child(path, field->name());
+    const int count = field->is_repeated() ? reflection->FieldSize(message, field) : 1;
+    for (int i = 0; i < count; ++i) {
+      const std::string at = field->is_repeated() ? element(field_path, i) : field_path;
+      double value = 0;
+      switch (field->cpp_type()) {
+        case FieldDescriptor::CPPTYPE_DOUBLE:
+          value = field->is_repeated() ? reflection->GetRepeatedDouble(message, field, i)
+                                       : reflection->GetDouble(message, field);
+          break;
+        case FieldDescriptor::CPPTYPE_FLOAT:
+          value = field->is_repeated() ? reflection->GetRepeatedFloat(message, field, i)
+                                       : reflection->GetFloat(message, field);
+          break;
+        case FieldDescriptor::CPPTYPE_MESSAGE:
+          check_finite(field->is_repeated() ? reflection->GetRepeatedMessage(message, field, i)
+                                            : reflection->GetMessage(message, field),
+                       at, check);
+          continue;
+        default:
+          continue;
+      }
+      check.require(std::isfinite(value), at, fmt::format("is {}, expected a finite number", value));
+    }
+  }
+}
+
+// A dofs x dofs matrix stored row-major in a repeated field.
+void check_square(const Checker& check, const std::string& path, int entries, std::uint64_t dofs) {
+  check.require(static_cast<std::uint64_t>(entries) == dofs * dofs, path,
+                fmt::format("has {} entries, expected dofs*dofs = {}", entries, dofs * dofs));
+}
+
+RowMajor to_matrix(const pb::RepeatedField<double>& values, std::uint32_t dofs) {
+  const auto n = static_cast<Eigen::Index>(dofs);
+  return Eigen::Map<const RowMajor>(values.data(), n, n);
+}
+
+void check_symmetric(const Checker& check, const std::string& path, const RowMajor& matrix) {
+  const double scale = matrix.cwiseAbs().maxCoeff();
+  const Eigen::Index n = matrix.cols();
+  for (Eigen::Index i = 0; i < n; ++i) {
+    for (Eigen::Index j = i + 1; j < n; ++j) {
+      const double upper = matrix(i, j);
+      const double lower = matrix.transpose()(i, j);
+      if (std::abs(upper - lower) <= kSymmetryTolerance * scale) continue;
+      check.fail(path, fmt::format("is not symmetric: entry [{}] (row {}, column {}) is {} but entry [{}] (row {}, "
+                                   "column {}) is {}; expected a symmetric matrix (relative tolerance {})",
+                                   i * n + j, i + 1, j + 1, upper, j * n + i, j + 1, i + 1, lower, kSymmetryTolerance));
+    }
+  }
+}
+
+void check_structure(const config::Structure& structure, const Checker& check) {
+  check.require(structure.has_dofs(), "structure.dofs", "missing; expected the number of degrees of freedom (>= 1)");
+  const std::uint32_t dofs = structure.dofs();
+  check.require(dofs >= 1, "structure.dofs", "is 0, expected the number of degrees of freedom (>= 1)");
+
+  check_square(check, "structure.mass_kg", structure.mass_kg_size(), dofs);
+  const RowMajor mass = to_matrix(structure.mass_kg(), dofs);
+  check_symmetric(check, "structure.mass_kg", mass);
+  // The integrators solve with M every step; a massless or negative-mass DOF has no solution.
+  if (Eigen::LLT<RowMajor> cholesky(mass); cholesky.info() != Eigen::Success) {
+    const double lowest = Eigen::SelfAdjointEigenSolver<RowMajor>(mass, Eigen::EigenvaluesOnly).eigenvalues()(0);
+    check.fail("structure.mass_kg", fmt::format("is not positive definite (smallest eigenvalue {:.6g}); expected a "
+                                                "symmetric positive-definite mass matrix, with mass on every DOF",
+                                                lowest));
+  }
+
+  check_square(check, "structure.stiffness_n_per_m", structure.stiffness_n_per_m_size(), dofs);
+  const RowMajor stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
+  check_symmetric(check, "structure.stiffness_n_per_m", stiffness);
+
+  switch (structure.damping_case()) {
+    case config::Structure::kDampingNsPerM:
+      check_square(check, "structure.damping_ns_per_m.value", structure.damping_ns_per_m().value_size(), dofs);
+      break;
+    case config::Structure::kRayleigh: {
+      const auto& rayleigh = structure.rayleigh();
+      const std::string path = "structure.rayleigh";
+      for (const auto& [name, given, zeta] : {std::tuple{"zeta_a", rayleigh.has_zeta_a(), rayleigh.zeta_a()},
+                                              std::tuple{"zeta_b", rayleigh.has_zeta_b(), rayleigh.zeta_b()}}) {
+        check.require(given, child(path, name), "missing; expected a modal damping ratio in [0, 1)");
+        check.require(zeta >= 0 && zeta < 1, child(path, name),
+                      fmt::format("is {}, expected a modal damping ratio in [0, 1)", zeta));
+      }
+      check.require(dofs >= 2, path,
+                    "needs two distinct modes, but a 1-DOF structure has one; expected damping_ns_per_m instead");
+      for (const auto& [name, mode] :
+           {std::pair{"mode_a", rayleigh.mode_a()}, std::pair{"mode_b", rayleigh.mode_b()}}) {
+        check.require(mode >= 1 && mode <= dofs, child(path, name),
+                      fmt::format("is {}, expected a mode number from 1 to dofs = {}", mode, dofs));
+      }
+      check.require(rayleigh.mode_a() != rayleigh.mode_b(), child(path, "mode_b"),
+                    fmt::format("is {} like mode_a; expected two distinct modes", rayleigh.mode_b()));
+      // C = a0 M + a1 K is fitted from zeta_i = a0 / (2 w_i) + a1 w_i / 2 at the two modes: the
+      // fit needs two different, positive natural frequencies.
+      const auto squared =
+          Eigen::GeneralizedSelfAdjointEigenSolver<RowMajor>(stiffness, mass, Eigen::EigenvaluesOnly).eigenvalues();
+      const double largest = std::max(std::abs(squared.maxCoeff()), std::abs(squared.minCoeff()));
+      for (const auto mode : {rayleigh.mode_a(), rayleigh.mode_b()}) {
+        const double w2 = squared(static_cast<Eigen::Index>(mode) - 1);
+        check.require(w2 > 1e-12 * largest, path,
+                      fmt::format("mode {} has natural frequency {} rad/s (stiffness_n_per_m is not positive "
+                                  "definite); expected modes with positive frequencies to fit Rayleigh damping",
+                                  mode, std::sqrt(std::max(w2, 0.0))));
+      }
+      const double wa = std::sqrt(squared(static_cast<Eigen::Index>(rayleigh.mode_a()) - 1));
+      const double wb = std::sqrt(squared(static_cast<Eigen::Index>(rayleigh.mode_b()) - 1));
+      check.require(std::abs(wa - wb) > 1e-9 * std::max(wa, wb), path,
+                    fmt::format("modes {} and {} have the same natural frequency {} rad/s; expected modes with "
+                                "distinct frequencies",
+                                rayleigh.mode_a(), rayleigh.mode_b(), wa));
+      break;
+    }
+    case config::Structure::DAMPING_NOT_SET:
+      break;  // undamped: allowed (the specimens may be the only damping)
+  }
+
+  const int ground = structure.ground_influence_size();
+  check.require(ground == 0 || static_cast<std::uint32_t>(ground) == dofs, "structure.ground_influence",
+                fmt::format("has {} entries, expected none (a column of ones) or dofs = {}", ground, dofs));
+
+  const int names = structure.dof_name_size();
+  check.require(names == 0 || static_cast<std::uint32_t>(names) == dofs, "structure.dof_name",
+                fmt::format("has {} entries, expected none (x1..x{}) or dofs = {}", names, dofs, dofs));
+  // The names head CSV columns.
+  for (int i = 0; i < names; ++i) {
+    const std::string& name = structure.dof_name(i);
+    const std::string path = element("structure.dof_name", i);
+    check.require(!name.empty(), path, "is empty; expected a name for the DOF's columns in the results");
+    check.require(
+        name.find_first_of(",\"\n") == std::string::npos, path,
+        fmt::format("\"{}\" contains a comma, quote or newline; expected a name usable as a CSV column", name));
+    for (int j = 0; j < i; ++j) {
+      check.require(structure.dof_name(j) != name, path,
+                    fmt::format("\"{}\" is also dof_name[{}]; expected distinct names", name, j));
+    }
+  }
+}
+
+void check_ground_motion(const config::GroundMotion& motion, const Checker& check) {
+  switch (motion.source_case()) {
+    case config::GroundMotion::kRecord: {
+      const auto& record = motion.record();
+      check.require(!record.path().empty(), "ground_motion.record.path",
+                    "missing; expected the record file (a relative path starts from the config file's folder)");
+      check.require(record.has_unit(), "ground_motion.record.unit",
+                    "missing; expected G or M_PER_S2 (the unit of a record is never guessed)");
+      check.require(record.format() != config::PEER_AT2 || record.unit() == config::G, "ground_motion.record.unit",
+                    "is M_PER_S2, but PEER AT2 records are in g; expected G");
+      break;
+    }
+    case config::GroundMotion::kSynthetic: {
+      const auto& synthetic = motion.synthetic();
+      const std::string path = "ground_motion.synthetic";
+      for (const auto& [name, value] :
+           {std::pair{"duration_s", synthetic.duration_s()}, std::pair{"pga_m_per_s2", synthetic.pga_m_per_s2()},
+            std::pair{"ground_frequency_hz", synthetic.ground_frequency_hz()},
+            std::pair{"sample_rate_hz", synthetic.sample_rate_hz()}}) {
+        check.require(value > 0, child(path, name), fmt::format("is {}, expected > 0", value));
+      }
+      for (const auto& [name, value] :
+           {std::pair{"ground_damping", synthetic.ground_damping()}, std::pair{"rise_s", synthetic.rise_s()},
+            std::pair{"strong_s", synthetic.strong_s()}, std::pair{"decay_per_s", synthetic.decay_per_s()}}) {
+        check.require(value >= 0, child(path, name), fmt::format("is {}, expected >= 0", value));
+      }
+      break;
+    }
+    case config::GroundMotion::SOURCE_NOT_SET:
+      check.fail("ground_motion", "has no source; expected record { path: \"...\" unit: G } or synthetic { ... }");
+  }
+}
+
+void check_bouc_wen(const config::BoucWenDamper& damper, const std::string& path, const Checker& check) {
+  using config::BoucWenDamper;
+  // Seed 002 Eqs. 12-14 have no sensible default for these; only x0_m, n, voltage_v and substeps do.
+  constexpr std::array required{
+      BoucWenDamper::kAlphaANPerMFieldNumber, BoucWenDamper::kAlphaBNPerMVFieldNumber,
+      BoucWenDamper::kC0ANsPerMFieldNumber,   BoucWenDamper::kC0BNsPerMVFieldNumber,
+      BoucWenDamper::kC1ANsPerMFieldNumber,   BoucWenDamper::kC1BNsPerMVFieldNumber,
+      BoucWenDamper::kK0NPerMFieldNumber,     BoucWenDamper::kK1NPerMFieldNumber,
+      BoucWenDamper::kGammaPerM2FieldNumber,  BoucWenDamper::kBetaPerM2FieldNumber,
+      BoucWenDamper::kAFieldNumber,           BoucWenDamper::kEtaPerSFieldNumber,
+  };
+  const auto* descriptor = BoucWenDamper::descriptor();
+  const auto* reflection = BoucWenDamper::GetReflection();
+  for (const int number : required) {
+    const auto* field = descriptor->FindFieldByNumber(number);
+    check.require(reflection->HasField(damper, field), child(path, field->name()),
+                  "missing; every Bouc-Wen parameter must be given except x0_m, n, voltage_v and substeps "
+                  "(seed 002 Eqs. 12-14)");
+  }
+  // Eq. 13 divides by c0 + c1.
+  const double c0_c1 = damper.c0a_ns_per_m() + damper.c1a_ns_per_m();
+  check.require(
+      c0_c1 > 0, child(path, "c1a_ns_per_m"),
+      fmt::format("c0a_ns_per_m + c1a_ns_per_m is {}, expected > 0 (seed 002 Eq. 13 divides by c0 + c1)", c0_c1));
+  check.require(damper.voltage_v() >= 0, child(path, "voltage_v"),
+                fmt::format("is {}, expected a command voltage >= 0 V", damper.voltage_v()));
+  const double at_voltage = c0_c1 + (damper.c0b_ns_per_m_v() + damper.c1b_ns_per_m_v()) * damper.voltage_v();
+  check.require(at_voltage > 0, child(path, "voltage_v"),
+                fmt::format("gives c0 + c1 = {} N s/m at {} V, expected > 0 (seed 002 Eq. 13 divides by c0 + c1)",
+                            at_voltage, damper.voltage_v()));
+  check.require(damper.eta_per_s() > 0, child(path, "eta_per_s"),
+                fmt::format("is {}, expected > 0 (the rate of the first-order voltage filter)", damper.eta_per_s()));
+  check.require(damper.n() >= 1, child(path, "n"), fmt::format("is {}, expected an exponent >= 1", damper.n()));
+  check.require(damper.substeps() >= 1, child(path, "substeps"),
+                fmt::format("is {}, expected >= 1 RK4 substeps per step", damper.substeps()));
+}
+
+void check_model(const config::Model& model, const std::string& path, const Checker& check) {
+  switch (model.kind_case()) {
+    case config::Model::kSpring: {
+      const auto& spring = model.spring();
+      const std::string at = child(path, "spring.stiffness_n_per_m");
+      check.require(spring.has_stiffness_n_per_m(), at, "missing; expected the spring stiffness (N/m, >= 0)");
+      check.require(spring.stiffness_n_per_m() >= 0, at,
+                    fmt::format("is {}, expected a stiffness >= 0 N/m", spring.stiffness_n_per_m()));
+      break;
+    }
+    case config::Model::kBoucWen:
+      check_bouc_wen(model.bouc_wen(), child(path, "bouc_wen"), check);
+      break;
+    case config::Model::KIND_NOT_SET:
+      check.fail(path, "has no model; expected spring { stiffness_n_per_m: ... } or bouc_wen { ... }");
+  }
+}
+
+void check_impairment(const config::Impairment& impairment, const std::string& path, const Checker& check) {
+  check.require(impairment.delay_s() >= 0, child(path, "delay_s"),
+                fmt::format("is {}, expected a delay >= 0 s", impairment.delay_s()));
+  check.require(impairment.jitter_s() >= 0, child(path, "jitter_s"),
+                fmt::format("is {}, expected a jitter >= 0 s", impairment.jitter_s()));
+}
+
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+void check_site(const config::Experiment& experiment, int index, const Checker& check) {
+  const auto& site = experiment.site(index);
+  const std::string path = element("site", index);
+  const std::string name_path = child(path, "name");
+  const std::string& name = site.name();
+  constexpr std::string_view kNameRule = "letters, digits, '_' or '-' (it becomes a CSV column suffix)";
+  check.require(!name.empty(), name_path, fmt::format("missing; expected a name of {}", kNameRule));
+  if (const auto bad = std::find_if_not(name.begin(), name.end(), is_name_char); bad != name.end()) {
+    check.fail(name_path, fmt::format("\"{}\" contains '{}'; expected only {}", name, *bad, kNameRule));
+  }
+  for (int other = 0; other < index; ++other) {
+    check.require(experiment.site(other).name() != name, name_path,
+                  fmt::format("\"{}\" is also the name of site[{}]; expected unique site names", name, other));
+  }
+
+  const int channels = site.channel_size();
+  check.require(channels >= 1, child(path, "channel"),
+                fmt::format("missing; site \"{}\" needs at least one channel {{ specimen {{ ... }} }}", name));
+  const std::uint64_t dofs = experiment.structure().dofs();
+  const int influence = site.influence_size();
+  check.require(static_cast<std::uint64_t>(influence) == dofs * static_cast<std::uint64_t>(channels),
+                child(path, "influence"),
+                fmt::format("site \"{}\": influence has {} entries, structure has {} DOF{} and the site {} channel{} "
+                            "(expected dofs x channels = {}, row-major)",
+                            name, influence, dofs, dofs == 1 ? "" : "s", channels, channels == 1 ? "" : "s",
+                            dofs * static_cast<std::uint64_t>(channels)));
+
+  for (int c = 0; c < channels; ++c) {
+    const auto& channel = site.channel(c);
+    const std::string channel_path = element(child(path, "channel"), c);
+    check.require(channel.has_specimen(), child(channel_path, "specimen"),
+                  "missing; expected specimen { spring { ... } } or specimen { bouc_wen { ... } }");
+    check_model(channel.specimen(), child(channel_path, "specimen"), check);
+    if (channel.has_prediction()) check_model(channel.prediction(), child(channel_path, "prediction"), check);
+  }
+
+  if (site.has_compensation()) {
+    const double assumed = site.compensation().assumed_round_trip_s();
+    check.require(assumed >= 0, child(path, "compensation.assumed_round_trip_s"),
+                  fmt::format("is {}, expected a round-trip delay >= 0 s", assumed));
+  }
+  if (site.has_link()) {
+    check.require(site.placement() != config::LOCAL, child(path, "link"),
+                  fmt::format("site \"{}\" is LOCAL (in the numerical node's process); expected no link, or "
+                              "placement: REMOTE",
+                              name));
+    if (site.link().has_forward()) check_impairment(site.link().forward(), child(path, "link.forward"), check);
+    if (site.link().has_backward()) check_impairment(site.link().backward(), child(path, "link.backward"), check);
+  }
+}
+
+}  // namespace
+
+void validate(const config::Experiment& experiment, const std::string& source_name, const FieldLocations* where) {
+  const Checker check(source_name, where);
+  check_finite(experiment, "", check);
+
+  check.require(experiment.rate_hz() > 0 && experiment.rate_hz() <= kMaxRateHz, "rate_hz",
+                fmt::format("is {}, expected a step rate > 0 and <= {} Hz", experiment.rate_hz(), kMaxRateHz));
+  check.require(
+      experiment.duration_s() >= 0, "duration_s",
+      fmt::format("is {}, expected >= 0 s (0 runs to the end of the ground motion)", experiment.duration_s()));
+
+  check.require(experiment.has_structure(), "structure",
+                "missing; expected structure { dofs: ... mass_kg: [...] stiffness_n_per_m: [...] }");
+  check_structure(experiment.structure(), check);
+
+  check.require(
+      experiment.has_ground_motion(), "ground_motion",
+      "missing; expected ground_motion { record { path: \"...\" unit: G } } or ground_motion { synthetic { } }");
+  check_ground_motion(experiment.ground_motion(), check);
+
+  check.require(experiment.site_size() >= 1, "site",
+                "missing; expected at least one site { name: \"...\" influence: [...] channel { specimen { ... } } }");
+  for (int i = 0; i < experiment.site_size(); ++i) check_site(experiment, i, check);
+}
+
+}  // namespace rths

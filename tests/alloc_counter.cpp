@@ -1,0 +1,26 @@
+// Replaces the global operator new of the test program to count allocations, so that tests can
+// prove the real-time step allocates nothing (STYLE: the step loop allocates nothing).
+#include "alloc_counter.hpp"
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+namespace {
+std::atomic<std::uint64_t> g_allocations{0};
+}  // namespace
+
+std::uint64_t rths::test::allocations() { return g_allocations.load(std::memory_order_relaxed); }
+
+void* operator new(std::size_t size) {
+  g_allocations.fetch_add(1, std::memory_order_relaxed);
+  if (void* p = std::malloc(size == 0 ? 1 : size)) {  // NOLINT(*-no-malloc): this is operator new
+    return p;
+  }
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void operator delete(void* p) noexcept { std::free(p); }                          // NOLINT(*-no-malloc)
+void operator delete(void* p, std::size_t /*size*/) noexcept { std::free(p); }    // NOLINT(*-no-malloc)
+void operator delete[](void* p) noexcept { std::free(p); }                        // NOLINT(*-no-malloc)
+void operator delete[](void* p, std::size_t /*size*/) noexcept { std::free(p); }  // NOLINT(*-no-malloc)

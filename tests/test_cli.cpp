@@ -1,0 +1,192 @@
+// rths-numerical as a lab engineer meets it: help, runs, and bad configs that stop before anything
+// moves with one line naming the field (the core issue's "bad configs" acceptance).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "test_support.hpp"
+
+namespace rths {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("rths_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Result run(const std::string& args) const {
+    const fs::path out = dir_ / "stdout.txt";
+    const fs::path err = dir_ / "stderr.txt";
+    const std::string cmd =
+        std::string(RTHS_NUMERICAL_EXE) + " " + args + " >" + out.string() + " 2>" + err.string() + " </dev/null";
+    const int status = std::system(cmd.c_str());  // NOLINT(cert-env33-c): test harness runs our own binary
+    Result r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+
+  fs::path write_config(const std::string& name, const std::string& text) const {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p;
+  }
+
+  fs::path dir_;
+};
+
+// A small valid experiment on the synthetic ground motion (no data file).
+std::string valid_config() {
+  return R"(name: "cli"
+structure {
+  dofs: 2
+  mass_kg: [2701, 0, 0, 2701]
+  stiffness_n_per_m: [558343, -279171, -279171, 279171]
+  damping_ns_per_m { value: [3684, -1228, -1228, 2456] }
+}
+ground_motion { synthetic { seed: 3 duration_s: 2 } }
+site {
+  name: "lab"
+  influence: [-1, 0]
+  channel { specimen { spring { stiffness_n_per_m: 55834.4 } } }
+  link { forward { delay_s: 0.01 } backward { delay_s: 0.01 } }
+}
+)";
+}
+
+TEST_F(Cli, HelpDescribesTheCommand) {
+  const Result r = run("--help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("rths-numerical run CONFIG"), std::string::npos);
+  EXPECT_NE(r.out.find("--set"), std::string::npos);
+  EXPECT_NE(r.out.find("Exit codes"), std::string::npos);
+}
+
+TEST_F(Cli, RunWritesTheRunFolder) {
+  const fs::path cfg = write_config("ok.textproto", valid_config());
+  const fs::path out = dir_ / "run";
+  const Result r = run("run " + cfg.string() + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* f : {"config.textproto", "numerical.csv", "site_lab.csv", "reference.csv", "summary.json", "run.log"}) {
+    EXPECT_TRUE(fs::exists(out / f)) << f;
+  }
+  // 2 s at 1024 Hz: rows for t = 0 .. 2 s, plus the header.
+  std::ifstream csv(out / "numerical.csv");
+  std::string header;
+  std::getline(csv, header);
+  EXPECT_EQ(header.rfind("t_s,ag_m_per_s2,x1_m,x2_m,", 0), 0U) << header;
+  std::size_t rows = 0;
+  for (std::string line; std::getline(csv, line);) {
+    ++rows;
+  }
+  EXPECT_EQ(rows, 2049U);
+  const std::string summary = slurp(out / "summary.json");
+  for (const char* key : {"\"x1\"", "\"x2\"", "\"f_lab\"", "\"j_peak_pct\"", "\"j_rms_pct\"", "\"rho\"", "\"sd\"",
+                          "\"reference_peak\"", "\"steps\": 2049", "\"run_time_s\""}) {
+    EXPECT_NE(summary.find(key), std::string::npos) << key;
+  }
+  EXPECT_NE(r.out.find("J_peak"), std::string::npos);
+}
+
+TEST_F(Cli, SetOverridesAField) {
+  const fs::path cfg = write_config("ok.textproto", valid_config());
+  const fs::path out = dir_ / "run";
+  const Result r =
+      run("run " + cfg.string() + " --out " + out.string() + " --set duration_s=1 --set site[lab].link.forward.delay_s=0");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(slurp(out / "summary.json").find("\"steps\": 1025"), std::string::npos);
+  EXPECT_NE(slurp(out / "config.textproto").find("duration_s: 1"), std::string::npos);
+}
+
+struct BadConfig {
+  const char* label;
+  std::string from;  // text replaced in the valid config
+  std::string to;
+  const char* expected;  // must appear in the one error line
+};
+
+class CliBadConfig : public Cli, public ::testing::WithParamInterface<BadConfig> {};
+
+TEST_P(CliBadConfig, RejectedWithOneLineNamingTheFieldAndNothingWritten) {
+  const BadConfig& bad = GetParam();
+  std::string text = valid_config();
+  const auto at = text.find(bad.from);
+  ASSERT_NE(at, std::string::npos) << bad.from;
+  text.replace(at, bad.from.size(), bad.to);
+  const fs::path cfg = write_config("bad.textproto", text);
+  const fs::path out = dir_ / "run";
+  const Result r = run("run " + cfg.string() + " --out " + out.string());
+  EXPECT_EQ(r.exit_code, 2) << bad.label;
+  // One clear line on stderr, naming the field.
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  EXPECT_NE(r.err.find(bad.expected), std::string::npos) << bad.label << ": " << r.err;
+  // Nothing written but the log.
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(out)) {
+    files.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(files, std::vector<std::string>{"run.log"}) << bad.label;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Cases, CliBadConfig,
+    ::testing::Values(
+        BadConfig{"missing field", "  dofs: 2\n", "", "structure.dofs"},
+        BadConfig{"wrong matrix size", "mass_kg: [2701, 0, 0, 2701]", "mass_kg: [2701, 0, 2701]", "structure.mass_kg"},
+        BadConfig{"mass not symmetric", "mass_kg: [2701, 0, 0, 2701]", "mass_kg: [2701, 5, 0, 2701]",
+                  "structure.mass_kg"},
+        BadConfig{"mass not positive definite", "mass_kg: [2701, 0, 0, 2701]", "mass_kg: [2701, 0, 0, -2701]",
+                  "structure.mass_kg"},
+        BadConfig{"unknown key", "  dofs: 2\n", "  dofs: 2\n  floors: 2\n", "floors"},
+        BadConfig{"influence size", "influence: [-1, 0]", "influence: [-1, 0, 0]", "influence"},
+        BadConfig{"missing ground-motion file", "synthetic { seed: 3 duration_s: 2 }",
+                  "record { path: \"no_such_record.dat\" unit: G }", "no_such_record.dat"}));
+
+TEST_F(Cli, MalformedRecordNamesItsLine) {
+  std::ofstream(dir_ / "bad.dat") << "0.00 0.1\n0.02 0.2\n0.04 zzz\n";
+  std::string text = valid_config();
+  text.replace(text.find("synthetic { seed: 3 duration_s: 2 }"), 36, "record { path: \"bad.dat\" unit: G }");
+  const fs::path cfg = write_config("bad.textproto", text);
+  const Result r = run("run " + cfg.string() + " --out " + (dir_ / "run").string());
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("bad.dat:3"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ground_motion"), std::string::npos) << r.err;
+}
+
+TEST_F(Cli, UnknownOptionAndMissingConfigAreUsageErrors) {
+  EXPECT_EQ(run("run --frobnicate").exit_code, 2);
+  EXPECT_EQ(run("run").exit_code, 2);
+  EXPECT_EQ(run("fly x").exit_code, 2);
+  const Result missing = run("run " + (dir_ / "absent.textproto").string() + " --out " + (dir_ / "run").string());
+  EXPECT_EQ(missing.exit_code, 2);
+  EXPECT_NE(missing.err.find("absent.textproto"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rths
