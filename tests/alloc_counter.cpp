@@ -10,7 +10,9 @@ namespace {
 std::atomic<std::uint64_t> g_allocations{0};
 }  // namespace
 
-std::uint64_t rths::test::allocations() { return g_allocations.load(std::memory_order_relaxed); }
+std::uint64_t rths::test::allocations() {
+  return g_allocations.load(std::memory_order_relaxed);
+}
 
 void* operator new(std::size_t size) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
@@ -19,8 +21,18 @@ void* operator new(std::size_t size) {
   }
   throw std::bad_alloc();
 }
-void* operator new[](std::size_t size) { return operator new(size); }
-void operator delete(void* p) noexcept { std::free(p); }                          // NOLINT(*-no-malloc)
-void operator delete(void* p, std::size_t /*size*/) noexcept { std::free(p); }    // NOLINT(*-no-malloc)
-void operator delete[](void* p) noexcept { std::free(p); }                        // NOLINT(*-no-malloc)
-void operator delete[](void* p, std::size_t /*size*/) noexcept { std::free(p); }  // NOLINT(*-no-malloc)
+void* operator new[](std::size_t size) {
+  return operator new(size);
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}  // NOLINT(*-no-malloc)
+void operator delete(void* p, std::size_t /*size*/) noexcept {
+  std::free(p);
+}  // NOLINT(*-no-malloc)
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}  // NOLINT(*-no-malloc)
+void operator delete[](void* p, std::size_t /*size*/) noexcept {
+  std::free(p);
+}  // NOLINT(*-no-malloc)

@@ -93,7 +93,8 @@ TEST_F(Cli, RunWritesTheRunFolder) {
   const fs::path out = dir_ / "run";
   const Result r = run("run " + cfg.string() + " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  for (const char* f : {"config.textproto", "numerical.csv", "site_lab.csv", "reference.csv", "summary.json", "run.log"}) {
+  for (const char* f :
+       {"config.textproto", "numerical.csv", "site_lab.csv", "reference.csv", "summary.json", "run.log"}) {
     EXPECT_TRUE(fs::exists(out / f)) << f;
   }
   // 2 s at 1024 Hz: rows for t = 0 .. 2 s, plus the header.
@@ -117,8 +118,8 @@ TEST_F(Cli, RunWritesTheRunFolder) {
 TEST_F(Cli, SetOverridesAField) {
   const fs::path cfg = write_config("ok.textproto", valid_config());
   const fs::path out = dir_ / "run";
-  const Result r =
-      run("run " + cfg.string() + " --out " + out.string() + " --set duration_s=1 --set site[lab].link.forward.delay_s=0");
+  const Result r = run("run " + cfg.string() + " --out " + out.string() +
+                       " --set duration_s=1 --set site[lab].link.forward.delay_s=0");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(slurp(out / "summary.json").find("\"steps\": 1025"), std::string::npos);
   EXPECT_NE(slurp(out / "config.textproto").find("duration_s: 1"), std::string::npos);
@@ -156,17 +157,17 @@ TEST_P(CliBadConfig, RejectedWithOneLineNamingTheFieldAndNothingWritten) {
 
 INSTANTIATE_TEST_SUITE_P(
     Cases, CliBadConfig,
-    ::testing::Values(
-        BadConfig{"missing field", "  dofs: 2\n", "", "structure.dofs"},
-        BadConfig{"wrong matrix size", "mass_kg: [2701, 0, 0, 2701]", "mass_kg: [2701, 0, 2701]", "structure.mass_kg"},
-        BadConfig{"mass not symmetric", "mass_kg: [2701, 0, 0, 2701]", "mass_kg: [2701, 5, 0, 2701]",
-                  "structure.mass_kg"},
-        BadConfig{"mass not positive definite", "mass_kg: [2701, 0, 0, 2701]", "mass_kg: [2701, 0, 0, -2701]",
-                  "structure.mass_kg"},
-        BadConfig{"unknown key", "  dofs: 2\n", "  dofs: 2\n  floors: 2\n", "floors"},
-        BadConfig{"influence size", "influence: [-1, 0]", "influence: [-1, 0, 0]", "influence"},
-        BadConfig{"missing ground-motion file", "synthetic { seed: 3 duration_s: 2 }",
-                  "record { path: \"no_such_record.dat\" unit: G }", "no_such_record.dat"}));
+    ::testing::Values(BadConfig{"missing field", "  dofs: 2\n", "", "structure.dofs"},
+                      BadConfig{"wrong matrix size", "mass_kg: [2701, 0, 0, 2701]", "mass_kg: [2701, 0, 2701]",
+                                "structure.mass_kg"},
+                      BadConfig{"mass not symmetric", "mass_kg: [2701, 0, 0, 2701]", "mass_kg: [2701, 5, 0, 2701]",
+                                "structure.mass_kg"},
+                      BadConfig{"mass not positive definite", "mass_kg: [2701, 0, 0, 2701]",
+                                "mass_kg: [2701, 0, 0, -2701]", "structure.mass_kg"},
+                      BadConfig{"unknown key", "  dofs: 2\n", "  dofs: 2\n  floors: 2\n", "floors"},
+                      BadConfig{"influence size", "influence: [-1, 0]", "influence: [-1, 0, 0]", "influence"},
+                      BadConfig{"missing ground-motion file", "synthetic { seed: 3 duration_s: 2 }",
+                                "record { path: \"no_such_record.dat\" unit: G }", "no_such_record.dat"}));
 
 TEST_F(Cli, MalformedRecordNamesItsLine) {
   std::ofstream(dir_ / "bad.dat") << "0.00 0.1\n0.02 0.2\n0.04 zzz\n";

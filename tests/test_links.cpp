@@ -13,7 +13,9 @@
 namespace rths {
 namespace {
 
-std::span<const std::byte> bytes_of(const std::int64_t& v) { return std::as_bytes(std::span(&v, 1)); }
+std::span<const std::byte> bytes_of(const std::int64_t& v) {
+  return std::as_bytes(std::span(&v, 1));
+}
 
 std::int64_t value_of(std::span<const std::byte> b) {
   std::int64_t v = 0;

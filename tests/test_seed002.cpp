@@ -113,11 +113,10 @@ TEST_P(Seed002Table4, CaseIPeaksMatchPaperAndIndependentReference) {
   EXPECT_NEAR(f, row.ref_force_n, 0.005 * row.ref_force_n);
 }
 
-INSTANTIATE_TEST_SUITE_P(PassiveOffAndOn, Seed002Table4,
-                         ::testing::Values(Table4Row{"seed002/damper_0v.textproto", 16.34, 25.07, 217.8, 17.09,
-                                                     26.04, 132.8},
-                                           Table4Row{"seed002/damper_3v.textproto", 6.10, 12.56, 1452.2, 6.11, 12.46,
-                                                     1517.1}));
+INSTANTIATE_TEST_SUITE_P(
+    PassiveOffAndOn, Seed002Table4,
+    ::testing::Values(Table4Row{"seed002/damper_0v.textproto", 16.34, 25.07, 217.8, 17.09, 26.04, 132.8},
+                      Table4Row{"seed002/damper_3v.textproto", 6.10, 12.56, 1452.2, 6.11, 12.46, 1517.1}));
 
 // --- Seed 002 linear sensitivity (Fig. 7) and the independent table of reference-values.md.
 // Conventions that differ from that implementation: our pipeline returns the error one step
@@ -136,7 +135,8 @@ constexpr std::array<std::array<double, 5>, 7> kReferenceTable{{{0.00, 3.04, 6.0
 constexpr std::array<double, 7> kReferencePureSimulation{0.25, 0.39, 0.29, 0.00, 0.48, 1.12, 1.92};
 
 std::vector<std::string> spring_error(double error) {
-  return {fmt::format("site[0].channel[0].prediction.spring.stiffness_n_per_m={:.17g}", kSpringStiffness * (1 + error))};
+  return {
+      fmt::format("site[0].channel[0].prediction.spring.stiffness_n_per_m={:.17g}", kSpringStiffness * (1 + error))};
 }
 
 TEST(Seed002Linear, SensitivityTableMatchesPaperAndIndependentReference) {
@@ -188,7 +188,9 @@ TEST(Seed002Linear, PureSimulationWithWrongModelMatchesIndependentReference) {
   // Every run's monolithic reference uses the specimen, so a run whose specimen is the erroneous
   // spring has the pure simulation with the wrong model as its reference.
   auto reference_x2_peak = [](double specimen_stiffness) {
-    const auto cfg = load_example("seed002/spring.textproto", {fmt::format("site[0].channel[0].specimen.spring.stiffness_n_per_m={:.17g}", specimen_stiffness)});
+    const auto cfg =
+        load_example("seed002/spring.textproto",
+                     {fmt::format("site[0].channel[0].specimen.spring.stiffness_n_per_m={:.17g}", specimen_stiffness)});
     VirtualExperiment ex(cfg);
     return ex.run().response("x2").reference_peak;
   };

@@ -13,9 +13,15 @@
 
 namespace rths::test {
 
-inline std::filesystem::path source_dir() { return RTHS_SOURCE_DIR; }
-inline std::filesystem::path shared_dir() { return RTHS_SHARED_DIR; }
-inline std::filesystem::path example(const std::string& relative) { return source_dir() / "examples" / relative; }
+inline std::filesystem::path source_dir() {
+  return RTHS_SOURCE_DIR;
+}
+inline std::filesystem::path shared_dir() {
+  return RTHS_SHARED_DIR;
+}
+inline std::filesystem::path example(const std::string& relative) {
+  return source_dir() / "examples" / relative;
+}
 
 inline LoadedConfig load_example(const std::string& relative, const std::vector<std::string>& overrides = {}) {
   return load_experiment(example(relative), overrides);

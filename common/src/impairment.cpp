@@ -11,7 +11,9 @@ std::uint64_t splitmix64(std::uint64_t& x) {
   z = (z ^ (z >> 27U)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31U);
 }
-std::uint64_t rotl(std::uint64_t x, unsigned k) { return (x << k) | (x >> (64U - k)); }
+std::uint64_t rotl(std::uint64_t x, unsigned k) {
+  return (x << k) | (x >> (64U - k));
+}
 }  // namespace
 
 Rng::Rng(std::uint64_t seed) {
@@ -32,7 +34,9 @@ std::uint64_t Rng::next_u64() {
   return result;
 }
 
-double Rng::uniform() { return static_cast<double>(next_u64() >> 11U) * 0x1.0p-53; }
+double Rng::uniform() {
+  return static_cast<double>(next_u64() >> 11U) * 0x1.0p-53;
+}
 
 Impairment::Impairment(const config::Impairment& spec) : spec_(spec), rng_(spec.seed()) {}
 

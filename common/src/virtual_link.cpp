@@ -19,8 +19,7 @@ bool later(const auto& a, const auto& b) {
 VirtualChannel::VirtualChannel(const VirtualClock& clock, Impairment impairment)
     : clock_(clock), impairment_(std::move(impairment)) {
   // One packet per step in each direction: the longest delay plus slack bounds what is in flight.
-  const auto capacity =
-      static_cast<std::size_t>(std::ceil(impairment_.max_delay_s() * clock_.rate_hz())) + 64;
+  const auto capacity = static_cast<std::size_t>(std::ceil(impairment_.max_delay_s() * clock_.rate_hz())) + 64;
   slots_.resize(capacity);
   slot_size_.resize(capacity);
   free_slots_.reserve(capacity);

@@ -98,7 +98,8 @@ std::string parse(int argc, char** argv, Options& opt) {
     }
   }
   if (opt.command != "run") {
-    return opt.command.empty() ? "missing command (see --help)" : fmt::format("unknown command {} (see --help)", opt.command);
+    return opt.command.empty() ? "missing command (see --help)"
+                               : fmt::format("unknown command {} (see --help)", opt.command);
   }
   if (opt.config.empty()) {
     return "run needs a CONFIG file (see --help)";
@@ -109,15 +110,14 @@ std::string parse(int argc, char** argv, Options& opt) {
 void print_report(const rths::RunReport& r, const std::filesystem::path& out) {
   fmt::print("rths: {} — {} steps at {:g} Hz ({:.2f} s of {}) in {:.3f} s, reference {:.3f} s\n", r.name, r.steps,
              r.rate_hz, r.duration_s, r.ground_motion, r.run_time_s, r.reference_time_s);
-  fmt::print("{:<16} {:>12} {:>12} {:>9} {:>9} {:>8} {:>11}\n", "response", "peak", "ref. peak", "J_peak %",
-             "J_RMS %", "rho", "SD");
+  fmt::print("{:<16} {:>12} {:>12} {:>9} {:>9} {:>8} {:>11}\n", "response", "peak", "ref. peak", "J_peak %", "J_RMS %",
+             "rho", "SD");
   for (const auto& [name, m] : r.responses) {
     const bool force = name.starts_with("f_");
     const double scale = force ? 1.0 : 1e3;
     const char* unit = force ? "N" : "mm";
-    fmt::print("{:<16} {:>9.3f} {:<2} {:>9.3f} {:<2} {:>9.3f} {:>9.3f} {:>8.5f} {:>8.3f} {:<2}\n", name,
-               m.peak * scale, unit, m.reference_peak * scale, unit, m.j_peak_pct, m.j_rms_pct, m.rho, m.sd * scale,
-               unit);
+    fmt::print("{:<16} {:>9.3f} {:<2} {:>9.3f} {:<2} {:>9.3f} {:>9.3f} {:>8.5f} {:>8.3f} {:<2}\n", name, m.peak * scale,
+               unit, m.reference_peak * scale, unit, m.j_peak_pct, m.j_rms_pct, m.rho, m.sd * scale, unit);
   }
   for (const auto& s : r.sites) {
     if (!s.local) {

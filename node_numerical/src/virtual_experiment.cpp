@@ -77,7 +77,8 @@ VirtualExperiment::VirtualExperiment(const LoadedConfig& loaded)
   try {
     ground_ = load_ground_motion(config_.ground_motion(), loaded.base_dir);
   } catch (const std::exception& e) {
-    throw ConfigError(loaded.source.string() + ": ground_motion: " + e.what());
+    const char* field = config_.ground_motion().has_record() ? "ground_motion.record.path" : "ground_motion";
+    throw ConfigError(fmt::format("{}: {}: {}", loaded.source.string(), field, e.what()));
   }
   if (config_.ground_motion().has_record()) {
     // The saved config must run again from any folder: record the resolved path.
@@ -115,13 +116,12 @@ VirtualExperiment::VirtualExperiment(const LoadedConfig& loaded)
       hybrid_sites.push_back(std::move(hyb));
       continue;
     }
-    links_.push_back(std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward()),
-                                                   Impairment(site.link().backward())));
+    links_.push_back(
+        std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward()), Impairment(site.link().backward())));
     hyb.link = &links_.back()->numerical_end;
     const config::CompensationMode mode = site.compensation().mode();
     // The pipeline adds one step of return latency to the network's round trip (DESIGN §3).
-    const int assumed_steps =
-        static_cast<int>(std::lround(site.compensation().assumed_round_trip_s() * rate_hz_)) + 1;
+    const int assumed_steps = static_cast<int>(std::lround(site.compensation().assumed_round_trip_s() * rate_hz_)) + 1;
     std::vector<std::unique_ptr<ModifiedSmithPart2>> part2;
     for (const auto& channel : site.channel()) {
       hyb.estimators.push_back(make_force_estimator(mode, make_model(prediction_of(channel)), assumed_steps));
@@ -138,8 +138,8 @@ VirtualExperiment::VirtualExperiment(const LoadedConfig& loaded)
   const NumericalNode::Setup setup{session, rate_hz_, rows, dof_names(config_.structure())};
   hybrid_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_, clock_,
                                             std::move(hybrid_sites));
-  reference_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_,
-                                               clock_, std::move(reference_sites));
+  reference_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_, clock_,
+                                               std::move(reference_sites));
 
   report_.name = config_.name();
   report_.steps = steps_;

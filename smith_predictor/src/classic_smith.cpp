@@ -20,8 +20,7 @@ double ClassicSmithPredictor::estimate(const InterfaceMotion& motion, const Chan
 }
 
 std::unique_ptr<ForceEstimator> make_force_estimator(config::CompensationMode mode,
-                                                     std::unique_ptr<PredictionModel> model,
-                                                     int assumed_delay_steps) {
+                                                     std::unique_ptr<PredictionModel> model, int assumed_delay_steps) {
   switch (mode) {
     case config::MODIFIED_SMITH:
       return std::make_unique<ModifiedSmithPart1>(std::move(model));

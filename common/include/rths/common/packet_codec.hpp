@@ -24,9 +24,9 @@ struct PacketCounters {
   std::uint64_t wrong_version = 0;
   std::uint64_t wrong_session = 0;
   std::uint64_t wrong_site = 0;
-  std::uint64_t stale = 0;      // older than one already used
-  std::uint64_t duplicate = 0;  // same sequence as one already used
-  std::uint64_t unexpected = 0; // a body this node does not take in this state
+  std::uint64_t stale = 0;       // older than one already used
+  std::uint64_t duplicate = 0;   // same sequence as one already used
+  std::uint64_t unexpected = 0;  // a body this node does not take in this state
 
   void count(DecodeStatus status);
   [[nodiscard]] std::uint64_t dropped() const {

@@ -16,7 +16,7 @@ namespace rths {
 struct PhysicalNodeStats {
   PacketCounters packets;
   std::uint64_t steps = 0;
-  std::uint64_t held_steps = 0;       // steps with no new command (last one held)
+  std::uint64_t held_steps = 0;  // steps with no new command (last one held)
   std::uint64_t commands_used = 0;
 };
 

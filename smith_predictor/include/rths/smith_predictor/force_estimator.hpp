@@ -31,7 +31,6 @@ class ForceEstimator {
 // Builds the numerical-side estimator for a compensation mode; `model` is the channel's
 // prediction model (unused by NONE). assumed_delay_steps is used by CLASSIC_SMITH only.
 std::unique_ptr<ForceEstimator> make_force_estimator(config::CompensationMode mode,
-                                                     std::unique_ptr<PredictionModel> model,
-                                                     int assumed_delay_steps);
+                                                     std::unique_ptr<PredictionModel> model, int assumed_delay_steps);
 
 }  // namespace rths
