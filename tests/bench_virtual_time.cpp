@@ -5,7 +5,7 @@
 #include <filesystem>
 
 #include "rths/common/config.hpp"
-#include "rths/node_numerical/virtual_experiment.hpp"
+#include "rths/node_numerical/experiment.hpp"
 
 namespace {
 
@@ -20,7 +20,7 @@ void BM_Seed002DamperHybridRun(benchmark::State& state) {
   std::int64_t steps = 0;
   for (auto _ : state) {
     state.PauseTiming();
-    rths::VirtualExperiment ex(cfg);
+    rths::Experiment ex(cfg);
     state.ResumeTiming();
     ex.run_hybrid_only();
     steps += ex.steps();
@@ -34,7 +34,7 @@ void BM_Seed002DamperRunWithReference(benchmark::State& state) {
   const auto cfg = damper_config("3");
   for (auto _ : state) {
     state.PauseTiming();
-    rths::VirtualExperiment ex(cfg);
+    rths::Experiment ex(cfg);
     state.ResumeTiming();
     benchmark::DoNotOptimize(ex.run());
   }
@@ -45,7 +45,7 @@ BENCHMARK(BM_Seed002DamperRunWithReference)->Unit(benchmark::kMillisecond)->MinT
 void BM_Seed002Setup(benchmark::State& state) {
   const auto cfg = damper_config("3");
   for (auto _ : state) {
-    rths::VirtualExperiment ex(cfg);
+    rths::Experiment ex(cfg);
     benchmark::DoNotOptimize(&ex);
   }
 }

@@ -39,7 +39,7 @@ class Cli : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  Result run(const std::string& args) const {
+  [[nodiscard]] Result run(const std::string& args) const {
     const fs::path out = dir_ / "stdout.txt";
     const fs::path err = dir_ / "stderr.txt";
     const std::string cmd =
@@ -52,8 +52,8 @@ class Cli : public ::testing::Test {
     return r;
   }
 
-  fs::path write_config(const std::string& name, const std::string& text) const {
-    const fs::path p = dir_ / name;
+  [[nodiscard]] fs::path write_config(const std::string& name, const std::string& text) const {
+    fs::path p = dir_ / name;
     std::ofstream(p) << text;
     return p;
   }

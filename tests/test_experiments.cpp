@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <new>
 
-#include "rths/node_numerical/virtual_experiment.hpp"
+#include "rths/node_numerical/experiment.hpp"
 #include "test_support.hpp"
 
 #include "alloc_counter.hpp"
@@ -28,7 +28,7 @@ TEST(Examples, EveryExampleLoadsAndRuns) {
     }
     SCOPED_TRACE(entry.path().string());
     const auto cfg = load_experiment(entry.path(), {"duration_s=2"});
-    VirtualExperiment ex(cfg);
+    Experiment ex(cfg);
     const RunReport& r = ex.run();
     EXPECT_EQ(r.steps, 2049);
     EXPECT_GT(r.response("x1").reference_peak, 0.0);
@@ -38,14 +38,14 @@ TEST(Examples, EveryExampleLoadsAndRuns) {
 }
 
 TEST(Compensation, ClassicSmithIsExactOnlyWithTheRightConstantDelay) {
-  // Seed 002 Eq. 2: with G_pm = G_p and the assumed delay equal to the real one (here 2 x 20 steps,
-  // plus the pipeline's one step) the classic predictor also removes the delay.
+  // Seed 002 Eq. 2: with G_pm = G_p and the assumed delay equal to the real one (here 2 x 20 steps)
+  // the classic predictor also removes the delay.
   const double leg_s = 20.0 / 1024.0;
   std::vector<std::string> o = round_trip(2 * leg_s);
   o.emplace_back("site[0].compensation.mode=CLASSIC_SMITH");
   o.push_back(fmt::format("site[0].compensation.assumed_round_trip_s={:.17g}", 2 * leg_s));
   {
-    VirtualExperiment ex(load_example("seed002/damper_3v.textproto", o));
+    Experiment ex(load_example("seed002/damper_3v.textproto", o));
     const RunReport& r = ex.run();
     EXPECT_LE(test::max_abs_difference(ex.numerical(), ex.reference(), "x2"), 1e-9 * r.response("x2").reference_peak);
   }
@@ -53,7 +53,7 @@ TEST(Compensation, ClassicSmithIsExactOnlyWithTheRightConstantDelay) {
   o.emplace_back("site[0].link.forward.jitter_s=0.005");
   o.emplace_back("site[0].link.backward.jitter_s=0.005");
   {
-    VirtualExperiment ex(load_example("seed002/damper_3v.textproto", o));
+    Experiment ex(load_example("seed002/damper_3v.textproto", o));
     EXPECT_GT(ex.run().response("x2").j_rms_pct, 0.01);
   }
 }
@@ -64,7 +64,7 @@ TEST(Compensation, NoCompensationDegradesWithDelay) {
   for (const double rt : {0.01, 0.03, 0.06}) {
     std::vector<std::string> o = round_trip(rt);
     o.emplace_back("site[0].compensation.mode=NONE");
-    VirtualExperiment ex(load_example("seed002/damper_3v.textproto", o));
+    Experiment ex(load_example("seed002/damper_3v.textproto", o));
     const double err = ex.run().response("x2").j_rms_pct;
     EXPECT_GT(err, previous) << rt;
     previous = err;
@@ -75,7 +75,7 @@ TEST(Compensation, NoCompensationDegradesWithDelay) {
 TEST(Sites, CaseIIIRemoteAndLocalDamper) {
   // Seed 002 Case III: the local damper's measured force enters directly; the remote one through
   // the modified Smith predictor with a realistic model error. Stable and close to the reference.
-  VirtualExperiment ex(load_example("seed002/case3.textproto"));
+  Experiment ex(load_example("seed002/case3.textproto"));
   const RunReport& r = ex.run();
   ASSERT_EQ(r.sites.size(), 2U);
   EXPECT_FALSE(r.sites[0].local);
@@ -88,7 +88,7 @@ TEST(Sites, CaseIIIRemoteAndLocalDamper) {
 
 TEST(Sites, LocalSiteEqualsReference) {
   // An in-process site is the monolithic coupling itself.
-  VirtualExperiment ex(load_example("seed002/damper_3v.textproto", {"site[0].placement=LOCAL", "site[0].link="}));
+  Experiment ex(load_example("seed002/damper_3v.textproto", {"site[0].placement=LOCAL", "site[0].link="}));
   const RunReport& r = ex.run();
   EXPECT_EQ(test::max_abs_difference(ex.numerical(), ex.reference(), "x1"), 0.0);
   EXPECT_EQ(r.response("x2").j_rms_pct, 0.0);
@@ -97,15 +97,15 @@ TEST(Sites, LocalSiteEqualsReference) {
 TEST(Integrators, NewmarkAndRk4AgreeOnTheSeed002Reference) {
   // Two different integrators of the same coupled system converge to the same peaks: Newmark's
   // period error at 1024 Hz is (omega dt)^2 / 12 ~ 3e-6 for the 2.62 Hz mode.
-  VirtualExperiment rk4(load_example("seed002/damper_3v.textproto"));
-  VirtualExperiment newmark(load_example("seed002/damper_3v.textproto", {"integrator=NEWMARK_AVERAGE_ACCELERATION"}));
+  Experiment rk4(load_example("seed002/damper_3v.textproto"));
+  Experiment newmark(load_example("seed002/damper_3v.textproto", {"integrator=NEWMARK_AVERAGE_ACCELERATION"}));
   const double a = rk4.run().response("x2").reference_peak;
   const double b = newmark.run().response("x2").reference_peak;
   EXPECT_NEAR(a, b, 0.002 * a);
 }
 
 TEST(RealTimeRules, StepLoopAllocatesNothing) {
-  VirtualExperiment ex(load_example("seed002/damper_3v.textproto", round_trip(0.1, 0.005)));
+  Experiment ex(load_example("seed002/damper_3v.textproto", round_trip(0.1, 0.005)));
   ex.run_hybrid_steps(0, 500);  // warm-up: first packets, buffers reach steady state
   const std::uint64_t before = test::allocations();
   ex.run_hybrid_steps(500, 5000);

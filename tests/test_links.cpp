@@ -29,24 +29,41 @@ config::Impairment constant(double delay_s) {
   return i;
 }
 
-// Sends the step number every step for `steps` steps; returns, per step, what arrived (-1: nothing).
+// The forward leg: the numerical node sends its step number in every step k; returns, per site
+// step j (half a period before numerical step j), what arrived.
 std::vector<std::vector<std::int64_t>> run_channel(const config::Impairment& spec, std::int64_t steps) {
   VirtualClock clock(1024.0);
   VirtualChannel channel(clock, Impairment(spec));
   std::vector<std::vector<std::int64_t>> arrivals(static_cast<std::size_t>(steps));
   std::array<std::byte, kMaxDatagramBytes> buf{};
   for (std::int64_t k = 0; k < steps; ++k) {
-    clock.set_step(k);
+    clock.set_site_step(k);
     while (const std::size_t n = channel.pop(buf)) {
       arrivals[static_cast<std::size_t>(k)].push_back(value_of(std::span(buf.data(), n)));
     }
+    clock.set_numerical_step(k);
     channel.push(bytes_of(k));
   }
   return arrivals;
 }
 
-TEST(VirtualChannel, ZeroDelayArrivesNextStep) {
-  // DESIGN §3: nothing sent during a step reaches the peer before its next step.
+TEST(VirtualChannel, FeedbackWithinHalfAPeriodIsBackForTheSameStep) {
+  // The backward leg: site step j runs half a period before numerical step j, so with no network
+  // delay its feedback is there when numerical step j drains (zero latency, as in reference-values.md).
+  VirtualClock clock(1024.0);
+  VirtualChannel channel(clock, Impairment(constant(0.0)));
+  std::array<std::byte, kMaxDatagramBytes> buf{};
+  for (std::int64_t j = 0; j < 10; ++j) {
+    clock.set_site_step(j);
+    channel.push(bytes_of(j));
+    clock.set_numerical_step(j);
+    ASSERT_EQ(channel.pop(buf), sizeof(std::int64_t));
+    EXPECT_EQ(value_of(std::span(buf.data(), sizeof(std::int64_t))), j);
+  }
+}
+
+TEST(VirtualChannel, ZeroDelayCommandArrivesForTheNextStep) {
+  // The command computed in numerical step k is the target of step k + 1 (DESIGN §3).
   const auto a = run_channel(constant(0.0), 10);
   EXPECT_TRUE(a[0].empty());
   for (std::int64_t k = 1; k < 10; ++k) {
@@ -66,12 +83,17 @@ TEST(VirtualChannel, WholeStepDelayArrivesThatManyStepsLater) {
   }
 }
 
-TEST(VirtualChannel, FractionalDelayRoundsDown) {
-  // 25 ms = 25.6 steps: a packet sent at t_k arrives at t_k + 25 ms, before step k + 26 begins.
+TEST(VirtualChannel, FractionalDelayRoundsToNearestStep) {
+  // 25 ms = 25.6 steps: sent at t_0, it arrives at t_0 + 25.6 dt, after site step 26 began
+  // (t_26 - dt/2) and before site step 27: a lag of round(25.6) = 26 steps past its target step 1.
   const auto a = run_channel(constant(0.025), 60);
-  EXPECT_TRUE(a[25].empty());
-  ASSERT_EQ(a[26].size(), 1U);
-  EXPECT_EQ(a[26][0], 0);
+  EXPECT_TRUE(a[26].empty());
+  ASSERT_EQ(a[27].size(), 1U);
+  EXPECT_EQ(a[27][0], 0);
+  // 25.4 steps rounds down: lag 25.
+  const auto b = run_channel(constant(25.4 / 1024.0), 60);
+  ASSERT_EQ(b[26].size(), 1U);
+  EXPECT_EQ(b[26][0], 0);
 }
 
 TEST(VirtualChannel, JitterPreservesOrderUnlessReorderingAllowed) {

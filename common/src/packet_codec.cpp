@@ -32,10 +32,12 @@ void PacketCounters::count(DecodeStatus status) {
 }
 
 PacketCodec::PacketCodec(std::uint64_t session, std::uint32_t site)
-    : session_(session), site_(site), out_arena_(block_options(out_block_)), in_arena_(block_options(in_block_)) {
-  out_ = google::protobuf::Arena::CreateMessage<wire::Envelope>(&out_arena_);
-  in_ = google::protobuf::Arena::CreateMessage<wire::Envelope>(&in_arena_);
-}
+    : session_(session),
+      site_(site),
+      out_arena_(block_options(out_block_)),
+      in_arena_(block_options(in_block_)),
+      out_(google::protobuf::Arena::CreateMessage<wire::Envelope>(&out_arena_)),
+      in_(google::protobuf::Arena::CreateMessage<wire::Envelope>(&in_arena_)) {}
 
 wire::Envelope& PacketCodec::start(std::uint64_t sequence, std::int64_t sent_ns) {
   // Resetting the arena reclaims the previous packet's sub-messages without freeing memory.

@@ -7,12 +7,12 @@
 namespace rths {
 
 std::int64_t VirtualClock::now_ns() const {
-  return static_cast<std::int64_t>(std::llround(static_cast<double>(step_) * 1e9 / rate_hz_));
+  return static_cast<std::int64_t>(std::llround(static_cast<double>(phase_) * 0.5e9 / rate_hz_));
 }
 
 namespace {
 bool later(const auto& a, const auto& b) {
-  return a.deliver_step != b.deliver_step ? a.deliver_step > b.deliver_step : a.order > b.order;
+  return a.arrival_phase != b.arrival_phase ? a.arrival_phase > b.arrival_phase : a.order > b.order;
 }
 }  // namespace
 
@@ -35,23 +35,22 @@ void VirtualChannel::push(std::span<const std::byte> datagram) {
     ++counters_.dropped_overflow;
     return;
   }
-  const double delay_steps = impairment_.next_delay_s() * clock_.rate_hz();
-  // The small epsilon keeps a delay of exactly n steps at n despite rounding in delay_s * rate.
-  std::int64_t deliver = clock_.step() + 1 + static_cast<std::int64_t>(std::floor(delay_steps + 1e-9));
+  double arrival = static_cast<double>(clock_.phase()) + 2.0 * impairment_.next_delay_s() * clock_.rate_hz();
   if (impairment_.preserves_order()) {
-    deliver = std::max(deliver, last_deliver_step_);
-    last_deliver_step_ = deliver;
+    arrival = std::max(arrival, last_arrival_phase_);
+    last_arrival_phase_ = arrival;
   }
   const std::uint32_t slot = free_slots_.back();
   free_slots_.pop_back();
   std::memcpy(slots_[slot].data(), datagram.data(), datagram.size());
   slot_size_[slot] = static_cast<std::uint32_t>(datagram.size());
-  heap_.push_back(InFlight{deliver, next_order_++, slot});
+  heap_.push_back(InFlight{arrival, next_order_++, slot});
   std::push_heap(heap_.begin(), heap_.end(), [](const auto& a, const auto& b) { return later(a, b); });
 }
 
 std::size_t VirtualChannel::pop(std::span<std::byte> buffer) {
-  while (!heap_.empty() && heap_.front().deliver_step <= clock_.step()) {
+  // A packet arrives just after it was sent: one arriving exactly at a step's start waits for the next.
+  while (!heap_.empty() && heap_.front().arrival_phase + 1e-9 < static_cast<double>(clock_.phase())) {
     std::pop_heap(heap_.begin(), heap_.end(), [](const auto& a, const auto& b) { return later(a, b); });
     const InFlight packet = heap_.back();
     heap_.pop_back();

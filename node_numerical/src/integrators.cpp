@@ -59,13 +59,13 @@ class Rk4Integrator final : public Integrator {
   void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
                   double t_s) override {
     check_state(state, force, mass_inverse_.rows(), "RK4");
-    mass_inverse_force_.noalias() = mass_inverse_ * force;
+    mass_inverse_force_.noalias() = mass_inverse_.lazyProduct(force);
     acceleration(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
   }
 
   void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
             double dt_s) override {
-    mass_inverse_force_.noalias() = mass_inverse_ * force;
+    mass_inverse_force_.noalias() = mass_inverse_.lazyProduct(force);
     const double half_dt_s = 0.5 * dt_s;
     const double ground_start = ground.at(t_s);
     const double ground_middle = ground.at(t_s + half_dt_s);
@@ -101,8 +101,8 @@ class Rk4Integrator final : public Integrator {
   void acceleration(const Eigen::VectorXd& x, const Eigen::VectorXd& v, double ground_m_per_s2,
                     Eigen::VectorXd& out) const {
     out = mass_inverse_force_ - ground_m_per_s2 * ground_influence_;
-    out.noalias() -= mass_inverse_damping_ * v;
-    out.noalias() -= mass_inverse_stiffness_ * x;
+    out.noalias() -= mass_inverse_damping_.lazyProduct(v);
+    out.noalias() -= mass_inverse_stiffness_.lazyProduct(x);
   }
 
   Eigen::MatrixXd mass_inverse_;
@@ -191,8 +191,8 @@ class NewmarkIntegrator final : public Integrator {
   void residual(const Eigen::VectorXd& x, const Eigen::VectorXd& v, const Eigen::VectorXd& force,
                 double ground_m_per_s2) {
     rhs_ = force - ground_m_per_s2 * mass_ground_influence_;
-    rhs_.noalias() -= damping_ * v;
-    rhs_.noalias() -= stiffness_ * x;
+    rhs_.noalias() -= damping_.lazyProduct(v);
+    rhs_.noalias() -= stiffness_.lazyProduct(x);
   }
 
   double dt_s_;

@@ -38,6 +38,7 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
       sites_(std::move(sites)),
       runtime_(sites_.size()),
       stats_(sites_.size()),
+      reasons_(sites_.size()),
       total_force_(Eigen::VectorXd::Zero(structure_.dofs())),
       recorder_(numerical_columns(setup_.dof_names, sites_), setup_.max_rows),
       row_(recorder_.columns(), 0.0),
@@ -54,6 +55,7 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
     rt.motion.resize(static_cast<std::size_t>(channels));
     rt.measured.resize(static_cast<std::size_t>(channels));
     rt.u = rt.v = rt.a = rt.force = Eigen::VectorXd::Zero(channels);
+    timing_.push_back(std::make_unique<SiteTiming>());
   }
   integrator_->initialise(state_, total_force_, ground_, 0.0);
 }
@@ -70,11 +72,24 @@ void NumericalNode::drain(std::size_t s) {
       continue;
     }
     const wire::Envelope& env = rt.codec->received();
+    st.last_valid_receive_ns = site.link->last_receive_ns();
+    if (env.has_abort() || env.has_stop()) {
+      // The site ends the test (its own safe stop); the reason is copied once, at the end.
+      ++st.packets.accepted;
+      st.peer_control = env.has_abort() ? PeerControl::kAbort : PeerControl::kStop;
+      reasons_[s] = env.has_abort() ? env.abort().reason() : env.stop().reason();
+      continue;
+    }
+    if (env.has_welcome() || env.has_heartbeat()) {
+      ++st.packets.accepted;  // late session traffic
+      continue;
+    }
     if (!env.has_feedback() || env.feedback().model_error_n_size() != site.channels() ||
         env.feedback().force_n_size() != site.channels()) {
       ++st.packets.unexpected;
       continue;
     }
+    st.highest_sequence = std::max(st.highest_sequence, env.sequence());
     // Newest wins (DESIGN §3 numerical step 1); older or repeated packets are counted, not used.
     if (rt.have_feedback && env.sequence() <= rt.newest_sequence) {
       ++(env.sequence() == rt.newest_sequence ? st.packets.duplicate : st.packets.stale);
@@ -88,19 +103,68 @@ void NumericalNode::drain(std::size_t s) {
     }
     rt.newest_sequence = env.sequence();
     rt.have_feedback = true;
+    rt.newest_received_ns = st.last_valid_receive_ns;
     st.newest_echo_step = static_cast<std::int64_t>(fb.echo_step());
+    if (fb.echo_sent_ns() != 0 && fb.echo_received_ns() != 0) {
+      record_timing(*timing_[s], fb.echo_sent_ns(), fb.echo_received_ns(), env.sent_ns(), st.last_valid_receive_ns);
+    }
     fresh = true;
   }
   ++(fresh ? st.feedback_used : st.held_steps);
+  if (rt.have_feedback) {
+    timing_[s]->age_at_use.record(clock_.now_ns() - rt.newest_received_ns);
+  }
+}
+
+void NumericalNode::record_timing(SiteTiming& timing, std::int64_t t1, std::int64_t t2, std::int64_t t3,
+                                  std::int64_t t4) {
+  const std::int64_t round_trip = (t4 - t1) - (t3 - t2);
+  timing.last_round_trip_ns = round_trip;
+  if (timing.best_round_trip_ns < 0 || round_trip < timing.best_round_trip_ns) {
+    // NTP: the exchange with the shortest round trip bounds the offset most tightly.
+    timing.best_round_trip_ns = round_trip;
+    timing.clock_offset_ns = ((t2 - t1) + (t3 - t4)) / 2;
+  }
+  timing.round_trip.record(round_trip);
+  timing.forward.record(t2 - t1 - timing.clock_offset_ns);
+  timing.backward.record(t4 - t3 + timing.clock_offset_ns);
+}
+
+void NumericalNode::send_to_site(std::size_t s, const wire::Envelope& body) {
+  SiteRuntime& rt = runtime_[s];
+  wire::Envelope& env = rt.codec->start(++rt.sequence, clock_.now_ns());
+  const auto version = env.version();
+  const auto session = env.session();
+  const auto site = env.site();
+  const auto sequence = env.sequence();
+  const auto sent = env.sent_ns();
+  env.CopyFrom(body);
+  env.set_version(version);
+  env.set_session(session);
+  env.set_site(site);
+  env.set_sequence(sequence);
+  env.set_sent_ns(sent);
+  sites_[s].link->send(rt.codec->encode());
+}
+
+void NumericalNode::send_stop(std::size_t s, const std::string& reason, bool abort) {
+  wire::Envelope env;
+  if (abort) {
+    env.mutable_abort()->set_reason(reason);
+  } else {
+    env.mutable_stop()->set_reason(reason);
+  }
+  send_to_site(s, env);
 }
 
 void NumericalNode::interface_motion(std::size_t s) {
   // The site's interface motion is -Lambda^T x: the device deforms with the motion it resists.
   const Eigen::MatrixXd& lambda = sites_[s].influence;
   SiteRuntime& rt = runtime_[s];
-  rt.u.noalias() = -lambda.transpose() * state_.displacement;
-  rt.v.noalias() = -lambda.transpose() * state_.velocity;
-  rt.a.noalias() = -lambda.transpose() * state_.acceleration;
+  // lazyProduct: coefficient-wise products beat the general GEMV kernel at these sizes.
+  rt.u.noalias() = -lambda.transpose().lazyProduct(state_.displacement);
+  rt.v.noalias() = -lambda.transpose().lazyProduct(state_.velocity);
+  rt.a.noalias() = -lambda.transpose().lazyProduct(state_.acceleration);
   for (std::size_t c = 0; c < rt.motion.size(); ++c) {
     const auto i = static_cast<Eigen::Index>(c);
     rt.motion[c] = {rt.u(i), rt.v(i), rt.a(i)};
@@ -140,7 +204,7 @@ void NumericalNode::step(std::int64_t k) {
         rt.force(static_cast<Eigen::Index>(c)) = site.estimators[c]->estimate(rt.motion[c], rt.newest[c], dt_s_);
       }
     }
-    total_force_.noalias() += site.influence * rt.force;
+    total_force_.noalias() += site.influence.lazyProduct(rt.force);
   }
 
   // Row k is the state at t_k and the forces held over [t_k, t_k + dt).

@@ -1,5 +1,7 @@
 #include "rths/node_physical/physical_node.hpp"
 
+#include <cmath>
+
 namespace rths {
 
 namespace {
@@ -41,7 +43,19 @@ bool PhysicalNode::drain() {
     if (status != DecodeStatus::kOk) {
       continue;
     }
+    last_valid_receive_ns_ = link_.last_receive_ns();
     const wire::Envelope& env = codec_.received();
+    if (env.has_stop() || env.has_abort()) {
+      // The end of the test: copying the reason may allocate, but no step follows in steady state.
+      ++stats_.packets.accepted;
+      peer_control_ = env.has_stop() ? PeerControl::kStop : PeerControl::kAbort;
+      peer_reason_ = env.has_stop() ? env.stop().reason() : env.abort().reason();
+      continue;
+    }
+    if (env.has_hello() || env.has_heartbeat() || env.has_start()) {
+      ++stats_.packets.accepted;  // session traffic that crossed with the first steps
+      continue;
+    }
     if (!env.has_command() || static_cast<std::size_t>(env.command().displacement_m_size()) != targets_.size()) {
       ++stats_.packets.unexpected;
       continue;
@@ -53,6 +67,10 @@ bool PhysicalNode::drain() {
     }
     ++stats_.packets.accepted;
     const wire::Command& cmd = env.command();
+    if (beyond_limits(cmd)) {
+      limit_breached_ = true;  // the last target stays applied: the actuator holds
+      continue;
+    }
     for (std::size_t c = 0; c < targets_.size(); ++c) {
       const int i = static_cast<int>(c);
       targets_[c].displacement_m = cmd.displacement_m(i);
@@ -62,10 +80,27 @@ bool PhysicalNode::drain() {
     newest_sequence_ = env.sequence();
     command_step_ = cmd.step();
     command_sent_ns_ = env.sent_ns();
+    command_received_ns_ = link_.last_receive_ns();
     have_command_ = true;
     fresh = true;
   }
   return fresh;
+}
+
+bool PhysicalNode::beyond_limits(const wire::Command& cmd) const {
+  for (std::size_t c = 0; c < setup_.stroke_limit_m.size() && c < targets_.size(); ++c) {
+    const double limit = setup_.stroke_limit_m[c];
+    if (limit > 0.0 && std::abs(cmd.displacement_m(static_cast<int>(c))) > limit) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void PhysicalNode::send_abort(const std::string& reason) {
+  wire::Envelope& env = codec_.start(++sequence_, clock_.now_ns());
+  env.mutable_abort()->set_reason(reason);
+  link_.send(codec_.encode());
 }
 
 void PhysicalNode::step(std::int64_t j) {
@@ -73,6 +108,12 @@ void PhysicalNode::step(std::int64_t j) {
     ++stats_.commands_used;
   } else {
     ++stats_.held_steps;  // the last target is held (before the first command: at rest)
+    if (setup_.hold == config::EXTRAPOLATE && have_command_) {
+      // Part 2 sees the same extrapolated target as the specimen, so e stays a pure model error.
+      for (InterfaceMotion& t : targets_) {
+        t.displacement_m += t.velocity_m_per_s * dt_s_;
+      }
+    }
   }
   substructure_->step(targets_, measured_, dt_s_);
   for (std::size_t c = 0; c < part2_.size(); ++c) {
@@ -84,6 +125,7 @@ void PhysicalNode::step(std::int64_t j) {
   fb->set_echo_step(command_step_);
   fb->set_step(static_cast<std::uint64_t>(j));
   fb->set_echo_sent_ns(command_sent_ns_);
+  fb->set_echo_received_ns(command_received_ns_);
   for (std::size_t c = 0; c < targets_.size(); ++c) {
     fb->add_model_error_n(errors_[c]);
     fb->add_force_n(measured_[c].force_n);

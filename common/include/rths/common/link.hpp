@@ -27,6 +27,9 @@ class Link {
   // Copies the next datagram that has arrived into buffer and returns its size; 0 when none is
   // waiting. A datagram larger than the buffer is dropped.
   virtual std::size_t receive(std::span<std::byte> buffer) = 0;
+  // When the datagram receive() last returned arrived (ns on the wall clock: the kernel's receive
+  // timestamp on UDP, the simulated time in virtual time).
+  [[nodiscard]] virtual std::int64_t last_receive_ns() const = 0;
 };
 
 // Monotonic time as a node sees it: the simulated clock in virtual time, the wall clock later.

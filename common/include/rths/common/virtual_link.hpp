@@ -11,18 +11,23 @@
 
 namespace rths {
 
-// Simulated time advanced step by step by the virtual-time runner.
+// Simulated time advanced by the virtual-time runner in half steps. Sites step half a period before
+// the numerical node (site step j at t_j - dt/2, numerical step k at t_k), the schedule the real-time
+// nodes keep too: a command computed in numerical step k reaches site step k + 1, and the feedback of
+// that site step is back for numerical step k + 1 when the network is fast. Phases: numerical step k
+// is 2k, site step j is 2j - 1.
 class VirtualClock final : public Clock {
  public:
   explicit VirtualClock(double rate_hz) : rate_hz_(rate_hz) {}
-  void set_step(std::int64_t step) { step_ = step; }
-  [[nodiscard]] std::int64_t step() const { return step_; }
+  void set_numerical_step(std::int64_t k) { phase_ = 2 * k; }
+  void set_site_step(std::int64_t j) { phase_ = 2 * j - 1; }
+  [[nodiscard]] std::int64_t phase() const { return phase_; }
   [[nodiscard]] double rate_hz() const { return rate_hz_; }
   [[nodiscard]] std::int64_t now_ns() const override;
 
  private:
   double rate_hz_;
-  std::int64_t step_ = 0;
+  std::int64_t phase_ = 0;
 };
 
 struct LinkCounters {
@@ -31,9 +36,10 @@ struct LinkCounters {
   std::uint64_t dropped_overflow = 0;
 };
 
-// One direction of an in-memory link. A datagram sent during step k with impairment delay D is
-// delivered to the receiver's step k + 1 + floor(D * rate): as on a real network, nothing sent
-// during a step reaches the other node before its next step (DESIGN §3 "one-step return latency").
+// One direction of an in-memory link. A datagram sent at phase p with impairment delay D arrives at
+// p + 2 D rate (half steps) and is received by the first step of the receiver that begins after
+// that. With the half-period offset of the sites each leg therefore lags by round(D rate) steps and a
+// zero delay costs nothing, as in a real-time run whose compute and network fit in half a period.
 // Pre-sized for the largest delay, so send and receive never allocate.
 class VirtualChannel {
  public:
@@ -42,10 +48,11 @@ class VirtualChannel {
   void push(std::span<const std::byte> datagram);
   std::size_t pop(std::span<std::byte> buffer);
   [[nodiscard]] const LinkCounters& counters() const { return counters_; }
+  [[nodiscard]] std::int64_t now_ns() const { return clock_.now_ns(); }
 
  private:
   struct InFlight {
-    std::int64_t deliver_step;
+    double arrival_phase;
     std::uint64_t order;  // send order: ties and order-preserving delivery
     std::uint32_t slot;
   };
@@ -54,8 +61,8 @@ class VirtualChannel {
   std::vector<std::array<std::byte, kMaxDatagramBytes>> slots_;
   std::vector<std::uint32_t> slot_size_;
   std::vector<std::uint32_t> free_slots_;
-  std::vector<InFlight> heap_;  // min-heap on (deliver_step, order)
-  std::int64_t last_deliver_step_ = 0;
+  std::vector<InFlight> heap_;  // min-heap on (arrival_phase, order)
+  double last_arrival_phase_ = -1e300;
   std::uint64_t next_order_ = 0;
   LinkCounters counters_;
 };
@@ -66,6 +73,7 @@ class VirtualLinkEnd final : public Link {
   VirtualLinkEnd(VirtualChannel& outgoing, VirtualChannel& incoming) : out_(outgoing), in_(incoming) {}
   void send(std::span<const std::byte> datagram) override { out_.push(datagram); }
   std::size_t receive(std::span<std::byte> buffer) override { return in_.pop(buffer); }
+  [[nodiscard]] std::int64_t last_receive_ns() const override { return in_.now_ns(); }
 
  private:
   VirtualChannel& out_;

@@ -2,16 +2,19 @@
 
 #include <cstdint>
 #include <memory>
+#include <algorithm>
 #include <string>
 #include <vector>
 
 #include <Eigen/Dense>
 
 #include "rths/common/ground_motion.hpp"
+#include "rths/common/latency_histogram.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/recorder.hpp"
 #include "rths/node_numerical/structure.hpp"
+#include "rths/node_physical/physical_node.hpp"
 #include "rths/node_physical/physical_substructure.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
 
@@ -34,11 +37,32 @@ struct NumericalSite {
   [[nodiscard]] Eigen::Index channels() const { return influence.cols(); }
 };
 
+// Timing of the exchanges with one site, from the four timestamps of each feedback: t1 command
+// sent, t2 command received at the site (site clock), t3 feedback sent (site clock), t4 feedback
+// received here. The clock offset is the NTP estimate of the exchange with the shortest round trip.
+struct SiteTiming {
+  LatencyHistogram round_trip;  // (t4 - t1) - (t3 - t2): the network's share of the round trip
+  LatencyHistogram forward;     // t2 - t1 - offset
+  LatencyHistogram backward;    // t4 - t3 + offset
+  LatencyHistogram age_at_use;  // how old the newest feedback is when a step uses it (now - t4)
+  std::int64_t best_round_trip_ns = -1;
+  std::int64_t last_round_trip_ns = -1;
+  std::int64_t clock_offset_ns = 0;  // site clock minus numerical clock
+};
+
 struct SiteStats {
   PacketCounters packets;
   std::uint64_t held_steps = 0;  // steps without a new feedback packet
   std::uint64_t feedback_used = 0;
   std::int64_t newest_echo_step = -1;
+  std::uint64_t highest_sequence = 0;  // of the site's feedback: loss = 1 - distinct / highest
+  std::int64_t last_valid_receive_ns = -1;
+  PeerControl peer_control = PeerControl::kNone;
+
+  [[nodiscard]] double loss_rate() const {
+    const auto distinct = static_cast<double>(packets.accepted + packets.stale);
+    return highest_sequence == 0 ? 0.0 : std::max(0.0, 1.0 - distinct / static_cast<double>(highest_sequence));
+  }
 };
 
 // The numerical substructure and its Smith predictor parts (DESIGN §3, numerical step). The same
@@ -61,6 +85,11 @@ class NumericalNode {
   [[nodiscard]] const Recorder& recorder() const { return recorder_; }
   [[nodiscard]] const StructuralState& state() const { return state_; }
   [[nodiscard]] const std::vector<SiteStats>& site_stats() const { return stats_; }
+  [[nodiscard]] const SiteTiming& site_timing(std::size_t s) const { return *timing_[s]; }
+  [[nodiscard]] const std::string& site_reason(std::size_t s) const { return reasons_[s]; }
+  // Start-of-session traffic for remote sites and the end of the test (DESIGN §5).
+  void send_to_site(std::size_t s, const wire::Envelope& body);
+  void send_stop(std::size_t s, const std::string& reason, bool abort);
   [[nodiscard]] const std::vector<NumericalSite>& sites() const { return sites_; }
   // Recorded column holding the force the structure felt from a site channel.
   [[nodiscard]] static std::string force_column(const NumericalSite& site, Eigen::Index channel);
@@ -71,6 +100,7 @@ class NumericalNode {
     std::uint64_t sequence = 0;
     std::uint64_t newest_sequence = 0;
     bool have_feedback = false;
+    std::int64_t newest_received_ns = 0;
     std::vector<ChannelFeedback> newest;
     std::vector<InterfaceMotion> motion;
     std::vector<Measurement> measured;
@@ -78,6 +108,7 @@ class NumericalNode {
   };
 
   void drain(std::size_t s);
+  static void record_timing(SiteTiming& timing, std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4);
   void send_command(std::size_t s, std::int64_t next_step);
   void interface_motion(std::size_t s);
 
@@ -89,6 +120,8 @@ class NumericalNode {
   std::vector<NumericalSite> sites_;
   std::vector<SiteRuntime> runtime_;
   std::vector<SiteStats> stats_;
+  std::vector<std::unique_ptr<SiteTiming>> timing_;
+  std::vector<std::string> reasons_;
   StructuralState state_;
   Eigen::VectorXd total_force_;
   Recorder recorder_;

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "experiment.pb.h"
 #include "rths/common/link.hpp"
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/recorder.hpp"
@@ -12,6 +13,9 @@
 #include "rths/smith_predictor/modified_smith.hpp"
 
 namespace rths {
+
+// A stop or abort the numerical node sent (DESIGN §5: either side may end the test).
+enum class PeerControl { kNone, kStop, kAbort };
 
 struct PhysicalNodeStats {
   PacketCounters packets;
@@ -30,6 +34,10 @@ class PhysicalNode {
     std::uint32_t site_id = 0;
     double rate_hz = 1024.0;
     std::size_t max_rows = 0;
+    // What to do in a step without a new command (DESIGN §3 physical step 1).
+    config::HoldPolicy hold = config::HOLD;
+    // Per channel; 0 = no limit. A target beyond it is not applied (the last one is held).
+    std::vector<double> stroke_limit_m;
   };
 
   // part2 holds one model per channel for the modified Smith predictor, or is empty when the
@@ -42,9 +50,19 @@ class PhysicalNode {
   [[nodiscard]] const Recorder& recorder() const { return recorder_; }
   [[nodiscard]] const PhysicalNodeStats& stats() const { return stats_; }
   [[nodiscard]] const std::string& name() const { return setup_.name; }
+  // Stop/abort received from the numerical node, and its reason.
+  [[nodiscard]] PeerControl peer_control() const { return peer_control_; }
+  [[nodiscard]] const std::string& peer_reason() const { return peer_reason_; }
+  // Wall-clock arrival of the last valid packet (for the peer-loss timeout); -1 before any.
+  [[nodiscard]] std::int64_t last_valid_receive_ns() const { return last_valid_receive_ns_; }
+  // A target beyond a channel's stroke limit arrived (the test must stop).
+  [[nodiscard]] bool limit_breached() const { return limit_breached_; }
+  // Tells the numerical node this site is stopping (safe stop, limit breach, signal).
+  void send_abort(const std::string& reason);
 
  private:
   bool drain();
+  [[nodiscard]] bool beyond_limits(const wire::Command& cmd) const;
 
   Setup setup_;
   Link& link_;
@@ -61,6 +79,11 @@ class PhysicalNode {
   bool have_command_ = false;
   std::uint64_t command_step_ = 0;
   std::int64_t command_sent_ns_ = 0;
+  std::int64_t command_received_ns_ = 0;
+  std::int64_t last_valid_receive_ns_ = -1;
+  PeerControl peer_control_ = PeerControl::kNone;
+  bool limit_breached_ = false;
+  std::string peer_reason_;
   std::vector<InterfaceMotion> targets_;
   std::vector<Measurement> measured_;
   std::vector<double> errors_;

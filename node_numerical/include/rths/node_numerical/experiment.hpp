@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -10,15 +11,29 @@
 #include "rths/common/config.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/metrics.hpp"
+#include "rths/common/realtime_loop.hpp"
+#include "rths/common/udp_link.hpp"
 #include "rths/common/virtual_link.hpp"
 #include "rths/node_numerical/numerical_node.hpp"
 #include "rths/node_physical/physical_node.hpp"
 
 namespace rths {
 
+// Network timing of a remote site in real time (µs), from the numerical node's SiteTiming.
+struct SiteTimingReport {
+  bool valid = false;
+  double round_trip_p50_us = 0, round_trip_p99_us = 0, round_trip_max_us = 0;
+  double forward_p50_us = 0, forward_p99_us = 0;
+  double backward_p50_us = 0, backward_p99_us = 0;
+  double age_p50_us = 0, age_p99_us = 0;
+  double clock_offset_us = 0;
+  double loss_rate = 0;
+};
+
 struct SiteReport {
   std::string name;
   bool local = false;
+  SiteTimingReport timing;
   SiteStats numerical_side;
   PhysicalNodeStats physical_side;
   LinkCounters forward;
@@ -26,8 +41,16 @@ struct SiteReport {
   double measured_force_peak_n = 0.0;  // at the specimen (remote sites)
 };
 
+enum class RunMode { kVirtualTime, kRealTime };
+
 struct RunReport {
   std::string name;
+  RunMode mode = RunMode::kVirtualTime;
+  int exit_code = 0;               // ExitCode
+  std::string stop_reason = "completed";
+  std::int64_t planned_steps = 0;
+  bool has_loop_stats = false;     // real time: the step loop's timing
+  LoopStats loop;
   std::int64_t steps = 0;
   double rate_hz = 0.0;
   double duration_s = 0.0;
@@ -44,18 +67,23 @@ struct RunReport {
 // A whole experiment in virtual time (DESIGN §4): the numerical node and every remote site stepped
 // in lockstep on a simulated clock, packets encoded, impaired and decoded on in-memory links; then
 // the monolithic reference (every site in process, no network) and the evaluation against it.
-class VirtualExperiment {
+class Experiment {
  public:
   // Builds every part; throws ConfigError for anything the config gets wrong (ground motion too).
-  explicit VirtualExperiment(const LoadedConfig& config);
-  ~VirtualExperiment();
-  VirtualExperiment(const VirtualExperiment&) = delete;
-  VirtualExperiment& operator=(const VirtualExperiment&) = delete;
-  VirtualExperiment(VirtualExperiment&&) = delete;
-  VirtualExperiment& operator=(VirtualExperiment&&) = delete;
+  // In real time the remote sites are reached over UDP at their `address` instead of in memory.
+  explicit Experiment(const LoadedConfig& config, RunMode mode = RunMode::kVirtualTime);
+  ~Experiment();
+  Experiment(const Experiment&) = delete;
+  Experiment& operator=(const Experiment&) = delete;
+  Experiment(Experiment&&) = delete;
+  Experiment& operator=(Experiment&&) = delete;
 
   // Runs the hybrid simulation and the reference, then evaluates.
   const RunReport& run();
+  // Real time (DESIGN §4): handshake with every remote site, the step loop on the wall clock, stop,
+  // then the reference over the steps that ran and the evaluation. Never throws for what a peer does:
+  // report().exit_code says how it ended. live_status prints a status line to stderr while it runs.
+  const RunReport& run_realtime(const std::atomic<bool>& stop, bool live_status);
   // Only the hybrid run, without reference or evaluation (benchmarks).
   void run_hybrid_only();
   // Hybrid steps [first, last) alone, for tests that look inside a run.
@@ -72,13 +100,21 @@ class VirtualExperiment {
 
  private:
   void evaluate();
+  void run_reference(std::int64_t steps);
+  bool handshake(std::vector<std::int64_t>& round_trip_ns, const std::atomic<bool>& stop);
+  void stop_sites(const std::string& reason, bool abort);
 
+  RunMode mode_;
   config::Experiment config_;
   GroundMotion ground_;
   std::int64_t steps_ = 0;
   double rate_hz_ = 1024.0;
   VirtualClock clock_;
+  WallClock wall_clock_;
   std::vector<std::unique_ptr<VirtualLink>> links_;
+  std::unique_ptr<asio::io_context> io_;
+  std::vector<std::unique_ptr<UdpLink>> udp_;
+  std::vector<std::size_t> remote_;  // indices of the remote sites in the node's site list
   std::vector<std::unique_ptr<PhysicalNode>> physical_;
   std::unique_ptr<NumericalNode> hybrid_;
   std::unique_ptr<NumericalNode> reference_;

@@ -1,4 +1,4 @@
-#include "rths/node_numerical/virtual_experiment.hpp"
+#include "rths/node_numerical/experiment.hpp"
 
 #include <chrono>
 #include <cmath>
@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "rths/common/address.hpp"
 #include "rths/common/json_writer.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 
@@ -70,10 +71,10 @@ const ResponseMetrics& RunReport::response(const std::string& response_name) con
   throw std::out_of_range("no response named " + response_name);
 }
 
-VirtualExperiment::~VirtualExperiment() = default;
+Experiment::~Experiment() = default;
 
-VirtualExperiment::VirtualExperiment(const LoadedConfig& loaded)
-    : config_(loaded.experiment), rate_hz_(config_.rate_hz()), clock_(config_.rate_hz()) {
+Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
+    : mode_(mode), config_(loaded.experiment), rate_hz_(config_.rate_hz()), clock_(config_.rate_hz()) {
   try {
     ground_ = load_ground_motion(config_.ground_motion(), loaded.base_dir);
   } catch (const std::exception& e) {
@@ -90,7 +91,14 @@ VirtualExperiment::VirtualExperiment(const LoadedConfig& loaded)
   steps_ = static_cast<std::int64_t>(std::floor(duration * rate_hz_ + 1e-9)) + 1;
   const auto rows = static_cast<std::size_t>(steps_);
 
-  const std::uint64_t session = fnv1a(to_text(config_));
+  // Virtual runs are reproducible to the bit, session id included; a real-time session must not be
+  // mistaken for an earlier one still in flight, so it mixes in the clock.
+  const std::uint64_t session =
+      fnv1a(to_text(config_)) ^ (mode_ == RunMode::kRealTime ? static_cast<std::uint64_t>(monotonic_ns()) : 0U);
+  const Clock& node_clock = mode_ == RunMode::kRealTime ? static_cast<const Clock&>(wall_clock_) : clock_;
+  if (mode_ == RunMode::kRealTime) {
+    io_ = std::make_unique<asio::io_context>();
+  }
   const StructuralModel structure = make_structure(config_.structure());
   const std::uint32_t dofs = config_.structure().dofs();
 
@@ -116,66 +124,96 @@ VirtualExperiment::VirtualExperiment(const LoadedConfig& loaded)
       hybrid_sites.push_back(std::move(hyb));
       continue;
     }
-    links_.push_back(
-        std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward()), Impairment(site.link().backward())));
-    hyb.link = &links_.back()->numerical_end;
-    const config::CompensationMode mode = site.compensation().mode();
-    // The pipeline adds one step of return latency to the network's round trip (DESIGN §3).
-    const int assumed_steps = static_cast<int>(std::lround(site.compensation().assumed_round_trip_s() * rate_hz_)) + 1;
+    remote_.push_back(hybrid_sites.size());
+    if (mode_ == RunMode::kRealTime) {
+      HostPort peer;
+      try {
+        peer = parse_host_port(site.address());
+      } catch (const std::invalid_argument& e) {
+        throw ConfigError(fmt::format("{}: site[{}].address: {}", loaded.source.string(), i, e.what()));
+      }
+      // An IPv6 peer needs an IPv6 socket; an ephemeral port, the site learns it from the hello.
+      udp_.push_back(std::make_unique<UdpLink>(*io_, peer.host.find(':') != std::string::npos ? "::" : "0.0.0.0", 0));
+      udp_.back()->set_peer(peer.host, peer.port);
+      udp_.back()->lock_peer(true);
+      hyb.link = udp_.back().get();
+    } else {
+      links_.push_back(std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward()),
+                                                     Impairment(site.link().backward())));
+      hyb.link = &links_.back()->numerical_end;
+    }
+    const config::CompensationMode compensation = site.compensation().mode();
+    // Each leg lags round(D rate) steps (VirtualClock), so a round trip of d lags round(d rate).
+    const int assumed_steps = static_cast<int>(std::lround(site.compensation().assumed_round_trip_s() * rate_hz_));
     std::vector<std::unique_ptr<ModifiedSmithPart2>> part2;
     for (const auto& channel : site.channel()) {
-      hyb.estimators.push_back(make_force_estimator(mode, make_model(prediction_of(channel)), assumed_steps));
-      if (mode == config::MODIFIED_SMITH) {
+      hyb.estimators.push_back(make_force_estimator(compensation, make_model(prediction_of(channel)), assumed_steps));
+      if (compensation == config::MODIFIED_SMITH) {
         part2.push_back(std::make_unique<ModifiedSmithPart2>(make_model(prediction_of(channel))));
       }
     }
     hybrid_sites.push_back(std::move(hyb));
+    if (mode_ == RunMode::kRealTime) {
+      continue;  // the site is another process, reached over UDP
+    }
+    std::vector<double> limits;
+    for (const auto& channel : site.channel()) {
+      limits.push_back(channel.stroke_limit_m());
+    }
     physical_.push_back(std::make_unique<PhysicalNode>(
-        PhysicalNode::Setup{site.name(), session, site_id, rate_hz_, rows}, links_.back()->site_end, clock_,
-        make_physical_substructure(site), std::move(part2)));
+        PhysicalNode::Setup{site.name(), session, site_id, rate_hz_, rows, config_.realtime().hold(), limits},
+        links_.back()->site_end, clock_, make_physical_substructure(site), std::move(part2)));
   }
 
   const NumericalNode::Setup setup{session, rate_hz_, rows, dof_names(config_.structure())};
-  hybrid_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_, clock_,
-                                            std::move(hybrid_sites));
+  hybrid_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_,
+                                            node_clock, std::move(hybrid_sites));
   reference_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_, clock_,
                                                std::move(reference_sites));
 
   report_.name = config_.name();
+  report_.mode = mode_;
+  report_.planned_steps = steps_;
   report_.steps = steps_;
   report_.rate_hz = rate_hz_;
   report_.duration_s = static_cast<double>(steps_ - 1) / rate_hz_;
   report_.ground_motion = ground_.source();
 }
 
-void VirtualExperiment::run_hybrid_steps(std::int64_t first, std::int64_t last) {
+void Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last) {
   for (std::int64_t k = first; k < last; ++k) {
-    clock_.set_step(k);
-    hybrid_->step(k);
+    // Sites run half a period ahead of the numerical node (VirtualClock): site step k, then step k.
+    clock_.set_site_step(k);
     for (auto& site : physical_) {
       site->step(k);
     }
+    clock_.set_numerical_step(k);
+    hybrid_->step(k);
   }
 }
 
-void VirtualExperiment::run_hybrid_only() {
+void Experiment::run_hybrid_only() {
   const auto start = std::chrono::steady_clock::now();
   run_hybrid_steps(0, steps_);
   report_.run_time_s = seconds_since(start);
 }
 
-const RunReport& VirtualExperiment::run() {
-  run_hybrid_only();
+void Experiment::run_reference(std::int64_t steps) {
   const auto start = std::chrono::steady_clock::now();
-  for (std::int64_t k = 0; k < steps_; ++k) {
+  for (std::int64_t k = 0; k < steps; ++k) {
     reference_->step(k);
   }
   report_.reference_time_s = seconds_since(start);
+}
+
+const RunReport& Experiment::run() {
+  run_hybrid_only();
+  run_reference(steps_);
   evaluate();
   return report_;
 }
 
-void VirtualExperiment::evaluate() {
+void Experiment::evaluate() {
   const Recorder& hyb = hybrid_->recorder();
   const Recorder& ref = reference_->recorder();
   report_.responses.clear();
@@ -199,6 +237,23 @@ void VirtualExperiment::evaluate() {
     sr.local = site.is_local();
     sr.numerical_side = hybrid_->site_stats()[s];
     if (!site.is_local()) {
+      const SiteTiming& t = hybrid_->site_timing(s);
+      SiteTimingReport& tr = sr.timing;
+      tr.valid = t.round_trip.count() > 0;
+      const auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1e3; };
+      tr.round_trip_p50_us = us(t.round_trip.percentile(50));
+      tr.round_trip_p99_us = us(t.round_trip.percentile(99));
+      tr.round_trip_max_us = us(t.round_trip.max_ns());
+      tr.forward_p50_us = us(t.forward.percentile(50));
+      tr.forward_p99_us = us(t.forward.percentile(99));
+      tr.backward_p50_us = us(t.backward.percentile(50));
+      tr.backward_p99_us = us(t.backward.percentile(99));
+      tr.age_p50_us = us(t.age_at_use.percentile(50));
+      tr.age_p99_us = us(t.age_at_use.percentile(99));
+      tr.clock_offset_us = us(t.clock_offset_ns);
+      tr.loss_rate = sr.numerical_side.loss_rate();
+    }
+    if (!site.is_local() && mode_ == RunMode::kVirtualTime) {
       const PhysicalNode& node = *physical_[remote];
       sr.physical_side = node.stats();
       sr.forward = links_[remote]->forward.counters();
@@ -234,13 +289,31 @@ std::string summary_json(const RunReport& report) {
   JsonWriter json;
   json.begin_object();
   json.field("name", report.name);
-  json.field("mode", "virtual_time");
+  json.field("mode", report.mode == RunMode::kRealTime ? "real_time" : "virtual_time");
+  json.field("exit_code", static_cast<std::int64_t>(report.exit_code));
+  json.field("stop_reason", report.stop_reason);
+  json.field("planned_steps", report.planned_steps);
   json.field("ground_motion", report.ground_motion);
   json.field("rate_hz", report.rate_hz);
   json.field("steps", report.steps);
   json.field("duration_s", report.duration_s);
   json.field("run_time_s", report.run_time_s);
   json.field("reference_time_s", report.reference_time_s);
+  if (report.has_loop_stats) {
+    const LoopStats& l = report.loop;
+    const auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1e3; };
+    json.key("loop").begin_object();
+    json.field("lateness_p50_us", us(l.lateness.percentile(50)));
+    json.field("lateness_p99_us", us(l.lateness.percentile(99)));
+    json.field("lateness_p999_us", us(l.lateness.percentile(99.9)));
+    json.field("lateness_max_us", us(l.lateness.max_ns()));
+    json.field("late_ticks", static_cast<std::int64_t>(l.late));
+    json.field("overruns", static_cast<std::int64_t>(l.overruns));
+    json.field("compute_p50_us", us(l.compute.percentile(50)));
+    json.field("compute_p99_us", us(l.compute.percentile(99)));
+    json.field("compute_max_us", us(l.compute.max_ns()));
+    json.end_object();
+  }
   json.key("responses").begin_object();
   for (const auto& [name, m] : report.responses) {
     json.key(name).begin_object();
@@ -258,6 +331,17 @@ std::string summary_json(const RunReport& report) {
   for (const SiteReport& s : report.sites) {
     json.key(s.name).begin_object();
     json.field("placement", s.local ? "local" : "remote");
+    if (!s.local && s.timing.valid) {
+      const SiteTimingReport& t = s.timing;
+      json.key("network").begin_object();
+      json.field("round_trip_p50_us", t.round_trip_p50_us).field("round_trip_p99_us", t.round_trip_p99_us);
+      json.field("round_trip_max_us", t.round_trip_max_us);
+      json.field("one_way_forward_p50_us", t.forward_p50_us).field("one_way_forward_p99_us", t.forward_p99_us);
+      json.field("one_way_backward_p50_us", t.backward_p50_us).field("one_way_backward_p99_us", t.backward_p99_us);
+      json.field("feedback_age_at_use_p50_us", t.age_p50_us).field("feedback_age_at_use_p99_us", t.age_p99_us);
+      json.field("clock_offset_us", t.clock_offset_us).field("loss_rate", t.loss_rate);
+      json.end_object();
+    }
     if (!s.local) {
       json.field("measured_force_peak_n", s.measured_force_peak_n);
       json.key("numerical_side").begin_object();
@@ -286,7 +370,7 @@ std::string summary_json(const RunReport& report) {
   return json.str() + "\n";
 }
 
-void VirtualExperiment::write_outputs(const std::filesystem::path& dir) const {
+void Experiment::write_outputs(const std::filesystem::path& dir) const {
   auto write_text = [&](const std::string& file, const std::string& text) {
     std::ofstream out(dir / file);
     out << text;

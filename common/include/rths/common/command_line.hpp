@@ -1,0 +1,46 @@
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <spdlog/logger.h>
+
+namespace rths {
+
+// The command line shared by the rths executables: COMMAND CONFIG, --out, repeated --set, --quiet,
+// plus each program's own valued options and flags. Kept small on purpose (STYLE: main stays thin).
+struct CommandLine {
+  std::string command;
+  std::filesystem::path config;
+  std::filesystem::path out;
+  std::vector<std::string> overrides;
+  bool quiet = false;
+  std::map<std::string, std::string> options;  // --name VALUE or --name=VALUE
+  std::set<std::string> flags;                 // --name
+
+  [[nodiscard]] bool has(const std::string& name) const { return options.contains(name) || flags.contains(name); }
+  [[nodiscard]] std::string option(const std::string& name, const std::string& fallback = {}) const;
+};
+
+// Throws std::invalid_argument with a one-line message (unknown option, missing value, ...).
+CommandLine parse_command_line(int argc, char** argv, const std::set<std::string>& valued,
+                               const std::set<std::string>& flags);
+
+// runs/<stem>-<date>-<time> under the current folder.
+std::filesystem::path default_run_folder(const std::filesystem::path& config, const std::string& suffix = {});
+
+// Creates the run folder and a logger that writes everything to <dir>/<log_name> and warnings and errors
+// (errors only with quiet) to stderr as "<program>: <level>: <message>". Installs it as the default.
+std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const std::filesystem::path& dir,
+                                              const std::string& log_name, bool quiet);
+
+// SIGINT and SIGTERM set the returned flag (the step loops read it and stop safely) instead of
+// killing the process, so recordings are flushed.
+const std::atomic<bool>& install_stop_signals();
+
+}  // namespace rths

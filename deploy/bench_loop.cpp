@@ -1,0 +1,204 @@
+// rths-bench-loop: the bare clock_nanosleep loop of the real-time issue, with nothing in the tick, to
+// show what lateness this host gives a node before any node work is added. Thin (STYLE): parse,
+// acquire, run, report.
+#include <pthread.h>
+#include <sched.h>
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "rths/common/realtime_loop.hpp"
+
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 2;
+
+constexpr const char* kUsage = R"(rths-bench-loop — lateness of the bare real-time loop on this host
+
+Usage:
+  rths-bench-loop [--rate HZ] [--seconds S] [--spin-us U] [--priority P] [--lock] [--cpu N]
+
+Runs the periodic loop of the rths nodes (absolute CLOCK_MONOTONIC deadlines, clock_nanosleep) with an
+empty tick and prints how late the ticks woke: p50, p99, p99.9, max, the share of ticks later than half
+a period, and the time spent in the tick. Ctrl-C ends the run early and still prints the figures.
+
+Options:
+  --rate HZ       Loop rate. Default 1024.
+  --seconds S     Run length. Default 10.
+  --spin-us U     Sleep until U µs before each deadline, then busy-wait to it. Default 0.
+  --priority P    SCHED_FIFO priority 1..99 (needs CAP_SYS_NICE or ulimit -r). Default: normal scheduling.
+  --lock          Lock memory (mlockall) and pre-fault the stack (needs CAP_IPC_LOCK or ulimit -l).
+  --cpu N         Pin the loop to CPU N (best an isolated one, isolcpus=N).
+  -h, --help      This text.
+
+What the process may not have is reported as a warning and the run goes on without it.
+Exit codes: 0 success; 2 bad command line.
+)";
+
+std::atomic<bool> g_stop{false};
+
+extern "C" void on_signal(int /*signal*/) {
+  g_stop.store(true);
+}
+
+struct Options {
+  rths::RealtimeOptions rt;
+  double seconds = 10.0;
+};
+
+double number(const std::string& option, const std::string& text) {
+  std::size_t used = 0;
+  double value = 0.0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (used != text.size() || !std::isfinite(value)) {
+    throw std::invalid_argument(fmt::format("{} needs a number, got '{}'", option, text));
+  }
+  return value;
+}
+
+int whole_number(const std::string& option, const std::string& text) {
+  const double value = number(option, text);
+  if (value != std::floor(value) || std::abs(value) > 1e9) {
+    throw std::invalid_argument(fmt::format("{} needs a whole number, got '{}'", option, text));
+  }
+  return static_cast<int>(value);
+}
+
+Options parse(const std::vector<std::string>& args) {
+  Options opt;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](const char* what) -> const std::string& {
+      if (i + 1 >= args.size()) {
+        throw std::invalid_argument(fmt::format("{} needs {}", a, what));
+      }
+      return args[++i];
+    };
+    if (a == "--rate") {
+      opt.rt.rate_hz = number(a, value("a rate in Hz"));
+      if (!(opt.rt.rate_hz > 0.0)) {
+        throw std::invalid_argument(fmt::format("--rate must be positive, got {}", opt.rt.rate_hz));
+      }
+    } else if (a == "--seconds") {
+      opt.seconds = number(a, value("a duration in s"));
+      if (!(opt.seconds > 0.0)) {
+        throw std::invalid_argument(fmt::format("--seconds must be positive, got {}", opt.seconds));
+      }
+    } else if (a == "--spin-us") {
+      const double spin_us = number(a, value("a time in µs"));
+      if (spin_us < 0.0) {
+        throw std::invalid_argument(fmt::format("--spin-us must not be negative, got {}", spin_us));
+      }
+      opt.rt.spin_ns = std::llround(spin_us * 1e3);
+    } else if (a == "--priority") {
+      opt.rt.priority = whole_number(a, value("a priority 1..99"));
+      if (opt.rt.priority < 1 || opt.rt.priority > 99) {
+        throw std::invalid_argument(fmt::format("--priority must be in 1..99, got {}", opt.rt.priority));
+      }
+    } else if (a == "--lock") {
+      opt.rt.lock_memory = true;
+    } else if (a == "--cpu") {
+      opt.rt.cpu = whole_number(a, value("a CPU number"));
+      if (opt.rt.cpu < 0) {
+        throw std::invalid_argument(fmt::format("--cpu must not be negative, got {}", opt.rt.cpu));
+      }
+    } else {
+      throw std::invalid_argument(fmt::format("unknown option {} (see --help)", a));
+    }
+  }
+  return opt;
+}
+
+// Scheduling as granted, not as asked: the warnings say what was refused.
+std::string scheduling_granted(const rths::RealtimeOptions& rt) {
+  int policy = SCHED_OTHER;
+  sched_param param{};
+  pthread_getschedparam(pthread_self(), &policy, &param);
+  std::string text = policy == SCHED_FIFO ? fmt::format("SCHED_FIFO {}", param.sched_priority) : "normal scheduling";
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (rt.cpu >= 0 && pthread_getaffinity_np(pthread_self(), sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1 &&
+      CPU_ISSET(static_cast<std::size_t>(rt.cpu), &cpus)) {
+    text += fmt::format(", pinned to CPU {}", rt.cpu);
+  } else {
+    text += ", any CPU";
+  }
+  return text;
+}
+
+std::string us(std::int64_t ns) {
+  return fmt::format("{:.1f} µs", static_cast<double>(ns) / 1e3);
+}
+
+class EmptyTick final : public rths::TickHandler {
+ public:
+  bool tick(std::int64_t /*k*/) override { return true; }
+};
+
+void report(const rths::RealtimeLoop& loop, const rths::RunResult& result, std::int64_t planned) {
+  const rths::LoopStats& s = loop.stats();
+  const double period_us = 1e6 / loop.options().rate_hz;
+  if (result.end != rths::LoopEnd::kCompleted) {
+    fmt::print("{} after {} of {} ticks\n", rths::to_string(result.end), result.steps_run, planned);
+  }
+  const auto line = [](const char* name, const rths::LatencyHistogram& h) {
+    fmt::print("{:<9} p50 {:>9}  p99 {:>9}  p99.9 {:>9}  max {:>9}  mean {:.1f} µs\n", name, us(h.percentile(50)),
+               us(h.percentile(99)), us(h.percentile(99.9)), us(h.max_ns()), h.mean_ns() / 1e3);
+  };
+  line("lateness", s.lateness);
+  line("compute", s.compute);
+  const double share = s.steps == 0 ? 0.0 : 100.0 * static_cast<double>(s.late) / static_cast<double>(s.steps);
+  fmt::print("late by more than half a period ({:.1f} µs): {} of {} ticks ({:.4f} %); overruns: {}\n", period_us / 2,
+             s.late, s.steps, share, s.overruns);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  for (const std::string& a : args) {
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return kExitOk;
+    }
+  }
+  Options opt;
+  try {
+    opt = parse(args);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "rths-bench-loop: %s\n", e.what());
+    return kExitBadInput;
+  }
+
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  bool locked = opt.rt.lock_memory;
+  for (const std::string& warning : rths::acquire_realtime(opt.rt)) {
+    std::fprintf(stderr, "rths-bench-loop: warning: %s\n", warning.c_str());
+    locked = locked && !warning.starts_with("memory lock refused");
+  }
+
+  rths::RealtimeLoop loop(opt.rt);
+  const auto steps = static_cast<std::int64_t>(std::llround(opt.seconds * opt.rt.rate_hz));
+  fmt::print("bare loop: {} ticks at {:g} Hz ({:g} s), spin {}, {}, memory {}\n", steps, opt.rt.rate_hz, opt.seconds,
+             us(opt.rt.spin_ns), scheduling_granted(opt.rt), locked ? "locked" : "not locked");
+  std::fflush(stdout);
+  EmptyTick tick;
+  // Step 0 a few periods ahead, so that start-up does not make it late.
+  const std::int64_t start = rths::monotonic_ns() + 4 * loop.step_offset_ns(1);
+  const rths::RunResult result = loop.run(start, 0, steps, tick, g_stop);
+  report(loop, result, steps);
+  return kExitOk;
+}

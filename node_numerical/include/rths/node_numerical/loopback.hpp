@@ -1,0 +1,46 @@
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <sys/types.h>
+
+#include "experiment.pb.h"
+
+namespace rths {
+
+// Single-site loopback (the real-time issue, item 6): one rths-physical process per REMOTE site on
+// 127.0.0.1, each writing into the same run folder as the numerical node. The processes are real
+// (separate clocks, sockets and schedulers); only the network is the loopback interface.
+class LoopbackSites {
+ public:
+  LoopbackSites(std::filesystem::path config, std::vector<std::string> overrides, std::filesystem::path out);
+  ~LoopbackSites();
+  LoopbackSites(const LoopbackSites&) = delete;
+  LoopbackSites& operator=(const LoopbackSites&) = delete;
+  LoopbackSites(LoopbackSites&&) = delete;
+  LoopbackSites& operator=(LoopbackSites&&) = delete;
+
+  // Starts a site process for every REMOTE site of experiment, waits until each listens on a free port
+  // and points the site's address there. Throws std::runtime_error naming the site that failed.
+  void start(config::Experiment& experiment);
+  // Waits for every site process to end (they stop with the numerical node); the first nonzero exit
+  // code, 0 when all completed.
+  int wait();
+
+ private:
+  struct Child {
+    std::string site;
+    pid_t pid = -1;
+  };
+  std::filesystem::path config_;
+  std::vector<std::string> overrides_;
+  std::filesystem::path out_;
+  std::vector<Child> children_;
+};
+
+// rths-physical beside the running executable (the build puts every executable in one folder).
+std::filesystem::path sibling_executable(const std::string& name);
+
+}  // namespace rths

@@ -1,0 +1,309 @@
+// The real-time mode of Experiment (DESIGN §4-§5): handshake, step loop on the wall clock, safe stop.
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "rths/common/exit_codes.hpp"
+#include "rths/node_numerical/experiment.hpp"
+#include "rths/node_physical/site_terms.hpp"
+
+namespace rths {
+
+namespace {
+
+constexpr auto kPoll = std::chrono::microseconds(500);
+constexpr std::int64_t kHelloEveryNs = 100'000'000;
+
+// What the step thread publishes for the status line; written with relaxed atomics, never locked.
+struct LiveFigures {
+  std::atomic<std::int64_t> steps_done{0};
+  std::atomic<std::int64_t> late_ticks{0};
+  std::atomic<std::uint64_t> drops{0};
+  std::array<std::atomic<std::int64_t>, 64> round_trips{};
+  std::atomic<std::size_t> round_trip_count{0};
+};
+
+enum class TickEnd { kNone, kPeerControl, kPeerLost };
+
+class NumericalTick final : public TickHandler {
+ public:
+  NumericalTick(NumericalNode& node, const std::vector<std::size_t>& remote, const RealtimeLoop& loop,
+                std::int64_t start_mono_ns, std::int64_t timeout_ns, std::int64_t grace_until_wall_ns,
+                LiveFigures& live)
+      : node_(node),
+        remote_(remote),
+        loop_(loop),
+        start_mono_ns_(start_mono_ns),
+        timeout_ns_(timeout_ns),
+        grace_until_wall_ns_(grace_until_wall_ns),
+        live_(live) {}
+
+  bool tick(std::int64_t k) override {
+    const std::int64_t lateness = monotonic_ns() - (start_mono_ns_ + loop_.step_offset_ns(k));
+    if (2 * lateness > loop_.step_offset_ns(1)) {
+      live_.late_ticks.fetch_add(1, std::memory_order_relaxed);
+    }
+    node_.step(k);
+    const std::int64_t now = wall_.now_ns();
+    std::uint64_t drops = 0;
+    for (const std::size_t s : remote_) {
+      const SiteStats& st = node_.site_stats()[s];
+      drops += st.packets.dropped();
+      if (st.peer_control != PeerControl::kNone) {
+        site_ = s;
+        end_ = TickEnd::kPeerControl;
+        return false;
+      }
+      if (now - std::max(st.last_valid_receive_ns, grace_until_wall_ns_) > timeout_ns_) {
+        site_ = s;
+        end_ = TickEnd::kPeerLost;
+        return false;
+      }
+    }
+    if (!remote_.empty()) {
+      const std::int64_t rtt = node_.site_timing(remote_.front()).last_round_trip_ns;
+      if (rtt >= 0) {
+        const std::size_t n = live_.round_trip_count.load(std::memory_order_relaxed);
+        live_.round_trips[n % live_.round_trips.size()].store(rtt, std::memory_order_relaxed);
+        live_.round_trip_count.store(n + 1, std::memory_order_relaxed);
+      }
+    }
+    live_.drops.store(drops, std::memory_order_relaxed);
+    live_.steps_done.store(k + 1, std::memory_order_relaxed);
+    return true;
+  }
+
+  [[nodiscard]] TickEnd end() const { return end_; }
+  [[nodiscard]] std::size_t site() const { return site_; }
+
+ private:
+  NumericalNode& node_;
+  const std::vector<std::size_t>& remote_;
+  const RealtimeLoop& loop_;
+  WallClock wall_;
+  std::int64_t start_mono_ns_;
+  std::int64_t timeout_ns_;
+  std::int64_t grace_until_wall_ns_;
+  LiveFigures& live_;
+  TickEnd end_ = TickEnd::kNone;
+  std::size_t site_ = 0;
+};
+
+// "elapsed / total, late ticks, round-trip p50, drops" on one terminal line, twice a second.
+class StatusLine {
+ public:
+  StatusLine(const LiveFigures& live, std::int64_t steps, double rate_hz, bool enabled)
+      : live_(live), steps_(steps), rate_hz_(rate_hz), enabled_(enabled && isatty(STDERR_FILENO) == 1) {
+    if (enabled_) {
+      thread_ = std::thread([this] { loop(); });
+    }
+  }
+  StatusLine(const StatusLine&) = delete;
+  StatusLine& operator=(const StatusLine&) = delete;
+  StatusLine(StatusLine&&) = delete;
+  StatusLine& operator=(StatusLine&&) = delete;
+  ~StatusLine() {
+    done_.store(true);
+    if (thread_.joinable()) {
+      thread_.join();
+      std::fputs("\n", stderr);
+    }
+  }
+
+ private:
+  void loop() {
+    while (!done_.load()) {
+      print();
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    print();
+  }
+  void print() const {
+    const std::size_t n = std::min(live_.round_trip_count.load(), live_.round_trips.size());
+    std::vector<std::int64_t> rtts;
+    for (std::size_t i = 0; i < n; ++i) {
+      rtts.push_back(live_.round_trips[i].load(std::memory_order_relaxed));
+    }
+    std::string rtt = "-";
+    if (!rtts.empty()) {
+      std::nth_element(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(rtts.size() / 2), rtts.end());
+      rtt = fmt::format("{:.3f} ms", static_cast<double>(rtts[rtts.size() / 2]) / 1e6);
+    }
+    const auto done = live_.steps_done.load();
+    std::fprintf(stderr, "\r%s", fmt::format("{:7.2f} / {:.2f} s  late ticks {}  round trip p50 {}  drops {}   ",
+                                             static_cast<double>(done) / rate_hz_,
+                                             static_cast<double>(steps_ - 1) / rate_hz_, live_.late_ticks.load(), rtt,
+                                             live_.drops.load())
+                                     .c_str());
+    std::fflush(stderr);
+  }
+
+  const LiveFigures& live_;
+  std::int64_t steps_;
+  double rate_hz_;
+  bool enabled_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+}  // namespace
+
+bool Experiment::handshake(std::vector<std::int64_t>& round_trip_ns, const std::atomic<bool>& stop) {
+  const auto& sites = hybrid_->sites();
+  std::vector<wire::SiteTerms> terms;
+  for (const std::size_t s : remote_) {
+    for (const auto& cfg_site : config_.site()) {
+      if (cfg_site.name() == sites[s].name) {
+        terms.push_back(site_terms(config_, cfg_site));
+      }
+    }
+  }
+  std::vector<bool> welcomed(remote_.size(), false);
+  std::vector<std::int64_t> hello_sent(remote_.size(), 0);
+  round_trip_ns.assign(remote_.size(), 0);
+  std::array<std::byte, kMaxDatagramBytes> rx{};
+  const std::int64_t started = monotonic_ns();
+  const auto timeout_ns = static_cast<std::int64_t>(config_.realtime().handshake_timeout_s() * 1e9);
+  while (std::find(welcomed.begin(), welcomed.end(), false) != welcomed.end()) {
+    if (stop.load()) {
+      report_.exit_code = kExitInterrupted;
+      report_.stop_reason = "interrupted during the handshake";
+      return false;
+    }
+    const std::int64_t now = monotonic_ns();
+    for (std::size_t r = 0; r < remote_.size(); ++r) {
+      if (welcomed[r]) {
+        continue;
+      }
+      if (now - started > timeout_ns) {
+        report_.exit_code = kExitNoAnswer;
+        report_.stop_reason = fmt::format("site \"{}\" did not answer at {} within {} s", sites[remote_[r]].name,
+                                          udp_[r]->peer_description(), config_.realtime().handshake_timeout_s());
+        return false;
+      }
+      if (now - hello_sent[r] > kHelloEveryNs) {
+        wire::Envelope hello;
+        *hello.mutable_hello()->mutable_terms() = terms[r];
+        hybrid_->send_to_site(remote_[r], hello);
+        hello_sent[r] = now;
+      }
+      for (std::size_t size = 0; (size = udp_[r]->receive(rx)) != 0;) {
+        wire::Envelope env;
+        if (!env.ParseFromArray(rx.data(), static_cast<int>(size)) || !env.has_welcome()) {
+          continue;
+        }
+        round_trip_ns[r] = monotonic_ns() - hello_sent[r];
+        std::string refusal = env.welcome().refusal();
+        if (refusal.empty()) {
+          refusal = terms_mismatch(terms[r], env.welcome().terms());
+        }
+        if (!refusal.empty()) {
+          report_.exit_code = kExitRefused;
+          report_.stop_reason = fmt::format("site \"{}\" refused the session: {}", sites[remote_[r]].name, refusal);
+          return false;
+        }
+        welcomed[r] = true;
+        spdlog::info("site {} at {} agreed (hello round trip {:.3f} ms)", sites[remote_[r]].name,
+                     udp_[r]->peer_description(), static_cast<double>(round_trip_ns[r]) / 1e6);
+      }
+    }
+    std::this_thread::sleep_for(kPoll);
+  }
+  return true;
+}
+
+void Experiment::stop_sites(const std::string& reason, bool abort) {
+  // Three copies: a lost stop would leave a site waiting for its peer-loss timeout.
+  for (int copy = 0; copy < 3; ++copy) {
+    for (const std::size_t s : remote_) {
+      hybrid_->send_stop(s, reason, abort);
+    }
+  }
+}
+
+const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool live_status) {
+  std::vector<std::int64_t> hello_round_trips;
+  if (!handshake(hello_round_trips, stop)) {
+    spdlog::error("{}", report_.stop_reason);
+    stop_sites(report_.stop_reason, true);
+    return report_;
+  }
+
+  RealtimeOptions rt;
+  rt.rate_hz = rate_hz_;
+  rt.priority = config_.realtime().priority();
+  rt.lock_memory = config_.realtime().lock_memory();
+  rt.spin_ns = static_cast<std::int64_t>(config_.realtime().spin_s() * 1e9);
+  rt.cpu = config_.realtime().cpu();
+  for (const auto& warning : acquire_realtime(rt)) {
+    spdlog::warn("{}", warning);
+  }
+  RealtimeLoop loop(rt);
+
+  const auto start_delay_ns = static_cast<std::int64_t>(config_.realtime().start_delay_s() * 1e9);
+  const std::int64_t start_wall = wall_clock_.now_ns() + start_delay_ns;
+  const std::int64_t start_mono = monotonic_ns() + start_delay_ns;
+  for (int copy = 0; copy < 3; ++copy) {
+    for (const std::size_t s : remote_) {
+      wire::Envelope start;
+      start.mutable_start()->set_start_ns(start_wall);
+      start.mutable_start()->set_steps(static_cast<std::uint64_t>(steps_));
+      hybrid_->send_to_site(s, start);
+    }
+  }
+  // Before the first feedback can arrive a site is silent for a round trip: not a lost peer.
+  const std::int64_t longest_hello =
+      hello_round_trips.empty() ? 0 : *std::max_element(hello_round_trips.begin(), hello_round_trips.end());
+  const auto timeout_ns = static_cast<std::int64_t>(config_.realtime().peer_timeout_s() * 1e9);
+  LiveFigures live;
+  NumericalTick handler(*hybrid_, remote_, loop, start_mono, timeout_ns, start_wall + 2 * longest_hello, live);
+  spdlog::info("{} steps at {} Hz from the agreed start", steps_, rate_hz_);
+  RunResult result;
+  const auto began = std::chrono::steady_clock::now();
+  {
+    const StatusLine status(live, steps_, rate_hz_, live_status);
+    result = loop.run(start_mono, 0, steps_, handler, stop);
+  }
+  report_.run_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  report_.steps = result.steps_run;
+  report_.duration_s = static_cast<double>(std::max<std::int64_t>(result.steps_run - 1, 0)) / rate_hz_;
+  report_.loop = loop.stats();
+  report_.has_loop_stats = true;
+
+  const auto& sites = hybrid_->sites();
+  if (handler.end() == TickEnd::kPeerControl) {
+    const std::size_t s = handler.site();
+    const bool aborted = hybrid_->site_stats()[s].peer_control == PeerControl::kAbort;
+    report_.exit_code = aborted ? kExitPeerAborted : kExitCompleted;
+    report_.stop_reason = fmt::format("site \"{}\" {}: {}", sites[s].name, aborted ? "aborted" : "stopped",
+                                      hybrid_->site_reason(s));
+    stop_sites(report_.stop_reason, true);
+  } else if (handler.end() == TickEnd::kPeerLost) {
+    report_.exit_code = kExitPeerLost;
+    report_.stop_reason = fmt::format("site \"{}\" lost: no packet for {} s; every site told to hold and stop",
+                                      sites[handler.site()].name, config_.realtime().peer_timeout_s());
+    stop_sites(report_.stop_reason, true);
+  } else if (result.end == LoopEnd::kStopFlag) {
+    report_.exit_code = kExitInterrupted;
+    report_.stop_reason = "interrupted; every site told to hold and stop";
+    stop_sites("numerical node interrupted", true);
+  } else {
+    stop_sites("test completed", false);
+  }
+  if (report_.exit_code == kExitCompleted) {
+    spdlog::info("{} after {} steps", report_.stop_reason, result.steps_run);
+  } else {
+    spdlog::error("{} after {} of {} steps", report_.stop_reason, result.steps_run, steps_);
+  }
+  run_reference(result.steps_run);
+  evaluate();
+  return report_;
+}
+
+}  // namespace rths

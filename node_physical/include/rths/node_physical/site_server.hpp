@@ -1,0 +1,28 @@
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <string>
+
+#include "rths/common/address.hpp"
+#include "rths/common/config.hpp"
+
+namespace rths {
+
+struct SiteServerOptions {
+  std::string site_name;
+  HostPort listen;
+  std::filesystem::path out_dir;
+  // Print "listening on HOST:PORT" on stdout once bound (the loopback launcher reads it).
+  bool announce = true;
+  // How long to wait for the numerical node's hello (0: forever).
+  double wait_s = 0.0;
+};
+
+// One physical site in real time (DESIGN §3-§5): listens, agrees the session terms with the numerical
+// node's hello (refusing with the differing field named), starts at the agreed instant, steps on the
+// wall clock, and stops safely on a stop/abort, a silent peer, a stroke-limit breach or stop_flag.
+// Writes site_<name>.csv and site_<name>.json into out_dir in every case. Returns an ExitCode.
+int serve_site(const LoadedConfig& config, const SiteServerOptions& options, const std::atomic<bool>& stop_flag);
+
+}  // namespace rths

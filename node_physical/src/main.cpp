@@ -1,0 +1,111 @@
+// rths-physical: one physical site in real time. Kept thin (STYLE): parse, build, run.
+#include <cstdio>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "rths/common/address.hpp"
+#include "rths/common/command_line.hpp"
+#include "rths/common/config.hpp"
+#include "rths/common/exit_codes.hpp"
+#include "rths/node_physical/site_server.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"(rths-physical — a physical site of rths (distributed real-time hybrid simulation)
+
+Usage:
+  rths-physical serve CONFIG --site NAME [--listen HOST:PORT] [--out DIR] [--set PATH=VALUE]...
+                             [--wait SECONDS] [--quiet]
+  rths-physical --help | --version
+
+Commands:
+  serve      Listen for the numerical node, agree the session (rate, channels, stroke limits,
+             compensation mode and the prediction model's digest: any difference is refused with the
+             field named), start at the agreed instant and step on the wall clock at the config's rate:
+             take the newest command, drive the site's channels, return the Smith part-2 model error.
+             CONFIG is the experiment file the numerical node runs; only site NAME is used.
+
+Options:
+  --site NAME       The site to serve (site.name in CONFIG).
+  --listen H:P      Address to listen on. Default: the site's address in CONFIG (127.0.0.1:47000);
+                    port 0 picks a free port (printed as "listening on HOST:PORT").
+  --out DIR         Folder for site_<NAME>.csv, site_<NAME>.json and site_<NAME>.log (created).
+                    Default: runs/<config name>-<site>-<date>-<time>
+  --set PATH=VALUE  Override a config field (as rths-numerical --set); both ends must agree.
+  --wait SECONDS    Give up when no numerical node says hello within this time (default: wait forever).
+  --quiet           Print only errors.
+
+Exit codes: 0 completed or stopped by the numerical node; 1 failure; 2 bad command line or config;
+3 handshake refused; 4 numerical node lost (no packet within realtime.peer_timeout_s); 5 aborted by the
+numerical node; 6 interrupted (SIGINT/SIGTERM); 7 no hello within --wait; 8 stroke limit. In every case
+but 1 and 2 the actuator holds its last position and the recordings are written.
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      return rths::kExitCompleted;
+    }
+    if (a == "--version") {
+      std::puts("rths-physical 0.1.0");
+      return rths::kExitCompleted;
+    }
+  }
+  rths::CommandLine cl;
+  try {
+    cl = rths::parse_command_line(argc, argv, {"site", "listen", "wait"}, {});
+    if (cl.command != "serve") {
+      throw std::invalid_argument(cl.command.empty() ? "missing command (see --help)"
+                                                     : "unknown command " + cl.command + " (see --help)");
+    }
+    if (cl.config.empty() || !cl.has("site")) {
+      throw std::invalid_argument("serve needs CONFIG and --site NAME (see --help)");
+    }
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "rths-physical: %s\n", e.what());
+    return rths::kExitBadInput;
+  }
+  const std::string site = cl.option("site");
+  const auto out = cl.out.empty() ? rths::default_run_folder(cl.config, "-" + site) : cl.out;
+  try {
+    rths::start_logging("rths-physical", out, "site_" + site + ".log", cl.quiet);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rths-physical: cannot write %s: %s\n", out.c_str(), e.what());
+    return rths::kExitBadInput;
+  }
+  const auto& stop = rths::install_stop_signals();
+  try {
+    const rths::LoadedConfig loaded = rths::load_experiment(cl.config, cl.overrides);
+    rths::SiteServerOptions options;
+    options.site_name = site;
+    options.out_dir = out;
+    options.wait_s = std::stod(cl.option("wait", "0"));
+    std::string listen = cl.option("listen");
+    if (listen.empty()) {
+      for (const auto& s : loaded.experiment.site()) {
+        if (s.name() == site) {
+          listen = s.address();
+        }
+      }
+    }
+    try {
+      options.listen = rths::parse_host_port(listen.empty() ? "127.0.0.1:47000" : listen);
+    } catch (const std::invalid_argument& e) {
+      throw rths::ConfigError(std::string("--listen: ") + e.what());
+    }
+    const int code = rths::serve_site(loaded, options, stop);
+    spdlog::default_logger()->flush();
+    return code;
+  } catch (const rths::ConfigError& e) {
+    spdlog::error("{}", e.what());
+    return rths::kExitBadInput;
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return rths::kExitFailure;
+  }
+}

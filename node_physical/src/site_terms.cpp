@@ -1,0 +1,100 @@
+#include "rths/node_physical/site_terms.hpp"
+
+#include <sstream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "rths/smith_predictor/prediction_model.hpp"
+
+namespace rths {
+
+namespace {
+
+std::uint64_t fnv1a(const std::string& text) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
+std::vector<std::string> words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) {
+    out.push_back(w);
+  }
+  return out;
+}
+
+// First `key=value` token that differs between two model descriptions, as a sentence.
+std::string model_difference(const std::string& numerical, const std::string& site) {
+  const auto a = words(numerical);
+  const auto b = words(site);
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    if (a[i] == b[i]) {
+      continue;
+    }
+    const auto eq_a = a[i].find('=');
+    const auto eq_b = b[i].find('=');
+    if (eq_a != std::string::npos && eq_b != std::string::npos && a[i].substr(0, eq_a) == b[i].substr(0, eq_b)) {
+      return fmt::format("prediction model differs in {}: {} at the numerical node, {} at the site",
+                         a[i].substr(0, eq_a), a[i].substr(eq_a + 1), b[i].substr(eq_b + 1));
+    }
+    return fmt::format("prediction model differs: '{}' at the numerical node, '{}' at the site", a[i], b[i]);
+  }
+  return fmt::format("prediction model differs: '{}' at the numerical node, '{}' at the site", numerical, site);
+}
+
+}  // namespace
+
+wire::SiteTerms site_terms(const config::Experiment& experiment, const config::Site& site) {
+  wire::SiteTerms terms;
+  terms.set_rate_hz(experiment.rate_hz());
+  terms.set_channels(static_cast<std::uint32_t>(site.channel_size()));
+  terms.set_site_name(site.name());
+  terms.set_compensation(static_cast<std::uint32_t>(site.compensation().mode()));
+  std::string description;
+  for (const auto& channel : site.channel()) {
+    terms.add_stroke_limit_m(channel.stroke_limit_m());
+    const auto model = make_model(channel.has_prediction() ? channel.prediction() : channel.specimen());
+    description += (description.empty() ? "" : " | ") + model->describe();
+  }
+  terms.set_model_description(description);
+  terms.set_model_digest(fnv1a(description));
+  return terms;
+}
+
+std::string terms_mismatch(const wire::SiteTerms& numerical, const wire::SiteTerms& site) {
+  if (numerical.site_name() != site.site_name()) {
+    return fmt::format("site name differs: '{}' at the numerical node, '{}' at the site", numerical.site_name(),
+                       site.site_name());
+  }
+  if (numerical.rate_hz() != site.rate_hz()) {
+    return fmt::format("rate_hz differs: {} at the numerical node, {} at the site", numerical.rate_hz(),
+                       site.rate_hz());
+  }
+  if (numerical.channels() != site.channels()) {
+    return fmt::format("channels differ: {} at the numerical node, {} at the site", numerical.channels(),
+                       site.channels());
+  }
+  if (numerical.compensation() != site.compensation()) {
+    return fmt::format("compensation mode differs: {} at the numerical node, {} at the site",
+                       config::CompensationMode_Name(static_cast<config::CompensationMode>(numerical.compensation())),
+                       config::CompensationMode_Name(static_cast<config::CompensationMode>(site.compensation())));
+  }
+  for (int c = 0; c < numerical.stroke_limit_m_size() && c < site.stroke_limit_m_size(); ++c) {
+    if (numerical.stroke_limit_m(c) != site.stroke_limit_m(c)) {
+      return fmt::format("channel {} stroke_limit_m differs: {} at the numerical node, {} at the site", c + 1,
+                         numerical.stroke_limit_m(c), site.stroke_limit_m(c));
+    }
+  }
+  if (numerical.model_digest() != site.model_digest()) {
+    return model_difference(numerical.model_description(), site.model_description());
+  }
+  return {};
+}
+
+}  // namespace rths
