@@ -1,0 +1,142 @@
+#pragma once
+
+// Starting the rths executables from tests as a lab engineer would, with their output in files.
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+extern char** environ;  // NOLINT: POSIX
+
+namespace rths::test {
+
+inline std::filesystem::path bin_dir() { return RTHS_BIN_DIR; }
+
+inline std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class Process {
+ public:
+  Process(const std::string& program, const std::vector<std::string>& args, const std::filesystem::path& log_prefix)
+      : out_(log_prefix.string() + ".stdout"), err_(log_prefix.string() + ".stderr") {
+    std::vector<std::string> all{(bin_dir() / program).string()};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) {
+      argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
+      pid_ = -1;
+    }
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  Process(const Process&) = delete;
+  Process& operator=(const Process&) = delete;
+  Process(Process&&) = delete;
+  Process& operator=(Process&&) = delete;
+  ~Process() {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // Exit code, or -1 when it did not end within timeout (it is then killed), 128+N for signal N.
+  int wait(std::chrono::seconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    int status = 0;
+    while (pid_ > 0) {
+      const pid_t done = waitpid(pid_, &status, WNOHANG);
+      if (done == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+        return -1;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    return -1;
+  }
+  void signal(int sig) const {
+    if (pid_ > 0) {
+      kill(pid_, sig);
+    }
+  }
+  // Waits until stdout holds a line starting with prefix; returns the rest of it ("" on timeout).
+  [[nodiscard]] std::string wait_for_line(const std::string& prefix, std::chrono::seconds timeout) const {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::istringstream in(slurp(out_));
+      for (std::string line; std::getline(in, line);) {
+        if (line.starts_with(prefix)) {
+          return line.substr(prefix.size());
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return {};
+  }
+  [[nodiscard]] std::string out() const { return slurp(out_); }
+  [[nodiscard]] std::string err() const { return slurp(err_); }
+
+ private:
+  std::string out_;
+  std::string err_;
+  pid_t pid_ = -1;
+};
+
+// Columns of an rths CSV by header name.
+inline std::vector<double> csv_column(const std::filesystem::path& file, const std::string& name) {
+  std::ifstream in(file);
+  std::string header;
+  std::getline(in, header);
+  std::size_t index = 0;
+  bool found = false;
+  {
+    std::istringstream h(header);
+    for (std::string col; std::getline(h, col, ',');) {
+      if (col == name) {
+        found = true;
+        break;
+      }
+      ++index;
+    }
+  }
+  std::vector<double> out;
+  if (!found) {
+    return out;
+  }
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream l(line);
+    std::string cell;
+    for (std::size_t i = 0; i <= index && std::getline(l, cell, ','); ++i) {
+    }
+    out.push_back(std::stod(cell));
+  }
+  return out;
+}
+
+}  // namespace rths::test
