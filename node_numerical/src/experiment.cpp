@@ -342,7 +342,15 @@ std::string summary_json(const RunReport& report) {
       json.field("clock_offset_us", t.clock_offset_us).field("loss_rate", t.loss_rate);
       json.end_object();
     }
-    if (!s.local) {
+    if (!s.local && report.mode == RunMode::kRealTime) {
+      // The site's own counters are in its site_<name>.json: here only what this node saw.
+      json.key("numerical_side").begin_object();
+      json.field("held_steps", s.numerical_side.held_steps);
+      json.field("feedback_used", s.numerical_side.feedback_used);
+      json.key("packets");
+      write_packets(json, s.numerical_side.packets);
+      json.end_object();
+    } else if (!s.local) {
       json.field("measured_force_peak_n", s.measured_force_peak_n);
       json.key("numerical_side").begin_object();
       json.field("held_steps", s.numerical_side.held_steps);
