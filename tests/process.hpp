@@ -10,16 +10,18 @@
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 extern char** environ;  // NOLINT: POSIX
 
 namespace rths::test {
 
-inline std::filesystem::path bin_dir() { return RTHS_BIN_DIR; }
+inline std::filesystem::path bin_dir() {
+  return RTHS_BIN_DIR;
+}
 
 inline std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <thread>
 
 #include <asio/io_context.hpp>
@@ -34,6 +35,20 @@ class Realtime : public ::testing::Test {
       fs::remove_all(dir_);
     }
   }
+  // A 30 s real-time run of the spring case against a site already started with --listen 127.0.0.1:0.
+  [[nodiscard]] std::unique_ptr<Process> start_numerical_against(const Process& site) const {
+    const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
+    if (where.empty()) {
+      return nullptr;
+    }
+    return std::make_unique<Process>(
+        "rths-numerical",
+        std::vector<std::string>{"run", test::example("seed002/spring.textproto").string(), "--realtime", "--set",
+                                 "duration_s=30", "--set", "site[0].address=" + where, "--out", (dir_ / "run").string(),
+                                 "--quiet"},
+        dir_ / "numerical");
+  }
+
   fs::path dir_;
 };
 
@@ -65,8 +80,8 @@ std::size_t trailing_repeats(const std::vector<double>& v) {
 const std::string kSpring = test::example("seed002/spring.textproto").string();
 
 TEST_F(Realtime, LoopbackWithExactModelEqualsReference) {
-  Process numerical("rths-numerical", {"loopback", kSpring, "--set", "duration_s=4", "--out", (dir_ / "run").string(),
-                                       "--quiet"},
+  Process numerical("rths-numerical",
+                    {"loopback", kSpring, "--set", "duration_s=4", "--out", (dir_ / "run").string(), "--quiet"},
                     dir_ / "numerical");
   ASSERT_EQ(numerical.wait(std::chrono::seconds(60)), kExitCompleted) << numerical.err();
   for (const char* dof : {"x1_m", "x2_m"}) {
@@ -105,16 +120,12 @@ TEST_F(Realtime, KilledSiteStopsTheNumericalNodeWithinTheTimeout) {
   Process site("rths-physical",
                {"serve", kSpring, "--site", "spring", "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string()},
                dir_ / "site");
-  const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
-  ASSERT_FALSE(where.empty()) << site.err();
-  Process numerical("rths-numerical",
-                    {"run", kSpring, "--realtime", "--set", "duration_s=30", "--set", "site[0].address=" + where,
-                     "--out", (dir_ / "run").string(), "--quiet"},
-                    dir_ / "numerical");
+  const auto numerical = start_numerical_against(site);
+  ASSERT_TRUE(numerical) << site.err();
   std::this_thread::sleep_for(std::chrono::seconds(2));
   site.signal(SIGKILL);
-  EXPECT_EQ(numerical.wait(std::chrono::seconds(20)), kExitPeerLost) << numerical.err();
-  EXPECT_NE(numerical.err().find("lost"), std::string::npos) << numerical.err();
+  EXPECT_EQ(numerical->wait(std::chrono::seconds(20)), kExitPeerLost) << numerical->err();
+  EXPECT_NE(numerical->err().find("lost"), std::string::npos) << numerical->err();
   // Every step up to the stop is recorded, and the stop came one peer timeout (0.1 s, 102 steps)
   // after the last feedback: the measured force is held for exactly that long.
   const auto fm = csv_column(dir_ / "run/numerical.csv", "fm_spring_N");
@@ -134,14 +145,10 @@ TEST_F(Realtime, KilledNumericalNodeStopsTheSiteWhichHoldsAndWritesItsRecord) {
   Process site("rths-physical",
                {"serve", kSpring, "--site", "spring", "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string()},
                dir_ / "site");
-  const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
-  ASSERT_FALSE(where.empty()) << site.err();
-  Process numerical("rths-numerical",
-                    {"run", kSpring, "--realtime", "--set", "duration_s=30", "--set", "site[0].address=" + where,
-                     "--out", (dir_ / "run").string(), "--quiet"},
-                    dir_ / "numerical");
+  const auto numerical = start_numerical_against(site);
+  ASSERT_TRUE(numerical) << site.err();
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  numerical.signal(SIGKILL);
+  numerical->signal(SIGKILL);
   EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitPeerLost) << site.err();
   const auto target = csv_column(dir_ / "site/site_spring.csv", "target_m");
   ASSERT_GT(target.size(), 1024U);
@@ -173,10 +180,10 @@ TEST_F(Realtime, MismatchedPredictionModelIsRefusedBeforeMotion) {
                dir_ / "site");
   const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
   ASSERT_FALSE(where.empty()) << site.err();
-  Process numerical("rths-numerical",
-                    {"run", kSpring, "--realtime", "--set", "site[0].address=" + where, "--out",
-                     (dir_ / "run").string(), "--quiet"},
-                    dir_ / "numerical");
+  Process numerical(
+      "rths-numerical",
+      {"run", kSpring, "--realtime", "--set", "site[0].address=" + where, "--out", (dir_ / "run").string(), "--quiet"},
+      dir_ / "numerical");
   EXPECT_EQ(numerical.wait(std::chrono::seconds(20)), kExitRefused);
   EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitRefused);
   EXPECT_NE(numerical.err().find("stiffness_n_per_m"), std::string::npos) << numerical.err();

@@ -8,7 +8,8 @@ namespace rths {
 HostPort parse_host_port(const std::string& text) {
   const auto colon = text.rfind(':');
   const auto fail = [&]() -> HostPort {
-    throw std::invalid_argument("\"" + text + "\" is not an address; expected host:port, e.g. 127.0.0.1:47000 or [::1]:47000");
+    throw std::invalid_argument("\"" + text +
+                                "\" is not an address; expected host:port, e.g. 127.0.0.1:47000 or [::1]:47000");
   };
   if (colon == std::string::npos || colon == 0 || colon + 1 == text.size()) {
     return fail();

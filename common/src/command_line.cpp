@@ -1,8 +1,10 @@
 #include "rths/common/command_line.hpp"
 
 #include <csignal>
+#include <cstdio>
 #include <ctime>
 #include <stdexcept>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/basic_file_sink.h>
@@ -14,6 +16,21 @@ namespace rths {
 std::string CommandLine::option(const std::string& name, const std::string& fallback) const {
   const auto it = options.find(name);
   return it == options.end() ? fallback : it->second;
+}
+
+bool answered_help_or_version(int argc, char** argv, const char* usage, const char* version_line) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") {
+      std::fputs(usage, stdout);
+      return true;
+    }
+    if (a == "--version") {
+      std::puts(version_line);
+      return true;
+    }
+  }
+  return false;
 }
 
 CommandLine parse_command_line(int argc, char** argv, const std::set<std::string>& valued,
@@ -86,7 +103,9 @@ std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const 
 
 namespace {
 std::atomic<bool> g_stop{false};
-extern "C" void on_stop_signal(int /*signal*/) { g_stop.store(true); }
+extern "C" void on_stop_signal(int /*signal*/) {
+  g_stop.store(true);
+}
 }  // namespace
 
 const std::atomic<bool>& install_stop_signals() {

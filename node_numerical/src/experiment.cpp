@@ -8,21 +8,13 @@
 #include <fmt/format.h>
 
 #include "rths/common/address.hpp"
+#include "rths/common/digest.hpp"
 #include "rths/common/json_writer.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 
 namespace rths {
 
 namespace {
-
-std::uint64_t fnv1a(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char c : text) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 std::vector<std::string> dof_names(const config::Structure& s) {
   std::vector<std::string> names;
@@ -138,8 +130,8 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
       udp_.back()->lock_peer(true);
       hyb.link = udp_.back().get();
     } else {
-      links_.push_back(std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward()),
-                                                     Impairment(site.link().backward())));
+      links_.push_back(
+          std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward()), Impairment(site.link().backward())));
       hyb.link = &links_.back()->numerical_end;
     }
     const config::CompensationMode compensation = site.compensation().mode();
@@ -166,8 +158,8 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
   }
 
   const NumericalNode::Setup setup{session, rate_hz_, rows, dof_names(config_.structure())};
-  hybrid_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_,
-                                            node_clock, std::move(hybrid_sites));
+  hybrid_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_, node_clock,
+                                            std::move(hybrid_sites));
   reference_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_, clock_,
                                                std::move(reference_sites));
 

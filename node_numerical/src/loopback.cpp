@@ -71,8 +71,8 @@ void LoopbackSites::start(config::Experiment& experiment) {
     if (site.placement() != config::REMOTE) {
       continue;
     }
-    std::vector<std::string> args{exe.string(), "serve",  config_.string(), "--site", site.name(), "--listen",
-                                  "127.0.0.1:0", "--out", out_.string(),    "--quiet", "--wait", "60"};
+    std::vector<std::string> args{exe.string(),  "serve", config_.string(), "--site",  site.name(), "--listen",
+                                  "127.0.0.1:0", "--out", out_.string(),    "--quiet", "--wait",    "60"};
     for (const auto& o : overrides_) {
       args.emplace_back("--set");
       args.push_back(o);
@@ -96,8 +96,8 @@ void LoopbackSites::start(config::Experiment& experiment) {
     close(pipe_fds[1]);
     if (rc != 0) {
       close(pipe_fds[0]);
-      throw std::runtime_error(fmt::format("cannot start {} for site {}: {}", exe.string(), site.name(),
-                                           std::strerror(rc)));
+      throw std::runtime_error(
+          fmt::format("cannot start {} for site {}: {}", exe.string(), site.name(), std::strerror(rc)));
     }
     children_.push_back({site.name(), pid});
     const std::string line = read_line(pipe_fds[0], std::chrono::seconds(10));

@@ -54,15 +54,14 @@ From 3 on, every site was told to hold and stop and the recordings hold every st
 void print_report(const rths::RunReport& r, const std::filesystem::path& out) {
   fmt::print("rths: {} — {} steps at {:g} Hz ({:.2f} s of {}) in {:.3f} s, reference {:.3f} s\n", r.name, r.steps,
              r.rate_hz, r.duration_s, r.ground_motion, r.run_time_s, r.reference_time_s);
-  fmt::print("{:<16} {:>12} {:>12} {:>9} {:>9} {:>8} {:>11}\n", "response", "peak", "ref. peak", "J_peak %",
-             "J_RMS %", "rho", "SD");
+  fmt::print("{:<16} {:>12} {:>12} {:>9} {:>9} {:>8} {:>11}\n", "response", "peak", "ref. peak", "J_peak %", "J_RMS %",
+             "rho", "SD");
   for (const auto& [name, m] : r.responses) {
     const bool force = name.starts_with("f_");
     const double scale = force ? 1.0 : 1e3;
     const char* unit = force ? "N" : "mm";
-    fmt::print("{:<16} {:>9.3f} {:<2} {:>9.3f} {:<2} {:>9.3f} {:>9.3f} {:>8.5f} {:>8.3f} {:<2}\n", name,
-               m.peak * scale, unit, m.reference_peak * scale, unit, m.j_peak_pct, m.j_rms_pct, m.rho, m.sd * scale,
-               unit);
+    fmt::print("{:<16} {:>9.3f} {:<2} {:>9.3f} {:<2} {:>9.3f} {:>9.3f} {:>8.5f} {:>8.3f} {:<2}\n", name, m.peak * scale,
+               unit, m.reference_peak * scale, unit, m.j_peak_pct, m.j_rms_pct, m.rho, m.sd * scale, unit);
   }
   for (const auto& s : r.sites) {
     if (s.local) {
@@ -77,11 +76,11 @@ void print_report(const rths::RunReport& r, const std::filesystem::path& out) {
     fmt::print("\n");
   }
   if (r.has_loop_stats) {
-    fmt::print("step loop: lateness p50 {:.1f} us, p99 {:.1f} us, max {:.1f} us; {} late ticks; compute p99 {:.1f} us\n",
-               static_cast<double>(r.loop.lateness.percentile(50)) / 1e3,
-               static_cast<double>(r.loop.lateness.percentile(99)) / 1e3,
-               static_cast<double>(r.loop.lateness.max_ns()) / 1e3, r.loop.late,
-               static_cast<double>(r.loop.compute.percentile(99)) / 1e3);
+    fmt::print(
+        "step loop: lateness p50 {:.1f} us, p99 {:.1f} us, max {:.1f} us; {} late ticks; compute p99 {:.1f} us\n",
+        static_cast<double>(r.loop.lateness.percentile(50)) / 1e3,
+        static_cast<double>(r.loop.lateness.percentile(99)) / 1e3, static_cast<double>(r.loop.lateness.max_ns()) / 1e3,
+        r.loop.late, static_cast<double>(r.loop.compute.percentile(99)) / 1e3);
   }
   if (r.exit_code != rths::kExitCompleted) {
     fmt::print("stopped: {}\n", r.stop_reason);
@@ -92,16 +91,8 @@ void print_report(const rths::RunReport& r, const std::filesystem::path& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return rths::kExitCompleted;
-    }
-    if (a == "--version") {
-      std::puts("rths-numerical 0.1.0");
-      return rths::kExitCompleted;
-    }
+  if (rths::answered_help_or_version(argc, argv, kUsage, "rths-numerical 0.1.0")) {
+    return rths::kExitCompleted;
   }
   rths::CommandLine cl;
   try {

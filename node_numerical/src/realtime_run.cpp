@@ -136,11 +136,11 @@ class StatusLine {
       rtt = fmt::format("{:.3f} ms", static_cast<double>(rtts[rtts.size() / 2]) / 1e6);
     }
     const auto done = live_.steps_done.load();
-    std::fprintf(stderr, "\r%s", fmt::format("{:7.2f} / {:.2f} s  late ticks {}  round trip p50 {}  drops {}   ",
-                                             static_cast<double>(done) / rate_hz_,
-                                             static_cast<double>(steps_ - 1) / rate_hz_, live_.late_ticks.load(), rtt,
-                                             live_.drops.load())
-                                     .c_str());
+    std::fprintf(stderr, "\r%s",
+                 fmt::format("{:7.2f} / {:.2f} s  late ticks {}  round trip p50 {}  drops {}   ",
+                             static_cast<double>(done) / rate_hz_, static_cast<double>(steps_ - 1) / rate_hz_,
+                             live_.late_ticks.load(), rtt, live_.drops.load())
+                     .c_str());
     std::fflush(stderr);
   }
 
@@ -281,8 +281,8 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
     const std::size_t s = handler.site();
     const bool aborted = hybrid_->site_stats()[s].peer_control == PeerControl::kAbort;
     report_.exit_code = aborted ? kExitPeerAborted : kExitCompleted;
-    report_.stop_reason = fmt::format("site \"{}\" {}: {}", sites[s].name, aborted ? "aborted" : "stopped",
-                                      hybrid_->site_reason(s));
+    report_.stop_reason =
+        fmt::format("site \"{}\" {}: {}", sites[s].name, aborted ? "aborted" : "stopped", hybrid_->site_reason(s));
     stop_sites(report_.stop_reason, true);
   } else if (handler.end() == TickEnd::kPeerLost) {
     report_.exit_code = kExitPeerLost;

@@ -45,16 +45,8 @@ but 1 and 2 the actuator holds its last position and the recordings are written.
 }  // namespace
 
 int main(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return rths::kExitCompleted;
-    }
-    if (a == "--version") {
-      std::puts("rths-physical 0.1.0");
-      return rths::kExitCompleted;
-    }
+  if (rths::answered_help_or_version(argc, argv, kUsage, "rths-physical 0.1.0")) {
+    return rths::kExitCompleted;
   }
   rths::CommandLine cl;
   try {

@@ -224,8 +224,13 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
           make_model(channel.has_prediction() ? channel.prediction() : channel.specimen())));
     }
   }
-  PhysicalNode::Setup setup{site->name(), hs.session.id, hs.session.site_id, cfg.rate_hz(),
-                            static_cast<std::size_t>(hs.session.steps), cfg.realtime().hold(), limits};
+  PhysicalNode::Setup setup{site->name(),
+                            hs.session.id,
+                            hs.session.site_id,
+                            cfg.rate_hz(),
+                            static_cast<std::size_t>(hs.session.steps),
+                            cfg.realtime().hold(),
+                            limits};
   PhysicalNode node(setup, link, clock, make_physical_substructure(*site), std::move(part2));
 
   RealtimeOptions rt;

@@ -5,20 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "rths/common/digest.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {
 
 namespace {
-
-std::uint64_t fnv1a(const std::string& text) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char c : text) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001b3ULL;
-  }
-  return h;
-}
 
 std::vector<std::string> words(const std::string& text) {
   std::istringstream in(text);

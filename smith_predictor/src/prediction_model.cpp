@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "experiment.pb.h"
+#include "rths/common/digest.hpp"
 #include "rths/smith_predictor/bouc_wen_damper.hpp"
 #include "rths/smith_predictor/linear_spring.hpp"
 
@@ -40,16 +41,7 @@ std::unique_ptr<PredictionModel> make_model(const config::Model& model) {
 }
 
 std::uint64_t model_digest(const PredictionModel& model) {
-  // FNV-1a 64 (offset basis and prime from the FNV reference): stable across builds and hosts,
-  // unlike std::hash, which is what a handshake between two processes needs.
-  constexpr std::uint64_t kOffsetBasis = 14695981039346656037ULL;
-  constexpr std::uint64_t kPrime = 1099511628211ULL;
-  std::uint64_t hash = kOffsetBasis;
-  for (const char c : model.describe()) {
-    hash ^= static_cast<std::uint64_t>(static_cast<unsigned char>(c));
-    hash *= kPrime;
-  }
-  return hash;
+  return fnv1a(model.describe());
 }
 
 }  // namespace rths

@@ -27,6 +27,10 @@ struct CommandLine {
   [[nodiscard]] std::string option(const std::string& name, const std::string& fallback = {}) const;
 };
 
+// Prints usage for -h/--help or version_line for --version anywhere on the command line; returns
+// whether it did (the program then exits 0).
+bool answered_help_or_version(int argc, char** argv, const char* usage, const char* version_line);
+
 // Throws std::invalid_argument with a one-line message (unknown option, missing value, ...).
 CommandLine parse_command_line(int argc, char** argv, const std::set<std::string>& valued,
                                const std::set<std::string>& flags);

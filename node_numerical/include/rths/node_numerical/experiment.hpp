@@ -46,10 +46,10 @@ enum class RunMode { kVirtualTime, kRealTime };
 struct RunReport {
   std::string name;
   RunMode mode = RunMode::kVirtualTime;
-  int exit_code = 0;               // ExitCode
+  int exit_code = 0;  // ExitCode
   std::string stop_reason = "completed";
   std::int64_t planned_steps = 0;
-  bool has_loop_stats = false;     // real time: the step loop's timing
+  bool has_loop_stats = false;  // real time: the step loop's timing
   LoopStats loop;
   std::int64_t steps = 0;
   double rate_hz = 0.0;

@@ -1,8 +1,8 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
-#include <algorithm>
 #include <string>
 #include <vector>
 
