@@ -1,7 +1,9 @@
 #pragma once
 
 // Starting the rths executables from tests as a lab engineer would, with their output in files.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -109,6 +111,22 @@ class Process {
   std::string err_;
   pid_t pid_ = -1;
 };
+
+inline double peak(const std::vector<double>& v) {
+  double p = 0.0;
+  for (const double x : v) {
+    p = std::max(p, std::abs(x));
+  }
+  return p;
+}
+
+inline double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double d = 0.0;
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
+    d = std::max(d, std::abs(a[i] - b[i]));
+  }
+  return d;
+}
 
 // Columns of an rths CSV by header name.
 inline std::vector<double> csv_column(const std::filesystem::path& file, const std::string& name) {

@@ -23,27 +23,13 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::csv_column;
+using test::max_diff;
+using test::peak;
 using test::Process;
 
 constexpr int kExitSkipped = 77;                 // the script's "namespaces cannot be made here"
 constexpr std::size_t kRows = 10U * 1024U + 1U;  // duration_s=10 at 1024 Hz, steps 0..10240
 const char* const kConfig = "multisite/case3_two_sites.textproto";
-
-double peak(const std::vector<double>& v) {
-  double p = 0.0;
-  for (const double x : v) {
-    p = std::max(p, std::abs(x));
-  }
-  return p;
-}
-
-double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double d = 0.0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    d = std::max(d, std::abs(a[i] - b[i]));
-  }
-  return d;
-}
 
 // The number after "key": in json, searching from the first occurrence of `from` (NaN if absent).
 double json_number(const std::string& json, const std::string& from, const std::string& key) {

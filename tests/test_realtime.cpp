@@ -20,6 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::csv_column;
+using test::max_diff;
+using test::peak;
 using test::Process;
 
 class Realtime : public ::testing::Test {
@@ -51,22 +53,6 @@ class Realtime : public ::testing::Test {
 
   fs::path dir_;
 };
-
-double peak(const std::vector<double>& v) {
-  double p = 0.0;
-  for (const double x : v) {
-    p = std::max(p, std::abs(x));
-  }
-  return p;
-}
-
-double max_diff(const std::vector<double>& a, const std::vector<double>& b) {
-  double d = 0.0;
-  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    d = std::max(d, std::abs(a[i] - b[i]));
-  }
-  return d;
-}
 
 // Rows at the end of a column that repeat its last value: how long the feedback was held.
 std::size_t trailing_repeats(const std::vector<double>& v) {

@@ -1,5 +1,7 @@
 #include "rths/common/packet_codec.hpp"
 
+#include "rths/common/json_writer.hpp"
+
 namespace rths {
 
 namespace {
@@ -10,6 +12,20 @@ google::protobuf::ArenaOptions block_options(std::span<std::byte> block) {
   return options;
 }
 }  // namespace
+
+void write_packet_counters(JsonWriter& json, const PacketCounters& p) {
+  json.begin_object()
+      .field("received", p.received)
+      .field("accepted", p.accepted)
+      .field("undecodable", p.undecodable)
+      .field("wrong_version", p.wrong_version)
+      .field("wrong_session", p.wrong_session)
+      .field("wrong_site", p.wrong_site)
+      .field("stale", p.stale)
+      .field("duplicate", p.duplicate)
+      .field("unexpected", p.unexpected)
+      .end_object();
+}
 
 void PacketCounters::count(DecodeStatus status) {
   ++received;

@@ -261,21 +261,7 @@ void Experiment::evaluate() {
   }
 }
 
-namespace {
-void write_packets(JsonWriter& json, const PacketCounters& p) {
-  json.begin_object()
-      .field("received", p.received)
-      .field("accepted", p.accepted)
-      .field("undecodable", p.undecodable)
-      .field("wrong_version", p.wrong_version)
-      .field("wrong_session", p.wrong_session)
-      .field("wrong_site", p.wrong_site)
-      .field("stale", p.stale)
-      .field("duplicate", p.duplicate)
-      .field("unexpected", p.unexpected)
-      .end_object();
-}
-}  // namespace
+namespace {}  // namespace
 
 std::string summary_json(const RunReport& report) {
   JsonWriter json;
@@ -292,19 +278,8 @@ std::string summary_json(const RunReport& report) {
   json.field("run_time_s", report.run_time_s);
   json.field("reference_time_s", report.reference_time_s);
   if (report.has_loop_stats) {
-    const LoopStats& l = report.loop;
-    const auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1e3; };
-    json.key("loop").begin_object();
-    json.field("lateness_p50_us", us(l.lateness.percentile(50)));
-    json.field("lateness_p99_us", us(l.lateness.percentile(99)));
-    json.field("lateness_p999_us", us(l.lateness.percentile(99.9)));
-    json.field("lateness_max_us", us(l.lateness.max_ns()));
-    json.field("late_ticks", static_cast<std::int64_t>(l.late));
-    json.field("overruns", static_cast<std::int64_t>(l.overruns));
-    json.field("compute_p50_us", us(l.compute.percentile(50)));
-    json.field("compute_p99_us", us(l.compute.percentile(99)));
-    json.field("compute_max_us", us(l.compute.max_ns()));
-    json.end_object();
+    json.key("loop");
+    write_loop_stats(json, report.loop);
   }
   json.key("responses").begin_object();
   for (const auto& [name, m] : report.responses) {
@@ -334,27 +309,22 @@ std::string summary_json(const RunReport& report) {
       json.field("clock_offset_us", t.clock_offset_us).field("loss_rate", t.loss_rate);
       json.end_object();
     }
-    if (!s.local && report.mode == RunMode::kRealTime) {
-      // The site's own counters are in its site_<name>.json: here only what this node saw.
+    if (!s.local) {
       json.key("numerical_side").begin_object();
       json.field("held_steps", s.numerical_side.held_steps);
       json.field("feedback_used", s.numerical_side.feedback_used);
       json.key("packets");
-      write_packets(json, s.numerical_side.packets);
+      write_packet_counters(json, s.numerical_side.packets);
       json.end_object();
-    } else if (!s.local) {
+    }
+    // In real time the site's own counters are in its site_<name>.json: here only what this node saw.
+    if (!s.local && report.mode == RunMode::kVirtualTime) {
       json.field("measured_force_peak_n", s.measured_force_peak_n);
-      json.key("numerical_side").begin_object();
-      json.field("held_steps", s.numerical_side.held_steps);
-      json.field("feedback_used", s.numerical_side.feedback_used);
-      json.key("packets");
-      write_packets(json, s.numerical_side.packets);
-      json.end_object();
       json.key("site_side").begin_object();
       json.field("held_steps", s.physical_side.held_steps);
       json.field("commands_used", s.physical_side.commands_used);
       json.key("packets");
-      write_packets(json, s.physical_side.packets);
+      write_packet_counters(json, s.physical_side.packets);
       json.end_object();
       json.key("links").begin_object();
       json.key("forward").begin_object().field("sent", s.forward.sent).field("delivered", s.forward.delivered);

@@ -163,23 +163,10 @@ void write_site_summary(const std::filesystem::path& path, const PhysicalNode& n
   json.field("steps", node.stats().steps);
   json.field("held_steps", node.stats().held_steps);
   json.field("commands_used", node.stats().commands_used);
-  const PacketCounters& p = node.stats().packets;
-  json.key("packets").begin_object();
-  json.field("received", p.received).field("accepted", p.accepted).field("undecodable", p.undecodable);
-  json.field("wrong_version", p.wrong_version).field("wrong_session", p.wrong_session);
-  json.field("wrong_site", p.wrong_site).field("stale", p.stale).field("duplicate", p.duplicate);
-  json.field("unexpected", p.unexpected).end_object();
-  json.key("loop").begin_object();
-  json.field("lateness_p50_us", static_cast<double>(loop.lateness.percentile(50)) / 1e3);
-  json.field("lateness_p99_us", static_cast<double>(loop.lateness.percentile(99)) / 1e3);
-  json.field("lateness_p999_us", static_cast<double>(loop.lateness.percentile(99.9)) / 1e3);
-  json.field("lateness_max_us", static_cast<double>(loop.lateness.max_ns()) / 1e3);
-  json.field("late_ticks", static_cast<std::int64_t>(loop.late));
-  json.field("overruns", static_cast<std::int64_t>(loop.overruns));
-  json.field("compute_p50_us", static_cast<double>(loop.compute.percentile(50)) / 1e3);
-  json.field("compute_p99_us", static_cast<double>(loop.compute.percentile(99)) / 1e3);
-  json.field("compute_max_us", static_cast<double>(loop.compute.max_ns()) / 1e3);
-  json.end_object();
+  json.key("packets");
+  write_packet_counters(json, node.stats().packets);
+  json.key("loop");
+  write_loop_stats(json, loop);
   json.end_object();
   std::ofstream(path) << json.str() << "\n";
 }

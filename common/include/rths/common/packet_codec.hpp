@@ -34,6 +34,10 @@ struct PacketCounters {
   }
 };
 
+class JsonWriter;
+// The counters as a JSON object, for the run summaries.
+void write_packet_counters(JsonWriter& json, const PacketCounters& counters);
+
 // Encodes and decodes envelopes for one session and site without touching the heap in steady
 // state: messages live on an arena whose first block is a member buffer, reset for every packet.
 class PacketCodec {
