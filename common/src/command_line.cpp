@@ -102,7 +102,8 @@ std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const 
 }
 
 namespace {
-std::atomic<bool> g_stop{false};
+// Written by the signal handler, read by the step loops: necessarily a mutable global.
+std::atomic<bool> g_stop{false};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 extern "C" void on_stop_signal(int /*signal*/) {
   g_stop.store(true);
 }

@@ -18,8 +18,11 @@ bool later(const auto& a, const auto& b) {
 
 VirtualChannel::VirtualChannel(const VirtualClock& clock, Impairment impairment)
     : clock_(clock), impairment_(std::move(impairment)) {
-  // One packet per step in each direction: the longest delay plus slack bounds what is in flight.
-  const auto capacity = static_cast<std::size_t>(std::ceil(impairment_.max_delay_s() * clock_.rate_hz())) + 64;
+  // One packet per step in each direction (more with duplicates): the delay bound plus slack bounds
+  // what is in flight. Computed in double: a heavy tail's bound may be beyond any integer.
+  const double wanted =
+      std::ceil(impairment_.max_delay_s() * clock_.rate_hz() * (1.0 + impairment_.duplicate_probability())) + 64.0;
+  const auto capacity = static_cast<std::size_t>(std::min(wanted, static_cast<double>(kMaxInFlight)));
   slots_.resize(capacity);
   slot_size_.resize(capacity);
   free_slots_.reserve(capacity);
@@ -31,21 +34,34 @@ VirtualChannel::VirtualChannel(const VirtualClock& clock, Impairment impairment)
 
 void VirtualChannel::push(std::span<const std::byte> datagram) {
   ++counters_.sent;
-  if (free_slots_.empty() || datagram.size() > kMaxDatagramBytes) {
+  if (datagram.size() > kMaxDatagramBytes) {
     ++counters_.dropped_overflow;
     return;
   }
-  double arrival = static_cast<double>(clock_.phase()) + 2.0 * impairment_.next_delay_s() * clock_.rate_hz();
-  if (impairment_.preserves_order()) {
-    arrival = std::max(arrival, last_arrival_phase_);
-    last_arrival_phase_ = arrival;
+  const PacketFate fate = impairment_.next_packet();
+  if (fate.lost()) {
+    ++counters_.lost;
+    return;
   }
-  const std::uint32_t slot = free_slots_.back();
-  free_slots_.pop_back();
-  std::memcpy(slots_[slot].data(), datagram.data(), datagram.size());
-  slot_size_[slot] = static_cast<std::uint32_t>(datagram.size());
-  heap_.push_back(InFlight{arrival, next_order_++, slot});
-  std::push_heap(heap_.begin(), heap_.end(), [](const auto& a, const auto& b) { return later(a, b); });
+  if (fate.copies > 1) ++counters_.duplicated;
+  for (int copy = 0; copy < fate.copies; ++copy) {
+    if (free_slots_.empty()) {
+      ++counters_.dropped_overflow;
+      continue;
+    }
+    double arrival =
+        static_cast<double>(clock_.phase()) + 2.0 * fate.delay_s[static_cast<std::size_t>(copy)] * clock_.rate_hz();
+    if (impairment_.preserves_order()) {
+      arrival = std::max(arrival, last_arrival_phase_);
+      last_arrival_phase_ = arrival;
+    }
+    const std::uint32_t slot = free_slots_.back();
+    free_slots_.pop_back();
+    std::memcpy(slots_[slot].data(), datagram.data(), datagram.size());
+    slot_size_[slot] = static_cast<std::uint32_t>(datagram.size());
+    heap_.push_back(InFlight{arrival, next_order_++, slot});
+    std::push_heap(heap_.begin(), heap_.end(), [](const auto& a, const auto& b) { return later(a, b); });
+  }
 }
 
 std::size_t VirtualChannel::pop(std::span<std::byte> buffer) {

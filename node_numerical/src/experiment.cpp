@@ -79,6 +79,18 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
     config_.mutable_ground_motion()->mutable_record()->set_path(
         std::filesystem::absolute(p.is_absolute() ? p : loaded.base_dir / p).lexically_normal().string());
   }
+  // The saved config must run again from any folder: delay traces too get their resolved path.
+  for (auto& site : *config_.mutable_site()) {
+    for (const bool forward : {true, false}) {
+      const config::Impairment& leg = forward ? site.link().forward() : site.link().backward();
+      if (leg.has_empirical() && leg.empirical().has_trace_path()) {
+        const std::filesystem::path p = leg.empirical().trace_path();
+        auto* mutable_leg = forward ? site.mutable_link()->mutable_forward() : site.mutable_link()->mutable_backward();
+        mutable_leg->mutable_empirical()->set_trace_path(
+            std::filesystem::absolute(p.is_absolute() ? p : loaded.base_dir / p).lexically_normal().string());
+      }
+    }
+  }
   const double duration = config_.duration_s() > 0.0 ? config_.duration_s() : ground_.end_s();
   steps_ = static_cast<std::int64_t>(std::floor(duration * rate_hz_ + 1e-9)) + 1;
   const auto rows = static_cast<std::size_t>(steps_);
@@ -131,7 +143,8 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
       hyb.link = udp_.back().get();
     } else {
       links_.push_back(
-          std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward()), Impairment(site.link().backward())));
+          std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward(), loaded.base_dir),
+                                        Impairment(site.link().backward(), loaded.base_dir)));
       hyb.link = &links_.back()->numerical_end;
     }
     const config::CompensationMode compensation = site.compensation().mode();
@@ -327,10 +340,11 @@ std::string summary_json(const RunReport& report) {
       write_packet_counters(json, s.physical_side.packets);
       json.end_object();
       json.key("links").begin_object();
-      json.key("forward").begin_object().field("sent", s.forward.sent).field("delivered", s.forward.delivered);
-      json.field("dropped_overflow", s.forward.dropped_overflow).end_object();
-      json.key("backward").begin_object().field("sent", s.backward.sent).field("delivered", s.backward.delivered);
-      json.field("dropped_overflow", s.backward.dropped_overflow).end_object();
+      for (const auto& [direction, c] : {std::pair{"forward", &s.forward}, std::pair{"backward", &s.backward}}) {
+        json.key(direction).begin_object().field("sent", c->sent).field("delivered", c->delivered);
+        json.field("lost", c->lost).field("duplicated", c->duplicated);
+        json.field("dropped_overflow", c->dropped_overflow).end_object();
+      }
       json.end_object();
     }
     json.end_object();

@@ -78,6 +78,7 @@ void LoopbackSites::start(config::Experiment& experiment) {
       args.push_back(o);
     }
     std::vector<char*> argv;
+    argv.reserve(args.size() + 1);
     for (auto& a : args) {
       argv.push_back(a.data());
     }

@@ -31,18 +31,26 @@ class VirtualClock final : public Clock {
 };
 
 struct LinkCounters {
-  std::uint64_t sent = 0;
-  std::uint64_t delivered = 0;
-  std::uint64_t dropped_overflow = 0;
+  std::uint64_t sent = 0;              // datagrams handed to the link
+  std::uint64_t delivered = 0;         // copies received (a duplicated datagram counts twice)
+  std::uint64_t dropped_overflow = 0;  // copies with no free in-flight buffer, or too large
+  std::uint64_t lost = 0;              // datagrams the impairment's loss model dropped
+  std::uint64_t duplicated = 0;        // datagrams the impairment sent twice
 };
 
 // One direction of an in-memory link. A datagram sent at phase p with impairment delay D arrives at
 // p + 2 D rate (half steps) and is received by the first step of the receiver that begins after
 // that. With the half-period offset of the sites each leg therefore lags by round(D rate) steps and a
 // zero delay costs nothing, as in a real-time run whose compute and network fit in half a period.
-// Pre-sized for the largest delay, so send and receive never allocate.
+// Each datagram's fate (lost, delayed, duplicated) comes from Impairment::next_packet(). Pre-sized for
+// the delay a packet exceeds with probability 1e-6 (at most kMaxInFlight datagrams), so send and
+// receive never allocate; a copy that finds no free buffer is counted in dropped_overflow.
 class VirtualChannel {
  public:
+  // The in-flight buffers never exceed this many datagrams (8 s at 1024 Hz, 11 MB): a heavy-tailed
+  // delay model would otherwise ask for more memory than any run needs.
+  static constexpr std::size_t kMaxInFlight = 8192;
+
   VirtualChannel(const VirtualClock& clock, Impairment impairment);
 
   void push(std::span<const std::byte> datagram);

@@ -71,7 +71,7 @@ class Experiment {
  public:
   // Builds every part; throws ConfigError for anything the config gets wrong (ground motion too).
   // In real time the remote sites are reached over UDP at their `address` instead of in memory.
-  explicit Experiment(const LoadedConfig& config, RunMode mode = RunMode::kVirtualTime);
+  explicit Experiment(const LoadedConfig& loaded, RunMode mode = RunMode::kVirtualTime);
   ~Experiment();
   Experiment(const Experiment&) = delete;
   Experiment& operator=(const Experiment&) = delete;

@@ -23,6 +23,6 @@ struct SiteServerOptions {
 // node's hello (refusing with the differing field named), starts at the agreed instant, steps on the
 // wall clock, and stops safely on a stop/abort, a silent peer, a stroke-limit breach or stop_flag.
 // Writes site_<name>.csv and site_<name>.json into out_dir in every case. Returns an ExitCode.
-int serve_site(const LoadedConfig& config, const SiteServerOptions& options, const std::atomic<bool>& stop_flag);
+int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, const std::atomic<bool>& stop_flag);
 
 }  // namespace rths
