@@ -17,7 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;  // NOLINT: POSIX
+extern char** environ;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): POSIX, for posix_spawn
 
 namespace rths::test {
 

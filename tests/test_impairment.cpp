@@ -41,7 +41,7 @@ Moments moments(const std::vector<double>& x) {
   return {mean, std::sqrt(squares / static_cast<double>(x.size() - 1))};
 }
 
-std::vector<double> delays(config::Impairment spec, int n = kDraws) {
+std::vector<double> delays(const config::Impairment& spec, int n = kDraws) {
   Impairment impairment(spec);
   std::vector<double> out(static_cast<std::size_t>(n));
   for (auto& d : out) d = impairment.next_delay_s();
@@ -64,8 +64,8 @@ void measured(const char* what, double value, double expected, double tolerance)
 }
 
 std::filesystem::path temp_dir() {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("rths_impairment_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+  auto dir = std::filesystem::temp_directory_path() /
+             ("rths_impairment_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
   std::filesystem::create_directories(dir);
   return dir;
 }
@@ -421,10 +421,10 @@ std::vector<config::Impairment> every_model() {
   specs[3].mutable_gamma()->set_scale_s(0.004);
   for (const double edge : {0.01, 0.015, 0.03}) specs[4].mutable_empirical()->add_bin_edge_s(edge);
   for (const double weight : {2.0, 1.0}) specs[4].mutable_empirical()->add_bin_weight(weight);
-  for (std::size_t i = 0; i < specs.size(); ++i) {
-    specs[i].mutable_loss()->mutable_gilbert_elliott()->set_p_good_to_bad(0.02);
-    specs[i].mutable_loss()->mutable_gilbert_elliott()->set_p_bad_to_good(0.3);
-    specs[i].set_duplicate_probability(0.03);
+  for (auto& spec : specs) {
+    spec.mutable_loss()->mutable_gilbert_elliott()->set_p_good_to_bad(0.02);
+    spec.mutable_loss()->mutable_gilbert_elliott()->set_p_bad_to_good(0.3);
+    spec.set_duplicate_probability(0.03);
   }
   specs[0].mutable_loss()->set_probability(0.05);
   return specs;

@@ -82,7 +82,7 @@ class Multisite : public ::testing::Test {
                                   "--bin",    RTHS_BIN_DIR,
                                   "--out",    (dir_ / out).string()};
     for (const auto& s : sets) {
-      args.push_back("--set");
+      args.emplace_back("--set");
       args.push_back(s);
     }
     Process run(script().string(), args, dir_ / out);

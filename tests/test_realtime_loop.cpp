@@ -4,9 +4,9 @@
 
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
+#include <signal.h>  // NOLINT(modernize-deprecated-headers): POSIX sigaction/pthread_kill
 #include <sys/mman.h>
-#include <time.h>
+#include <time.h>  // NOLINT(modernize-deprecated-headers): POSIX clock_gettime/CLOCK_REALTIME
 
 #include <algorithm>
 #include <atomic>

@@ -7,23 +7,24 @@ namespace rths {
 namespace {
 google::protobuf::ArenaOptions block_options(std::span<std::byte> block) {
   google::protobuf::ArenaOptions options;
-  options.initial_block = reinterpret_cast<char*>(block.data());  // NOLINT(*-reinterpret-cast): arena API
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the arena API takes char*
+  options.initial_block = reinterpret_cast<char*>(block.data());
   options.initial_block_size = block.size();
   return options;
 }
 }  // namespace
 
-void write_packet_counters(JsonWriter& json, const PacketCounters& p) {
+void write_packet_counters(JsonWriter& json, const PacketCounters& counters) {
   json.begin_object()
-      .field("received", p.received)
-      .field("accepted", p.accepted)
-      .field("undecodable", p.undecodable)
-      .field("wrong_version", p.wrong_version)
-      .field("wrong_session", p.wrong_session)
-      .field("wrong_site", p.wrong_site)
-      .field("stale", p.stale)
-      .field("duplicate", p.duplicate)
-      .field("unexpected", p.unexpected)
+      .field("received", counters.received)
+      .field("accepted", counters.accepted)
+      .field("undecodable", counters.undecodable)
+      .field("wrong_version", counters.wrong_version)
+      .field("wrong_session", counters.wrong_session)
+      .field("wrong_site", counters.wrong_site)
+      .field("stale", counters.stale)
+      .field("duplicate", counters.duplicate)
+      .field("unexpected", counters.unexpected)
       .end_object();
 }
 
@@ -72,7 +73,8 @@ std::span<const std::byte> PacketCodec::encode() {
   if (size > out_bytes_.size()) {
     return {};
   }
-  out_->SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(out_bytes_.data()));  // NOLINT
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): protobuf writes uint8_t, the buffer is std::byte
+  out_->SerializeWithCachedSizesToArray(reinterpret_cast<std::uint8_t*>(out_bytes_.data()));
   return {out_bytes_.data(), size};
 }
 

@@ -6,7 +6,7 @@
 #include <sched.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
-#include <time.h>
+#include <time.h>  // NOLINT(modernize-deprecated-headers): POSIX clock_gettime/clock_nanosleep
 
 #include <algorithm>
 #include <array>
@@ -83,7 +83,7 @@ std::string error_text(int error) {
 // Touches the stack the loop will use, so that its pages are resident (and, after mlockall, locked)
 // before the first tick instead of faulting inside it.
 [[gnu::noinline]] void prefault_stack() noexcept {
-  constexpr std::size_t kBytes = 256 * 1024;
+  constexpr std::size_t kBytes = std::size_t{256} * 1024;
   constexpr std::size_t kPage = 4096;
   std::array<unsigned char, kBytes> stack;             // deliberately on the stack, uninitialised
   volatile unsigned char* const touch = stack.data();  // volatile: the stores must not be optimised away

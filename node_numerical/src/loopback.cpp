@@ -15,7 +15,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-extern char** environ;  // NOLINT: POSIX
+extern char** environ;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): POSIX, for posix_spawn
 
 namespace rths {
 

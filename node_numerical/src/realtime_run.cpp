@@ -51,6 +51,11 @@ class NumericalTick final : public TickHandler {
     }
     node_.step(k);
     const std::int64_t now = wall_.now_ns();
+    if (2 * lateness > timeout_ns_) {
+      // This node itself was stalled (a host or VM pause stalls every process alike): give the peers
+      // a whole timeout from now before calling them lost.
+      grace_until_wall_ns_ = std::max(grace_until_wall_ns_, now);
+    }
     std::uint64_t drops = 0;
     for (const std::size_t s : remote_) {
       const SiteStats& st = node_.site_stats()[s];

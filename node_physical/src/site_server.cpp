@@ -127,16 +127,29 @@ Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const config::Experi
 // The step of the site on the wall clock, with the checks that end a test safely.
 class SiteTick final : public TickHandler {
  public:
-  SiteTick(PhysicalNode& node, const WallClock& clock, std::int64_t timeout_ns, std::int64_t first_heard_ns)
-      : node_(node), clock_(clock), timeout_ns_(timeout_ns), first_heard_ns_(first_heard_ns) {}
+  SiteTick(PhysicalNode& node, const WallClock& clock, const RealtimeLoop& loop, std::int64_t start_mono_ns,
+           std::int64_t timeout_ns, std::int64_t first_heard_ns)
+      : node_(node),
+        clock_(clock),
+        loop_(loop),
+        start_mono_ns_(start_mono_ns),
+        timeout_ns_(timeout_ns),
+        first_heard_ns_(first_heard_ns) {}
 
   bool tick(std::int64_t k) override {
+    const std::int64_t lateness = monotonic_ns() - (start_mono_ns_ + loop_.step_offset_ns(k));
     node_.step(k);
     if (node_.peer_control() != PeerControl::kNone || node_.limit_breached()) {
       return false;
     }
+    const std::int64_t now = clock_.now_ns();
+    if (2 * lateness > timeout_ns_) {
+      // This process was stalled itself (a host or VM pause stalls every process alike): the peer
+      // gets a whole timeout from now before it is called lost.
+      first_heard_ns_ = std::max(first_heard_ns_, now);
+    }
     const std::int64_t heard = std::max(node_.last_valid_receive_ns(), first_heard_ns_);
-    if (clock_.now_ns() - heard > timeout_ns_) {
+    if (now - heard > timeout_ns_) {
       peer_lost_ = true;
       return false;
     }
@@ -147,6 +160,8 @@ class SiteTick final : public TickHandler {
  private:
   PhysicalNode& node_;
   const WallClock& clock_;
+  const RealtimeLoop& loop_;
+  std::int64_t start_mono_ns_;
   std::int64_t timeout_ns_;
   std::int64_t first_heard_ns_;
   bool peer_lost_ = false;
@@ -235,7 +250,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   // numerical step k + 1 whenever compute and network fit in half a period.
   const std::int64_t start_mono = monotonic_ns() + (hs.session.start_wall_ns - clock.now_ns()) -
                                   static_cast<std::int64_t>(std::llround(0.5e9 / cfg.rate_hz()));
-  SiteTick handler(node, clock, static_cast<std::int64_t>(cfg.realtime().peer_timeout_s() * 1e9),
+  SiteTick handler(node, clock, loop, start_mono, static_cast<std::int64_t>(cfg.realtime().peer_timeout_s() * 1e9),
                    hs.session.start_wall_ns);
   spdlog::info("session {:016x}: {} steps from the agreed start", hs.session.id, hs.session.steps);
   const RunResult result = loop.run(start_mono, 0, hs.session.steps, handler, stop_flag);
