@@ -17,7 +17,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char** environ;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables): POSIX, for posix_spawn
+// POSIX has the program declare environ (glibc also does with _GNU_SOURCE), for posix_spawn.
+// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables,readability-redundant-declaration)
+extern char** environ;
 
 namespace rths::test {
 

@@ -473,6 +473,23 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
 
 }  // namespace
 
+namespace {
+void check_realtime(const config::Realtime& rt, const Checker& check) {
+  check.require(
+      rt.peer_timeout_s() > 0, "realtime.peer_timeout_s",
+      fmt::format("is {}, expected a timeout > 0 s (a silent peer ends the test after it)", rt.peer_timeout_s()));
+  check.require(rt.priority() >= 0 && rt.priority() <= 99, "realtime.priority",
+                fmt::format("is {}, expected 0 (normal scheduling) or a SCHED_FIFO priority 1..99", rt.priority()));
+  check.require(rt.spin_s() >= 0 && rt.spin_s() < 0.01, "realtime.spin_s",
+                fmt::format("is {}, expected a busy-wait >= 0 and well below a period (s)", rt.spin_s()));
+  check.require(rt.cpu() >= -1, "realtime.cpu", fmt::format("is {}, expected a CPU number or -1 (any)", rt.cpu()));
+  check.require(rt.handshake_timeout_s() > 0, "realtime.handshake_timeout_s",
+                fmt::format("is {}, expected > 0 s", rt.handshake_timeout_s()));
+  check.require(rt.start_delay_s() >= 0, "realtime.start_delay_s",
+                fmt::format("is {}, expected >= 0 s", rt.start_delay_s()));
+}
+}  // namespace
+
 void validate(const config::Experiment& experiment, const std::string& source_name, const FieldLocations* where) {
   const Checker check(source_name, where);
   check_finite(experiment, "", check);
@@ -495,6 +512,7 @@ void validate(const config::Experiment& experiment, const std::string& source_na
   check.require(experiment.site_size() >= 1, "site",
                 "missing; expected at least one site { name: \"...\" influence: [...] channel { specimen { ... } } }");
   for (int i = 0; i < experiment.site_size(); ++i) check_site(experiment, i, check);
+  check_realtime(experiment.realtime(), check);
 }
 
 }  // namespace rths

@@ -1,0 +1,443 @@
+// rths-relay: a user-space UDP relay between the numerical node and one site that delays, loses,
+// duplicates and reorders the datagrams of each direction as the site's link impairments say (issue 4:
+// the delay injector on a kernel without netem). Kept in one file: parse, build, relay, report.
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <asio/io_context.hpp>
+#include <spdlog/spdlog.h>
+
+#include "rths/common/address.hpp"
+#include "rths/common/command_line.hpp"
+#include "rths/common/config.hpp"
+#include "rths/common/exit_codes.hpp"
+#include "rths/common/impairment.hpp"
+#include "rths/common/json_writer.hpp"
+#include "rths/common/latency_histogram.hpp"
+#include "rths/common/link.hpp"
+#include "rths/common/realtime_loop.hpp"
+#include "rths/common/udp_link.hpp"
+
+namespace {
+
+constexpr const char* kUsage = R"(rths-relay — a UDP relay that imposes a site's link impairments (rths)
+
+Usage:
+  rths-relay CONFIG --site NAME --listen HOST:PORT --to HOST:PORT [--set PATH=VALUE]... [--out DIR]
+             [--idle-exit SECONDS] [--quiet]
+  rths-relay --help | --version
+
+Sits between the numerical node and site NAME. The numerical node sends to --listen (point
+site[NAME].address at it); each datagram is forwarded to --to (where rths-physical serve listens)
+after the delay, loss and duplication of site[NAME].link.forward; the site's answers go back to the
+numerical node (the sender of the first datagram) through site[NAME].link.backward. Delays count
+from the kernel's receive timestamp; order is kept unless the impairment allows reordering.
+
+Options:
+  --site NAME          The site whose link is imposed (site.name in CONFIG).
+  --listen H:P         Address the numerical node sends to; port 0 picks a free port (printed as
+                       "relaying on HOST:PORT").
+  --to H:P             The site's address.
+  --set PATH=VALUE     Override a config field (as rths-numerical --set).
+  --out DIR            Folder for relay_<NAME>.json and relay_<NAME>.log (created).
+                       Default: runs/<config name>-relay-<site>-<date>-<time>
+  --idle-exit SECONDS  Stop after this long without a datagram once traffic has started (default 2;
+                       0: only SIGINT/SIGTERM stop it).
+  --quiet              Print only errors (the summary is still written).
+
+On exit it prints and writes per direction: received, delivered, lost, duplicated, reordered (released
+while a datagram that arrived earlier was still waiting), dropped_overflow, and the release lateness
+(actual send time - target) p50/p99/p99.9/max in microseconds.
+
+Exit codes: 0 stopped normally (idle or SIGINT/SIGTERM); 1 failure; 2 bad command line or config.
+)";
+
+constexpr std::size_t kSlots = 16384;             // datagrams in flight, both directions together
+constexpr std::size_t kSeqRing = 65536;           // arrival numbers tracked for the reorder count
+constexpr std::int64_t kSpinNs = 50'000;          // busy-wait this long before a release
+constexpr std::int64_t kMaxSleepNs = 200'000;     // poll the sockets at least this often
+constexpr int kMaxReceivesPerPoll = 256;          // per socket and wake-up: a flood cannot starve releases
+
+std::int64_t realtime_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+void sleep_until_monotonic(std::int64_t t_ns) {
+  timespec ts{};
+  ts.tv_sec = static_cast<time_t>(t_ns / 1'000'000'000);
+  ts.tv_nsec = static_cast<long>(t_ns % 1'000'000'000);
+  // EINTR (a signal) returns early too: the loop then looks at the stop flag.
+  clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr);
+}
+
+struct DirectionStats {
+  std::uint64_t received = 0;
+  std::uint64_t delivered = 0;  // copies handed to the kernel (duplicates included)
+  std::uint64_t lost = 0;
+  std::uint64_t duplicated = 0;
+  std::uint64_t reordered = 0;
+  std::uint64_t dropped_overflow = 0;
+  std::uint64_t send_errors = 0;
+  std::uint64_t pending_at_exit = 0;
+  rths::LatencyHistogram lateness;
+};
+
+// One direction: its impairment, the order it keeps, and what happened to its datagrams.
+struct Direction {
+  Direction(const char* name_, rths::Impairment impairment_, rths::UdpLink& out_)
+      : name(name_), impairment(std::move(impairment_)), out(&out_) {}
+  const char* name;
+  rths::Impairment impairment;
+  rths::UdpLink* out;
+  std::int64_t last_release_ns = 0;  // order-preserving: no copy leaves before this
+  std::uint64_t next_seq = 0;        // arrival number of the next datagram
+  std::uint64_t min_pending = 0;     // lowest arrival number with a copy still waiting
+  std::vector<std::uint8_t> copies_waiting = std::vector<std::uint8_t>(kSeqRing, 0);  // by seq % kSeqRing
+  DirectionStats stats;
+};
+
+struct Slot {
+  std::array<std::byte, rths::kMaxDatagramBytes> data{};
+  std::size_t size = 0;
+  std::uint64_t seq = 0;
+  int direction = 0;
+};
+
+struct Pending {
+  std::int64_t release_ns;
+  std::uint64_t order;  // FIFO among equal release times
+  std::uint32_t slot;
+  bool operator>(const Pending& o) const {
+    return release_ns != o.release_ns ? release_ns > o.release_ns : order > o.order;
+  }
+};
+
+class Relay {
+ public:
+  Relay(const rths::LoadedConfig& loaded, const rths::config::Site& site, rths::UdpLink& to_numerical,
+        rths::UdpLink& to_site)
+      : slots_(kSlots),
+        dirs_{Direction("forward", rths::Impairment(site.link().forward(), loaded.base_dir), to_site),
+              Direction("backward", rths::Impairment(site.link().backward(), loaded.base_dir), to_numerical)},
+        from_{&to_numerical, &to_site} {
+    free_.reserve(kSlots);
+    for (std::size_t i = kSlots; i > 0; --i) {
+      free_.push_back(static_cast<std::uint32_t>(i - 1));
+    }
+    heap_.reserve(kSlots);
+  }
+
+  // Relays until stop is set or, once traffic has started, nothing arrived for idle_ns (0: never).
+  void run(const std::atomic<bool>& stop, std::int64_t idle_ns) {
+    std::int64_t last_traffic_ns = 0;
+    bool started = false;
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (poll()) {
+        started = true;
+        last_traffic_ns = rths::monotonic_ns();
+      }
+      std::int64_t now = rths::monotonic_ns();
+      while (!heap_.empty() && heap_.front().release_ns <= now) {
+        release();
+        now = rths::monotonic_ns();
+      }
+      if (started && idle_ns > 0 && heap_.empty() && now - last_traffic_ns > idle_ns) {
+        spdlog::info("no datagram for {:.1f} s: stopping", static_cast<double>(now - last_traffic_ns) * 1e-9);
+        break;
+      }
+      std::int64_t wake = now + kMaxSleepNs;
+      if (!heap_.empty()) {
+        wake = std::min(wake, heap_.front().release_ns - kSpinNs);
+      }
+      if (wake > now) {
+        sleep_until_monotonic(wake);
+      }
+      // Otherwise within the spin window: loop, polling the sockets, until the release is due.
+    }
+    for (const Pending& p : heap_) {
+      ++dirs_[slots_[p.slot].direction].stats.pending_at_exit;
+    }
+  }
+
+  [[nodiscard]] const Direction& direction(int i) const { return dirs_[static_cast<std::size_t>(i)]; }
+
+ private:
+  // Drains both sockets; true when anything arrived.
+  bool poll() {
+    bool any = false;
+    for (int d = 0; d < 2; ++d) {
+      rths::UdpLink& in = *from_[static_cast<std::size_t>(d)];
+      for (int i = 0; i < kMaxReceivesPerPoll; ++i) {
+        std::array<std::byte, rths::kMaxDatagramBytes>& buffer = scratch_;
+        const std::size_t n = in.receive(buffer);
+        if (n == 0) {
+          break;
+        }
+        any = true;
+        // The kernel stamped the arrival in CLOCK_REALTIME: its age now, subtracted from the monotonic
+        // clock, places the arrival on the time base of the releases.
+        const std::int64_t mono = rths::monotonic_ns();
+        const std::int64_t age = std::max<std::int64_t>(0, realtime_ns() - in.last_receive_ns());
+        accept(d, std::span<const std::byte>(buffer.data(), n), mono - age);
+      }
+    }
+    return any;
+  }
+
+  void accept(int d, std::span<const std::byte> datagram, std::int64_t arrival_ns) {
+    Direction& dir = dirs_[static_cast<std::size_t>(d)];
+    ++dir.stats.received;
+    const std::uint64_t seq = dir.next_seq++;
+    std::uint8_t& waiting = dir.copies_waiting[seq % kSeqRing];
+    waiting = 0;
+    const rths::PacketFate fate = dir.impairment.next_packet();
+    if (fate.lost()) {
+      ++dir.stats.lost;
+    }
+    if (fate.copies > 1) {
+      ++dir.stats.duplicated;
+    }
+    for (int c = 0; c < fate.copies; ++c) {
+      if (free_.empty()) {
+        ++dir.stats.dropped_overflow;
+        continue;
+      }
+      std::int64_t release_ns = arrival_ns + static_cast<std::int64_t>(fate.delay_s[static_cast<std::size_t>(c)] * 1e9);
+      if (dir.impairment.preserves_order()) {
+        release_ns = std::max(release_ns, dir.last_release_ns);
+        dir.last_release_ns = release_ns;
+      }
+      const std::uint32_t s = free_.back();
+      free_.pop_back();
+      Slot& slot = slots_[s];
+      std::copy(datagram.begin(), datagram.end(), slot.data.begin());
+      slot.size = datagram.size();
+      slot.seq = seq;
+      slot.direction = d;
+      heap_.push_back(Pending{release_ns, order_++, s});
+      std::push_heap(heap_.begin(), heap_.end(), std::greater<>());
+      ++waiting;
+    }
+    advance_min_pending(dir);
+  }
+
+  void release() {
+    std::pop_heap(heap_.begin(), heap_.end(), std::greater<>());
+    const Pending p = heap_.back();
+    heap_.pop_back();
+    Slot& slot = slots_[p.slot];
+    Direction& dir = dirs_[static_cast<std::size_t>(slot.direction)];
+    const std::uint64_t errors_before = dir.out->counters().send_errors + dir.out->counters().unsent;
+    dir.out->send(std::span<const std::byte>(slot.data.data(), slot.size));
+    const std::int64_t sent_ns = rths::monotonic_ns();
+    if (dir.out->counters().send_errors + dir.out->counters().unsent != errors_before) {
+      ++dir.stats.send_errors;
+    } else {
+      ++dir.stats.delivered;
+    }
+    dir.stats.lateness.record(sent_ns - p.release_ns);
+    // Reordered: released while a datagram that arrived before it is still waiting.
+    if (dir.min_pending < slot.seq) {
+      ++dir.stats.reordered;
+    }
+    --dir.copies_waiting[slot.seq % kSeqRing];
+    advance_min_pending(dir);
+    free_.push_back(p.slot);
+  }
+
+  static void advance_min_pending(Direction& dir) {
+    // A datagram overtaken by more than the ring's span stops being tracked (counts only, never delivery).
+    if (dir.next_seq - dir.min_pending > kSeqRing / 2) {
+      dir.min_pending = dir.next_seq - kSeqRing / 2;
+    }
+    while (dir.min_pending < dir.next_seq && dir.copies_waiting[dir.min_pending % kSeqRing] == 0) {
+      ++dir.min_pending;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  std::vector<std::uint32_t> free_;
+  std::vector<Pending> heap_;  // min-heap by release time
+  std::uint64_t order_ = 0;
+  std::array<Direction, 2> dirs_;                // 0: numerical -> site, 1: site -> numerical
+  std::array<rths::UdpLink*, 2> from_;           // where each direction's datagrams come from
+  std::array<std::byte, rths::kMaxDatagramBytes> scratch_{};
+};
+
+double us(std::int64_t ns) {
+  return static_cast<double>(ns) * 1e-3;
+}
+
+void write_direction(rths::JsonWriter& json, const Direction& dir, const rths::UdpCounters& in) {
+  const DirectionStats& s = dir.stats;
+  json.key(dir.name).begin_object();
+  json.field("received", s.received);
+  json.field("delivered", s.delivered);
+  json.field("lost", s.lost);
+  json.field("duplicated", s.duplicated);
+  json.field("reordered", s.reordered);
+  json.field("dropped_overflow", s.dropped_overflow);
+  json.field("send_errors", s.send_errors);
+  json.field("pending_at_exit", s.pending_at_exit);
+  json.field("foreign", in.foreign);
+  json.field("oversized", in.oversized);
+  json.key("lateness_us").begin_object();
+  json.field("count", s.lateness.count());
+  json.field("p50", us(s.lateness.percentile(50)));
+  json.field("p99", us(s.lateness.percentile(99)));
+  json.field("p99_9", us(s.lateness.percentile(99.9)));
+  json.field("max", us(s.lateness.max_ns()));
+  json.end_object();
+  json.end_object();
+}
+
+std::string summary_line(const Direction& dir) {
+  const DirectionStats& s = dir.stats;
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%-8s received %llu, delivered %llu, lost %llu, duplicated %llu, reordered %llu, overflow %llu; "
+                "lateness p50 %.1f us, p99 %.1f us, p99.9 %.1f us, max %.1f us",
+                dir.name, static_cast<unsigned long long>(s.received), static_cast<unsigned long long>(s.delivered),
+                static_cast<unsigned long long>(s.lost), static_cast<unsigned long long>(s.duplicated),
+                static_cast<unsigned long long>(s.reordered), static_cast<unsigned long long>(s.dropped_overflow),
+                us(s.lateness.percentile(50)), us(s.lateness.percentile(99)), us(s.lateness.percentile(99.9)),
+                us(s.lateness.max_ns()));
+  return line;
+}
+
+rths::HostPort host_port_option(const rths::CommandLine& cl, const std::string& name) {
+  try {
+    return rths::parse_host_port(cl.option(name));
+  } catch (const std::invalid_argument& e) {
+    throw rths::ConfigError("--" + name + ": " + e.what());
+  }
+}
+
+int relay(const rths::CommandLine& cl, const std::filesystem::path& out, const std::atomic<bool>& stop) {
+  const std::string site_name = cl.option("site");
+  const rths::LoadedConfig loaded = rths::load_experiment(cl.config, cl.overrides);
+  const rths::config::Site* site = nullptr;
+  for (const auto& s : loaded.experiment.site()) {
+    if (s.name() == site_name) {
+      site = &s;
+    }
+  }
+  if (site == nullptr) {
+    throw rths::ConfigError(loaded.source.string() + ": no site named \"" + site_name + "\"");
+  }
+  const rths::HostPort listen = host_port_option(cl, "listen");
+  const rths::HostPort to = host_port_option(cl, "to");
+  double idle_s = 2.0;
+  try {
+    idle_s = std::stod(cl.option("idle-exit", "2"));
+  } catch (const std::exception&) {
+    throw rths::ConfigError("--idle-exit: expected seconds, got \"" + cl.option("idle-exit") + "\"");
+  }
+  if (!(idle_s >= 0)) {
+    throw rths::ConfigError("--idle-exit: expected seconds >= 0");
+  }
+
+  asio::io_context io;
+  rths::UdpLink to_numerical(io, listen.host, listen.port);
+  to_numerical.lock_peer(true);  // the first sender is the numerical node; strangers are dropped
+  rths::UdpLink to_site(io, to.host.find(':') != std::string::npos ? "::" : "0.0.0.0", 0);
+  to_site.set_peer(to.host, to.port);
+  to_site.lock_peer(true);
+  Relay relay(loaded, *site, to_numerical, to_site);
+
+  rths::RealtimeOptions rt;
+  rt.priority = loaded.experiment.realtime().priority();
+  rt.lock_memory = loaded.experiment.realtime().lock_memory();
+  try {
+    for (const std::string& warning : rths::acquire_realtime(rt)) {
+      spdlog::warn("{}", warning);
+    }
+  } catch (const std::invalid_argument& e) {
+    throw rths::ConfigError(std::string("realtime.priority: ") + e.what());
+  }
+
+  const std::string where = listen.host + ":" + std::to_string(to_numerical.local_port());
+  spdlog::info("site {}: relaying on {} to {}:{} (forward: {}; backward: {})", site_name, where, to.host, to.port,
+               site->link().forward().ShortDebugString(), site->link().backward().ShortDebugString());
+  std::printf("relaying on %s\n", where.c_str());
+  std::fflush(stdout);
+
+  relay.run(stop, static_cast<std::int64_t>(idle_s * 1e9));
+
+  rths::JsonWriter json;
+  json.begin_object();
+  json.field("site", std::string_view(site_name));
+  json.field("listen", std::string_view(where));
+  json.field("numerical", std::string_view(to_numerical.peer_description()));
+  json.field("to", std::string_view(to_site.peer_description()));
+  write_direction(json, relay.direction(0), to_numerical.counters());
+  write_direction(json, relay.direction(1), to_site.counters());
+  json.field("exit_code", std::int64_t{rths::kExitCompleted});
+  json.end_object();
+  const auto file = out / ("relay_" + site_name + ".json");
+  std::ofstream(file) << json.str() << "\n";
+  for (int d = 0; d < 2; ++d) {
+    const std::string line = summary_line(relay.direction(d));
+    spdlog::info("{}", line);
+    if (!cl.quiet) {
+      std::printf("%s\n", line.c_str());
+    }
+  }
+  std::fflush(stdout);
+  return rths::kExitCompleted;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (rths::answered_help_or_version(argc, argv, kUsage, "rths-relay 0.1.0")) {
+    return rths::kExitCompleted;
+  }
+  // The shared parser wants a COMMAND before CONFIG; the relay has none, so it is given one.
+  std::vector<char*> args(argv, argv + argc);
+  std::string command = "relay";
+  args.insert(args.begin() + 1, command.data());
+  rths::CommandLine cl;
+  try {
+    cl = rths::parse_command_line(static_cast<int>(args.size()), args.data(), {"site", "listen", "to", "idle-exit"},
+                                  {});
+    if (cl.config.empty() || !cl.has("site") || !cl.has("listen") || !cl.has("to")) {
+      throw std::invalid_argument("needs CONFIG, --site NAME, --listen HOST:PORT and --to HOST:PORT (see --help)");
+    }
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "rths-relay: %s\n", e.what());
+    return rths::kExitBadInput;
+  }
+  const auto out = cl.out.empty() ? rths::default_run_folder(cl.config, "-relay-" + cl.option("site")) : cl.out;
+  try {
+    rths::start_logging("rths-relay", out, "relay_" + cl.option("site") + ".log", cl.quiet);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rths-relay: cannot write %s: %s\n", out.c_str(), e.what());
+    return rths::kExitBadInput;
+  }
+  const auto& stop = rths::install_stop_signals();
+  try {
+    const int code = relay(cl, out, stop);
+    spdlog::default_logger()->flush();
+    return code;
+  } catch (const rths::ConfigError& e) {
+    spdlog::error("{}", e.what());
+    return rths::kExitBadInput;
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    return rths::kExitFailure;
+  }
+}
