@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
-#include <asio/io_context.hpp>
 #include <spdlog/spdlog.h>
+#include <asio/io_context.hpp>
 
 #include "rths/common/address.hpp"
 #include "rths/common/command_line.hpp"
@@ -35,7 +35,7 @@ constexpr const char* kUsage = R"(rths-relay — a UDP relay that imposes a site
 
 Usage:
   rths-relay CONFIG --site NAME --listen HOST:PORT --to HOST:PORT [--set PATH=VALUE]... [--out DIR]
-             [--idle-exit SECONDS] [--quiet]
+             [--idle-exit SECONDS] [--spin-us US] [--quiet]
   rths-relay --help | --version
 
 Sits between the numerical node and site NAME. The numerical node sends to --listen (point
@@ -54,6 +54,8 @@ Options:
                        Default: runs/<config name>-relay-<site>-<date>-<time>
   --idle-exit SECONDS  Stop after this long without a datagram once traffic has started (default 2;
                        0: only SIGINT/SIGTERM stop it).
+  --spin-us US         Sleep until this long before each release, then busy-wait to it (default 50;
+                       raise it to the host's wake-up latency, see rths-bench-loop).
   --quiet              Print only errors (the summary is still written).
 
 On exit it prints and writes per direction: received, delivered, lost, duplicated, reordered (released
@@ -63,11 +65,11 @@ while a datagram that arrived earlier was still waiting), dropped_overflow, and 
 Exit codes: 0 stopped normally (idle or SIGINT/SIGTERM); 1 failure; 2 bad command line or config.
 )";
 
-constexpr std::size_t kSlots = 16384;             // datagrams in flight, both directions together
-constexpr std::size_t kSeqRing = 65536;           // arrival numbers tracked for the reorder count
-constexpr std::int64_t kSpinNs = 50'000;          // busy-wait this long before a release
-constexpr std::int64_t kMaxSleepNs = 200'000;     // poll the sockets at least this often
-constexpr int kMaxReceivesPerPoll = 256;          // per socket and wake-up: a flood cannot starve releases
+constexpr std::size_t kSlots = 16384;          // datagrams in flight, both directions together
+constexpr std::size_t kSeqRing = 65536;        // arrival numbers tracked for the reorder count
+constexpr std::int64_t kSpinNs = 50'000;       // busy-wait this long before a release
+constexpr std::int64_t kMaxSleepNs = 200'000;  // poll the sockets at least this often
+constexpr int kMaxReceivesPerPoll = 256;       // per socket and wake-up: a flood cannot starve releases
 
 std::int64_t realtime_ns() {
   timespec ts{};
@@ -141,7 +143,7 @@ class Relay {
   }
 
   // Relays until stop is set or, once traffic has started, nothing arrived for idle_ns (0: never).
-  void run(const std::atomic<bool>& stop, std::int64_t idle_ns) {
+  void run(const std::atomic<bool>& stop, std::int64_t idle_ns, std::int64_t spin_ns) {
     std::int64_t last_traffic_ns = 0;
     bool started = false;
     while (!stop.load(std::memory_order_relaxed)) {
@@ -160,7 +162,7 @@ class Relay {
       }
       std::int64_t wake = now + kMaxSleepNs;
       if (!heap_.empty()) {
-        wake = std::min(wake, heap_.front().release_ns - kSpinNs);
+        wake = std::min(wake, heap_.front().release_ns - spin_ns);
       }
       if (wake > now) {
         sleep_until_monotonic(wake);
@@ -241,8 +243,10 @@ class Relay {
     Slot& slot = slots_[p.slot];
     Direction& dir = dirs_[static_cast<std::size_t>(slot.direction)];
     const std::uint64_t errors_before = dir.out->counters().send_errors + dir.out->counters().unsent;
-    dir.out->send(std::span<const std::byte>(slot.data.data(), slot.size));
+    // Lateness is taken as the datagram is handed to the kernel: on loopback sendto() itself runs the
+    // receiver's network stack (10-20 us) and that is the receiving host's time, not the relay's.
     const std::int64_t sent_ns = rths::monotonic_ns();
+    dir.out->send(std::span<const std::byte>(slot.data.data(), slot.size));
     if (dir.out->counters().send_errors + dir.out->counters().unsent != errors_before) {
       ++dir.stats.send_errors;
     } else {
@@ -272,8 +276,8 @@ class Relay {
   std::vector<std::uint32_t> free_;
   std::vector<Pending> heap_;  // min-heap by release time
   std::uint64_t order_ = 0;
-  std::array<Direction, 2> dirs_;                // 0: numerical -> site, 1: site -> numerical
-  std::array<rths::UdpLink*, 2> from_;           // where each direction's datagrams come from
+  std::array<Direction, 2> dirs_;       // 0: numerical -> site, 1: site -> numerical
+  std::array<rths::UdpLink*, 2> from_;  // where each direction's datagrams come from
   std::array<std::byte, rths::kMaxDatagramBytes> scratch_{};
 };
 
@@ -349,6 +353,15 @@ int relay(const rths::CommandLine& cl, const std::filesystem::path& out, const s
   if (!(idle_s >= 0)) {
     throw rths::ConfigError("--idle-exit: expected seconds >= 0");
   }
+  double spin_us = 50.0;
+  try {
+    spin_us = std::stod(cl.option("spin-us", "50"));
+  } catch (const std::exception&) {
+    throw rths::ConfigError("--spin-us: expected microseconds, got \"" + cl.option("spin-us") + "\"");
+  }
+  if (!(spin_us >= 0 && spin_us <= 1e6)) {
+    throw rths::ConfigError("--spin-us: expected 0 to 1e6 microseconds");
+  }
 
   asio::io_context io;
   rths::UdpLink to_numerical(io, listen.host, listen.port);
@@ -375,7 +388,7 @@ int relay(const rths::CommandLine& cl, const std::filesystem::path& out, const s
   std::printf("relaying on %s\n", where.c_str());
   std::fflush(stdout);
 
-  relay.run(stop, static_cast<std::int64_t>(idle_s * 1e9));
+  relay.run(stop, static_cast<std::int64_t>(idle_s * 1e9), static_cast<std::int64_t>(spin_us * 1e3));
 
   rths::JsonWriter json;
   json.begin_object();
@@ -412,8 +425,8 @@ int main(int argc, char** argv) {
   args.insert(args.begin() + 1, command.data());
   rths::CommandLine cl;
   try {
-    cl = rths::parse_command_line(static_cast<int>(args.size()), args.data(), {"site", "listen", "to", "idle-exit"},
-                                  {});
+    cl = rths::parse_command_line(static_cast<int>(args.size()), args.data(),
+                                  {"site", "listen", "to", "idle-exit", "spin-us"}, {});
     if (cl.config.empty() || !cl.has("site") || !cl.has("listen") || !cl.has("to")) {
       throw std::invalid_argument("needs CONFIG, --site NAME, --listen HOST:PORT and --to HOST:PORT (see --help)");
     }
