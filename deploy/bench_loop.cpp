@@ -43,7 +43,8 @@ What the process may not have is reported as a warning and the run goes on witho
 Exit codes: 0 success; 2 bad command line.
 )";
 
-std::atomic<bool> g_stop{false};
+// Written by the signal handler, read by the loop: necessarily a mutable global.
+std::atomic<bool> g_stop{false};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 
 extern "C" void on_signal(int /*signal*/) {
   g_stop.store(true);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -129,6 +130,41 @@ inline double max_diff(const std::vector<double>& a, const std::vector<double>& 
   }
   return d;
 }
+
+// The number after `"key": ` following the first occurrence of `"section"` in an rths JSON summary
+// (NaN when absent): enough for the flat objects rths writes, without a JSON library.
+inline double json_number(const std::string& json, const std::string& section, const std::string& key) {
+  const auto at = json.find("\"" + section + "\"");
+  if (at == std::string::npos) {
+    return std::nan("");
+  }
+  const auto k = json.find("\"" + key + "\": ", at);
+  if (k == std::string::npos) {
+    return std::nan("");
+  }
+  try {
+    return std::stod(json.substr(k + key.size() + 4));
+  } catch (const std::exception&) {
+    return std::nan("");
+  }
+}
+
+// A test with its own empty folder under /tmp, removed when the test passes (kept for a look when not).
+class RunFolderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("rths_" + std::to_string(getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (!HasFailure()) {
+      std::filesystem::remove_all(dir_);
+    }
+  }
+  std::filesystem::path dir_;
+};
 
 // Columns of an rths CSV by header name.
 inline std::vector<double> csv_column(const std::filesystem::path& file, const std::string& name) {

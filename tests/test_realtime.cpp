@@ -24,19 +24,8 @@ using test::max_diff;
 using test::peak;
 using test::Process;
 
-class Realtime : public ::testing::Test {
+class Realtime : public test::RunFolderTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rths_rt_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (!HasFailure()) {
-      fs::remove_all(dir_);
-    }
-  }
   // A 30 s real-time run of the spring case against a site already started with --listen 127.0.0.1:0.
   [[nodiscard]] std::unique_ptr<Process> start_numerical_against(const Process& site) const {
     const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
@@ -50,8 +39,6 @@ class Realtime : public ::testing::Test {
                                  "--quiet"},
         dir_ / "numerical");
   }
-
-  fs::path dir_;
 };
 
 // Rows at the end of a column that repeat its last value: how long the feedback was held.
