@@ -18,7 +18,6 @@
 namespace rths {
 namespace {
 
-namespace fs = std::filesystem;
 using test::csv_column;
 using test::json_number;
 using test::max_diff;
