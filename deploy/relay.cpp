@@ -442,15 +442,5 @@ int main(int argc, char** argv) {
     return rths::kExitBadInput;
   }
   const auto& stop = rths::install_stop_signals();
-  try {
-    const int code = relay(cl, out, stop);
-    spdlog::default_logger()->flush();
-    return code;
-  } catch (const rths::ConfigError& e) {
-    spdlog::error("{}", e.what());
-    return rths::kExitBadInput;
-  } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
-    return rths::kExitFailure;
-  }
+  return rths::run_logged([&] { return relay(cl, out, stop); });
 }

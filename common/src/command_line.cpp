@@ -1,5 +1,7 @@
 #include "rths/common/command_line.hpp"
 
+#include "rths/common/config.hpp"
+
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -99,6 +101,21 @@ std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const 
   log->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(log);
   return log;
+}
+
+int run_logged(const std::function<int()>& body) {
+  int code = 1;
+  try {
+    code = body();
+  } catch (const ConfigError& e) {
+    spdlog::error("{}", e.what());
+    code = 2;
+  } catch (const std::exception& e) {
+    spdlog::error("{}", e.what());
+    code = 1;
+  }
+  spdlog::default_logger()->flush();
+  return code;
 }
 
 namespace {

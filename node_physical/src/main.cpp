@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
     return rths::kExitBadInput;
   }
   const auto& stop = rths::install_stop_signals();
-  try {
+  return rths::run_logged([&] {
     const rths::LoadedConfig loaded = rths::load_experiment(cl.config, cl.overrides);
     rths::SiteServerOptions options;
     options.site_name = site;
@@ -90,14 +90,6 @@ int main(int argc, char** argv) {
     } catch (const std::invalid_argument& e) {
       throw rths::ConfigError(std::string("--listen: ") + e.what());
     }
-    const int code = rths::serve_site(loaded, options, stop);
-    spdlog::default_logger()->flush();
-    return code;
-  } catch (const rths::ConfigError& e) {
-    spdlog::error("{}", e.what());
-    return rths::kExitBadInput;
-  } catch (const std::exception& e) {
-    spdlog::error("{}", e.what());
-    return rths::kExitFailure;
-  }
+    return rths::serve_site(loaded, options, stop);
+  });
 }

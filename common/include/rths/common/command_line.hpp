@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -42,6 +43,10 @@ std::filesystem::path default_run_folder(const std::filesystem::path& config, co
 // (errors only with quiet) to stderr as "<program>: <level>: <message>". Installs it as the default.
 std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const std::filesystem::path& dir,
                                               const std::string& log_name, bool quiet);
+
+// Runs a program's body: a ConfigError becomes exit 2 and any other exception exit 1, each logged as
+// one error line; the log is flushed in every case.
+int run_logged(const std::function<int()>& body);
 
 // SIGINT and SIGTERM set the returned flag (the step loops read it and stop safely) instead of
 // killing the process, so recordings are flushed.
