@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/peer_watchdog.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_physical/site_terms.hpp"
 
@@ -40,8 +41,7 @@ class NumericalTick final : public TickHandler {
         remote_(remote),
         loop_(loop),
         start_mono_ns_(start_mono_ns),
-        timeout_ns_(timeout_ns),
-        grace_until_wall_ns_(grace_until_wall_ns),
+        watchdog_(timeout_ns, grace_until_wall_ns),
         live_(live) {}
 
   bool tick(std::int64_t k) override {
@@ -51,11 +51,7 @@ class NumericalTick final : public TickHandler {
     }
     node_.step(k);
     const std::int64_t now = wall_.now_ns();
-    if (2 * lateness > timeout_ns_) {
-      // This node itself was stalled (a host or VM pause stalls every process alike): give the peers
-      // a whole timeout from now before calling them lost.
-      grace_until_wall_ns_ = std::max(grace_until_wall_ns_, now);
-    }
+    watchdog_.observe_own_lateness(lateness, now);
     std::uint64_t drops = 0;
     for (const std::size_t s : remote_) {
       const SiteStats& st = node_.site_stats()[s];
@@ -65,7 +61,7 @@ class NumericalTick final : public TickHandler {
         end_ = TickEnd::kPeerControl;
         return false;
       }
-      if (now - std::max(st.last_valid_receive_ns, grace_until_wall_ns_) > timeout_ns_) {
+      if (watchdog_.lost(st.last_valid_receive_ns, now)) {
         site_ = s;
         end_ = TickEnd::kPeerLost;
         return false;
@@ -93,8 +89,7 @@ class NumericalTick final : public TickHandler {
   const RealtimeLoop& loop_;
   WallClock wall_;
   std::int64_t start_mono_ns_;
-  std::int64_t timeout_ns_;
-  std::int64_t grace_until_wall_ns_;
+  PeerWatchdog watchdog_;
   LiveFigures& live_;
   TickEnd end_ = TickEnd::kNone;
   std::size_t site_ = 0;

@@ -11,6 +11,7 @@
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/json_writer.hpp"
 #include "rths/common/packet_codec.hpp"
+#include "rths/common/peer_watchdog.hpp"
 #include "rths/common/realtime_loop.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/physical_node.hpp"
@@ -129,12 +130,7 @@ class SiteTick final : public TickHandler {
  public:
   SiteTick(PhysicalNode& node, const WallClock& clock, const RealtimeLoop& loop, std::int64_t start_mono_ns,
            std::int64_t timeout_ns, std::int64_t first_heard_ns)
-      : node_(node),
-        clock_(clock),
-        loop_(loop),
-        start_mono_ns_(start_mono_ns),
-        timeout_ns_(timeout_ns),
-        first_heard_ns_(first_heard_ns) {}
+      : node_(node), clock_(clock), loop_(loop), start_mono_ns_(start_mono_ns), watchdog_(timeout_ns, first_heard_ns) {}
 
   bool tick(std::int64_t k) override {
     const std::int64_t lateness = monotonic_ns() - (start_mono_ns_ + loop_.step_offset_ns(k));
@@ -143,13 +139,8 @@ class SiteTick final : public TickHandler {
       return false;
     }
     const std::int64_t now = clock_.now_ns();
-    if (2 * lateness > timeout_ns_) {
-      // This process was stalled itself (a host or VM pause stalls every process alike): the peer
-      // gets a whole timeout from now before it is called lost.
-      first_heard_ns_ = std::max(first_heard_ns_, now);
-    }
-    const std::int64_t heard = std::max(node_.last_valid_receive_ns(), first_heard_ns_);
-    if (now - heard > timeout_ns_) {
+    watchdog_.observe_own_lateness(lateness, now);
+    if (watchdog_.lost(node_.last_valid_receive_ns(), now)) {
       peer_lost_ = true;
       return false;
     }
@@ -162,8 +153,7 @@ class SiteTick final : public TickHandler {
   const WallClock& clock_;
   const RealtimeLoop& loop_;
   std::int64_t start_mono_ns_;
-  std::int64_t timeout_ns_;
-  std::int64_t first_heard_ns_;
+  PeerWatchdog watchdog_;
   bool peer_lost_ = false;
 };
 

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+namespace rths {
+
+// When a silent peer counts as lost (DESIGN §5), the same rule at both ends: no valid packet for
+// longer than the timeout, counted from the later of its last packet and the grace start. A node
+// that was itself stalled (lateness beyond half the timeout: a host or VM pause stalls every process
+// alike) restarts the grace, so a pause is not mistaken for a dead peer. No allocation, no clock
+// reads: the caller passes the wall-clock times.
+class PeerWatchdog {
+ public:
+  PeerWatchdog(std::int64_t timeout_ns, std::int64_t grace_until_ns)
+      : timeout_ns_(timeout_ns), grace_until_ns_(grace_until_ns) {}
+
+  // Called once per step with this step's own lateness, before asking lost().
+  void observe_own_lateness(std::int64_t lateness_ns, std::int64_t now_ns) {
+    if (2 * lateness_ns > timeout_ns_) {
+      grace_until_ns_ = std::max(grace_until_ns_, now_ns);
+    }
+  }
+  [[nodiscard]] bool lost(std::int64_t last_heard_ns, std::int64_t now_ns) const {
+    return now_ns - std::max(last_heard_ns, grace_until_ns_) > timeout_ns_;
+  }
+
+ private:
+  std::int64_t timeout_ns_;
+  std::int64_t grace_until_ns_;
+};
+
+}  // namespace rths
