@@ -49,6 +49,22 @@ std::size_t trailing_repeats(const std::vector<double>& v) {
   return n;
 }
 
+// A node that lost its peer 2 s into a 30 s run: every step up to the stop is recorded (no row
+// missing), and the stop came one peer timeout (0.1 s, 102 steps) after the peer's last packet, so
+// the column that peer drives repeats its last value for that long.
+void expect_stopped_one_timeout_after_the_peer(const std::filesystem::path& csv, const std::string& held_column) {
+  const auto held = csv_column(csv, held_column);
+  const auto t = csv_column(csv, "t_s");
+  ASSERT_GT(held.size(), 1024U);
+  ASSERT_LT(held.size(), 30U * 1024U);
+  for (std::size_t i = 1; i < t.size(); ++i) {
+    ASSERT_NEAR(t[i] - t[i - 1], 1.0 / 1024.0, 1e-9) << csv << " row " << i;
+  }
+  const std::size_t repeats = trailing_repeats(held);
+  EXPECT_GE(repeats, 95U) << csv;
+  EXPECT_LE(repeats, 150U) << csv;  // timeout + 48 ms: a loaded machine may delay the detecting step
+}
+
 const std::string kSpring = test::example("seed002/spring.textproto").string();
 
 TEST_F(Realtime, LoopbackWithExactModelEqualsReference) {
@@ -98,18 +114,8 @@ TEST_F(Realtime, KilledSiteStopsTheNumericalNodeWithinTheTimeout) {
   site.signal(SIGKILL);
   EXPECT_EQ(numerical->wait(std::chrono::seconds(20)), kExitPeerLost) << numerical->err();
   EXPECT_NE(numerical->err().find("lost"), std::string::npos) << numerical->err();
-  // Every step up to the stop is recorded, and the stop came one peer timeout (0.1 s, 102 steps)
-  // after the last feedback: the measured force is held for exactly that long.
-  const auto fm = csv_column(dir_ / "run/numerical.csv", "fm_spring_N");
-  const auto t = csv_column(dir_ / "run/numerical.csv", "t_s");
-  ASSERT_GT(fm.size(), 1024U);
-  ASSERT_LT(fm.size(), 30U * 1024U);
-  for (std::size_t i = 1; i < t.size(); ++i) {
-    ASSERT_NEAR(t[i] - t[i - 1], 1.0 / 1024.0, 1e-9) << "row " << i;
-  }
-  const std::size_t held = trailing_repeats(fm);
-  EXPECT_GE(held, 95U);
-  EXPECT_LE(held, 150U);  // timeout + 48 ms: the loop may be catching up after a stall on a loaded machine
+  // The measured force from the site is held from its last packet to the stop.
+  expect_stopped_one_timeout_after_the_peer(dir_ / "run/numerical.csv", "fm_spring_N");
   EXPECT_NE(test::slurp(dir_ / "run/summary.json").find("\"exit_code\": 4"), std::string::npos);
 }
 
@@ -122,12 +128,8 @@ TEST_F(Realtime, KilledNumericalNodeStopsTheSiteWhichHoldsAndWritesItsRecord) {
   std::this_thread::sleep_for(std::chrono::seconds(2));
   numerical->signal(SIGKILL);
   EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitPeerLost) << site.err();
-  const auto target = csv_column(dir_ / "site/site_spring.csv", "target_m");
-  ASSERT_GT(target.size(), 1024U);
-  // The actuator held its last target from the last command to the stop: one timeout.
-  const std::size_t held = trailing_repeats(target);
-  EXPECT_GE(held, 95U);
-  EXPECT_LE(held, 150U);  // timeout + 48 ms: the loop may be catching up after a stall on a loaded machine
+  // The actuator held its last target from the last command to the stop.
+  expect_stopped_one_timeout_after_the_peer(dir_ / "site/site_spring.csv", "target_m");
   EXPECT_NE(test::slurp(dir_ / "site/site_spring.json").find("\"exit_code\": 4"), std::string::npos);
 }
 
