@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -460,49 +461,33 @@ std::size_t parse_count(const std::string& s, const std::string& what) {
 }
 
 Options parse_options(int argc, char** argv) {
+  rths::CommandLine cl;
+  try {
+    cl = rths::parse_command_line(argc, argv, {"jobs", "shard"}, {}, std::numeric_limits<std::size_t>::max());
+  } catch (const std::invalid_argument& e) {
+    throw BadInput(e.what());
+  }
+  if (!cl.overrides.empty()) {
+    throw BadInput("--set belongs in the study file (`set PATH=VALUE`), not on the command line");
+  }
   Options o;
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    std::string value;
-    bool has_value = false;
-    if (a.starts_with("--") && a.find('=') != std::string::npos) {
-      value = a.substr(a.find('=') + 1);
-      a = a.substr(0, a.find('='));
-      has_value = true;
+  o.command = cl.command;
+  o.positional = cl.positionals;
+  o.out = cl.out;
+  o.quiet = cl.quiet;
+  if (cl.has("jobs")) {
+    o.jobs = static_cast<unsigned>(parse_count(cl.option("jobs"), "--jobs"));
+  }
+  if (cl.has("shard")) {
+    const std::string v = cl.option("shard");
+    const auto slash = v.find('/');
+    if (slash == std::string::npos) {
+      throw BadInput("--shard: expected K/N, found `" + v + "`");
     }
-    const auto take = [&]() {
-      if (has_value) {
-        return value;
-      }
-      if (i + 1 >= args.size()) {
-        throw BadInput(a + " needs a value (see --help)");
-      }
-      return args[++i];
-    };
-    if (a == "--out") {
-      o.out = take();
-    } else if (a == "--jobs") {
-      o.jobs = static_cast<unsigned>(parse_count(take(), "--jobs"));
-    } else if (a == "--shard") {
-      const std::string v = take();
-      const auto slash = v.find('/');
-      if (slash == std::string::npos) {
-        throw BadInput("--shard: expected K/N, found `" + v + "`");
-      }
-      o.shard_k = parse_count(v.substr(0, slash), "--shard K");
-      o.shard_n = parse_count(v.substr(slash + 1), "--shard N");
-      if (o.shard_k > o.shard_n) {
-        throw BadInput("--shard: K must be at most N, found `" + v + "`");
-      }
-    } else if (a == "--quiet") {
-      o.quiet = true;
-    } else if (a.starts_with("-")) {
-      throw BadInput("unknown option " + a + " (see --help)");
-    } else if (o.command.empty()) {
-      o.command = a;
-    } else {
-      o.positional.push_back(a);
+    o.shard_k = parse_count(v.substr(0, slash), "--shard K");
+    o.shard_n = parse_count(v.substr(slash + 1), "--shard N");
+    if (o.shard_k > o.shard_n) {
+      throw BadInput("--shard: K must be at most N, found `" + v + "`");
     }
   }
   if (o.command != "run" && o.command != "merge") {

@@ -36,7 +36,7 @@ bool answered_help_or_version(int argc, char** argv, const char* usage, const ch
 }
 
 CommandLine parse_command_line(int argc, char** argv, const std::set<std::string>& valued,
-                               const std::set<std::string>& flags) {
+                               const std::set<std::string>& flags, std::size_t max_positionals) {
   CommandLine cl;
   const std::vector<std::string> args(argv + 1, argv + argc);
   for (std::size_t i = 0; i < args.size(); ++i) {
@@ -71,8 +71,11 @@ CommandLine parse_command_line(int argc, char** argv, const std::set<std::string
       throw std::invalid_argument(fmt::format("unknown option {} (see --help)", a));
     } else if (cl.command.empty()) {
       cl.command = a;
-    } else if (cl.config.empty()) {
-      cl.config = a;
+    } else if (cl.positionals.size() < max_positionals) {
+      cl.positionals.push_back(a);
+      if (cl.positionals.size() == 1) {
+        cl.config = a;
+      }
     } else {
       throw std::invalid_argument(fmt::format("unexpected argument {} (see --help)", a));
     }

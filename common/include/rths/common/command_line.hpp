@@ -17,7 +17,8 @@ namespace rths {
 // plus each program's own valued options and flags. Kept small on purpose (STYLE: main stays thin).
 struct CommandLine {
   std::string command;
-  std::filesystem::path config;
+  std::filesystem::path config;          // the first positional argument after the command
+  std::vector<std::string> positionals;  // every positional argument after the command
   std::filesystem::path out;
   std::vector<std::string> overrides;
   bool quiet = false;
@@ -33,8 +34,9 @@ struct CommandLine {
 bool answered_help_or_version(int argc, char** argv, const char* usage, const char* version_line);
 
 // Throws std::invalid_argument with a one-line message (unknown option, missing value, ...).
+// At most max_positionals arguments may follow the command (one CONFIG by default).
 CommandLine parse_command_line(int argc, char** argv, const std::set<std::string>& valued,
-                               const std::set<std::string>& flags);
+                               const std::set<std::string>& flags, std::size_t max_positionals = 1);
 
 // runs/<stem>-<date>-<time> under the current folder.
 std::filesystem::path default_run_folder(const std::filesystem::path& config, const std::string& suffix = {});
