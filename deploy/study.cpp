@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -200,14 +201,14 @@ Study parse_study(const std::filesystem::path& file) {
       st.config = std::filesystem::weakly_canonical(p.is_absolute() ? p : file.parent_path() / p);
     } else if (keyword == "set") {
       if (rest.find('=') == std::string::npos || rest.find_first_of(" \t") != std::string::npos) {
-        throw BadInput(where + "expected `set PATH=VALUE` (no spaces), found `" + line + "`");
+        throw BadInput(fmt::format("{}expected `set PATH=VALUE` (no spaces), found `{}`", where, line));
       }
       st.sets.push_back(rest);
     } else if (keyword == "axis") {
       const auto eq = rest.find('=');
       const auto head = words(rest.substr(0, eq));
       if (eq == std::string::npos || head.size() != 2) {
-        throw BadInput(where + "expected `axis NAME PATH[,PATH...] = VALUE...`, found `" + line + "`");
+        throw BadInput(fmt::format("{}expected `axis NAME PATH[,PATH...] = VALUE...`, found `{}`", where, line));
       }
       Axis ax;
       ax.name = head[0];
@@ -223,7 +224,7 @@ Study parse_study(const std::filesystem::path& file) {
       }
       for (const auto& p : ax.paths) {
         if (p.empty() || !axis_paths.insert(p).second) {
-          throw BadInput(where + "axis " + ax.name + ": path `" + p + "` is empty or on another axis too");
+          throw BadInput(fmt::format("{}axis {}: path `{}` is empty or on another axis too", where, ax.name, p));
         }
       }
       if (ax.tokens.empty()) {
@@ -241,7 +242,7 @@ Study parse_study(const std::filesystem::path& file) {
       }
       st.axes.push_back(std::move(ax));
     } else {
-      throw BadInput(where + "unknown statement `" + keyword + "`; expected config, axis or set");
+      throw BadInput(fmt::format("{}unknown statement `{}`; expected config, axis or set", where, keyword));
     }
   }
   if (st.config.empty()) {
@@ -418,7 +419,7 @@ std::string csv_row(const Study& st, std::size_t row, const std::vector<std::str
 }
 
 std::string clock_text(double s) {
-  const auto t = static_cast<long>(s + 0.5);
+  const auto t = std::lround(s);
   return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, (t / 60) % 60, t % 60)
                    : fmt::format("{}:{:02}", t / 60, t % 60);
 }
