@@ -197,4 +197,50 @@ inline std::vector<double> csv_column(const std::filesystem::path& file, const s
   return out;
 }
 
+// A real-time run through rths-relay on 127.0.0.1: `rths-physical serve` for site_name, the relay
+// in front of it with the config's link impairments, and `rths-numerical run --realtime` aimed at
+// the relay, all with the same overrides. Returns the numerical node's exit code (-1 when a process
+// did not come up) and leaves the files in dir/{site,relay,run}; the relay's report is printed.
+inline int run_through_relay(const std::filesystem::path& dir, const std::string& config, const std::string& site_name,
+                             const std::vector<std::string>& overrides, double duration_s) {
+  std::vector<std::string> sets;
+  for (const auto& o : overrides) {
+    sets.insert(sets.end(), {"--set", o});
+  }
+  std::vector<std::string> site_args{
+      "serve", config, "--site", site_name, "--listen", "127.0.0.1:0", "--out", (dir / "site").string(), "--quiet"};
+  site_args.insert(site_args.end(), sets.begin(), sets.end());
+  Process site("rths-physical", site_args, dir / "site");
+  const std::string site_at = site.wait_for_line("listening on ", std::chrono::seconds(10));
+  EXPECT_FALSE(site_at.empty()) << site.err();
+  std::vector<std::string> relay_args{
+      config, "--site", site_name, "--listen", "127.0.0.1:0", "--to", site_at, "--out", (dir / "relay").string()};
+  relay_args.insert(relay_args.end(), sets.begin(), sets.end());
+  Process relay("rths-relay", relay_args, dir / "relay");
+  const std::string relay_at = relay.wait_for_line("relaying on ", std::chrono::seconds(10));
+  EXPECT_FALSE(relay_at.empty()) << relay.err();
+  if (site_at.empty() || relay_at.empty()) {
+    return -1;
+  }
+  std::vector<std::string> numerical_args{"run",
+                                          config,
+                                          "--realtime",
+                                          "--set",
+                                          "site[" + site_name + "].address=" + relay_at,
+                                          "--set",
+                                          "duration_s=" + std::to_string(duration_s),
+                                          "--out",
+                                          (dir / "run").string(),
+                                          "--quiet"};
+  numerical_args.insert(numerical_args.end(), sets.begin(), sets.end());
+  Process numerical("rths-numerical", numerical_args, dir / "numerical");
+  const int code = numerical.wait(std::chrono::seconds(static_cast<int>(duration_s) + 40));
+  EXPECT_EQ(code, 0) << numerical.err();
+  EXPECT_EQ(site.wait(std::chrono::seconds(20)), 0) << site.err();
+  // Idle for its default 2 s after the run: it ends by itself and reports.
+  EXPECT_EQ(relay.wait(std::chrono::seconds(20)), 0) << relay.err();
+  std::printf("%s", relay.out().c_str());
+  return code;
+}
+
 }  // namespace rths::test

@@ -28,47 +28,8 @@ const std::string kSpring = test::example("seed002/spring.textproto").string();
 
 class Relay : public test::RunFolderTest {
  protected:
-  // Site, relay and a real-time numerical run through it, all with `overrides`; returns the numerical
-  // node's exit code and leaves the files in dir_/{site,relay,run}.
   int run_through_relay(const std::vector<std::string>& overrides, double duration_s) {
-    std::vector<std::string> sets;
-    for (const auto& o : overrides) {
-      sets.insert(sets.end(), {"--set", o});
-    }
-    std::vector<std::string> site_args{
-        "serve", kSpring, "--site", "spring", "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string(), "--quiet"};
-    site_args.insert(site_args.end(), sets.begin(), sets.end());
-    Process site("rths-physical", site_args, dir_ / "site");
-    const std::string site_at = site.wait_for_line("listening on ", std::chrono::seconds(10));
-    EXPECT_FALSE(site_at.empty()) << site.err();
-    std::vector<std::string> relay_args{
-        kSpring, "--site", "spring", "--listen", "127.0.0.1:0", "--to", site_at, "--out", (dir_ / "relay").string()};
-    relay_args.insert(relay_args.end(), sets.begin(), sets.end());
-    Process relay("rths-relay", relay_args, dir_ / "relay");
-    const std::string relay_at = relay.wait_for_line("relaying on ", std::chrono::seconds(10));
-    EXPECT_FALSE(relay_at.empty()) << relay.err();
-    if (site_at.empty() || relay_at.empty()) {
-      return -1;
-    }
-    std::vector<std::string> numerical_args{"run",
-                                            kSpring,
-                                            "--realtime",
-                                            "--set",
-                                            "site[0].address=" + relay_at,
-                                            "--set",
-                                            "duration_s=" + std::to_string(duration_s),
-                                            "--out",
-                                            (dir_ / "run").string(),
-                                            "--quiet"};
-    numerical_args.insert(numerical_args.end(), sets.begin(), sets.end());
-    Process numerical("rths-numerical", numerical_args, dir_ / "numerical");
-    const int code = numerical.wait(std::chrono::seconds(static_cast<int>(duration_s) + 40));
-    EXPECT_EQ(code, kExitCompleted) << numerical.err();
-    EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitCompleted) << site.err();
-    // Idle for its default 2 s after the run: it ends by itself and reports.
-    EXPECT_EQ(relay.wait(std::chrono::seconds(20)), kExitCompleted) << relay.err();
-    std::printf("%s", relay.out().c_str());
-    return code;
+    return test::run_through_relay(dir_, kSpring, "spring", overrides, duration_s);
   }
 };
 

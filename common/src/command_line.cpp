@@ -7,6 +7,7 @@
 #include <ctime>
 #include <stdexcept>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/basic_file_sink.h>
@@ -94,12 +95,15 @@ std::filesystem::path default_run_folder(const std::filesystem::path& config, co
 
 std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const std::filesystem::path& dir,
                                               const std::string& log_name, bool quiet) {
-  std::filesystem::create_directories(dir);
-  auto file = std::make_shared<spdlog::sinks::basic_file_sink_mt>((dir / log_name).string(), true);
   auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   console->set_level(quiet ? spdlog::level::err : spdlog::level::warn);
   console->set_pattern(program + ": %l: %v");
-  auto log = std::make_shared<spdlog::logger>(program, spdlog::sinks_init_list{file, console});
+  std::vector<spdlog::sink_ptr> sinks{console};
+  if (!dir.empty()) {
+    std::filesystem::create_directories(dir);
+    sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((dir / log_name).string(), true));
+  }
+  auto log = std::make_shared<spdlog::logger>(program, sinks.begin(), sinks.end());
   log->set_level(spdlog::level::info);
   log->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(log);

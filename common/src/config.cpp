@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <limits>
@@ -724,7 +725,9 @@ config::Experiment parse_experiment(const std::string& text, const std::string& 
   return experiment;
 }
 
-LoadedConfig load_experiment(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+namespace {
+
+std::string read_text_file(const std::filesystem::path& file) {
   const auto cannot = [&](const char* what, int error) {
     return ConfigError(fmt::format("cannot {} {}: {}", what, file.string(), std::generic_category().message(error)));
   };
@@ -736,12 +739,71 @@ LoadedConfig load_experiment(const std::filesystem::path& file, const std::vecto
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw cannot("read", errno != 0 ? errno : EIO);
+  return text.str();
+}
 
+// Copies the RLS initial values of every channel that names a calibration file (written by
+// `rths-numerical calibrate`) into the channel's controller, so everything downstream sees them
+// inline, at both ends of a link.
+void resolve_calibrations(config::Experiment& experiment, const std::filesystem::path& base_dir,
+                          const std::string& source_name) {
+  for (auto& site : *experiment.mutable_site()) {
+    for (int c = 0; c < site.channel_size(); ++c) {
+      auto& channel = *site.mutable_channel(c);
+      if (!channel.controller().has_rls() || !channel.controller().rls().has_calibration_path()) continue;
+      auto& rls = *channel.mutable_controller()->mutable_rls();
+      const std::string at =
+          fmt::format("{}: site[{}].channel[{}].controller.rls.calibration_path", source_name, site.name(), c);
+      std::filesystem::path file = rls.calibration_path();
+      if (file.is_relative()) file = base_dir / file;
+      std::string text;
+      try {
+        text = read_text_file(file);
+      } catch (const ConfigError& error) {
+        throw ConfigError(
+            fmt::format("{}: {}; expected a file written by `rths-numerical calibrate`", at, error.what()));
+      }
+      config::RlsCalibration calibration;
+      if (const auto failure = parse_text(text, calibration, nullptr)) {
+        throw ConfigError(fmt::format("{}:{}:{}: {}", file.string(), failure->line, failure->column, failure->message));
+      }
+      const auto entry = std::find_if(calibration.entry().begin(), calibration.entry().end(), [&](const auto& e) {
+        return e.site() == site.name() && e.channel() == static_cast<std::uint32_t>(c);
+      });
+      if (entry == calibration.entry().end()) {
+        throw ConfigError(
+            fmt::format("{}: {} has no entry for site \"{}\" channel {}; expected one written by "
+                        "`rths-numerical calibrate` for this experiment",
+                        at, file.string(), site.name(), c));
+      }
+      const auto taps = static_cast<int>(rls.taps());
+      if (entry->ff_size() != taps || entry->covariance_size() != taps * taps) {
+        throw ConfigError(
+            fmt::format("{}: {} holds {} taps ({} covariance entries) for site \"{}\" channel {}, "
+                        "the controller has taps = {}",
+                        at, file.string(), entry->ff_size(), entry->covariance_size(), site.name(), c, taps));
+      }
+      for (const double v : entry->ff()) {
+        if (!std::isfinite(v)) throw ConfigError(fmt::format("{}: {} holds a non-finite FF value", at, file.string()));
+      }
+      *rls.mutable_initial_ff() = entry->ff();
+      *rls.mutable_initial_covariance() = entry->covariance();
+      rls.clear_calibration_path();
+    }
+  }
+}
+
+}  // namespace
+
+LoadedConfig load_experiment(const std::filesystem::path& file, const std::vector<std::string>& overrides,
+                             bool resolve_calibration_files) {
+  const std::string text = read_text_file(file);
   LoadedConfig loaded;
-  loaded.experiment = parse_experiment(text.str(), file.string(), overrides);
+  loaded.experiment = parse_experiment(text, file.string(), overrides);
   loaded.source = file;
   // Absolute, so that relative paths still resolve after a process changes its working folder.
   loaded.base_dir = std::filesystem::absolute(file).parent_path();
+  if (resolve_calibration_files) resolve_calibrations(loaded.experiment, loaded.base_dir, file.string());
   return loaded;
 }
 

@@ -416,6 +416,177 @@ void check_impairment(const config::Impairment& impairment, const std::string& p
                     "a duplication probability", check);
 }
 
+// A transfer-function polynomial's roots (companion matrix), for the stability check.
+Eigen::VectorXcd polynomial_roots(const pb::RepeatedField<double>& coefficients) {
+  const int n = coefficients.size() - 1;
+  Eigen::MatrixXd companion = Eigen::MatrixXd::Zero(n, n);
+  for (int j = 0; j < n; ++j) companion(0, j) = -coefficients.Get(j + 1) / coefficients.Get(0);
+  for (int i = 1; i < n; ++i) companion(i, i - 1) = 1.0;
+  return Eigen::EigenSolver<Eigen::MatrixXd>(companion, false).eigenvalues();
+}
+
+// Largest actuator model the fixed-size plant storage holds (node_physical/linear_system.hpp).
+constexpr int kMaxActuatorStates = 8;
+
+void check_linear_actuator(const config::LinearActuator& linear, const std::string& path, const Checker& check) {
+  const bool tf = linear.numerator_size() > 0 || linear.denominator_size() > 0;
+  check.require(tf != linear.has_state_space(), path,
+                tf ? "has both a transfer function and state_space; expected one of them"
+                   : "has no model; expected numerator: [...] denominator: [...] (s, highest power first) or "
+                     "state_space { ... }");
+  if (linear.has_state_space()) {
+    const auto& ss = linear.state_space();
+    const std::string at = child(path, "state_space");
+    const auto n = static_cast<int>(ss.states());
+    check.require(n >= 1 && n <= kMaxActuatorStates, child(at, "states"),
+                  fmt::format("is {}, expected 1..{} states", n, kMaxActuatorStates));
+    check.require(ss.a_size() == n * n, child(at, "a"),
+                  fmt::format("has {} entries, expected states x states = {}", ss.a_size(), n * n));
+    check.require(ss.b_size() == n, child(at, "b"), fmt::format("has {} entries, expected {}", ss.b_size(), n));
+    check.require(ss.c_size() == n, child(at, "c"), fmt::format("has {} entries, expected {}", ss.c_size(), n));
+    check.require(!linear.has_perturbation(), child(path, "perturbation"),
+                  "is given with a state space; expected a transfer function to perturb");
+    Eigen::MatrixXd a = Eigen::Map<const RowMajor>(ss.a().data(), n, n);
+    const Eigen::VectorXcd poles = Eigen::EigenSolver<Eigen::MatrixXd>(a, false).eigenvalues();
+    for (const auto& pole : poles) {
+      check.require(pole.real() < 0, child(at, "a"),
+                    fmt::format("has an eigenvalue {}{:+}j with real part >= 0; expected a stable actuator model",
+                                pole.real(), pole.imag()));
+    }
+    return;
+  }
+  const int nd = linear.denominator_size();
+  const int nn = linear.numerator_size();
+  check.require(nd >= 2 && nd <= kMaxActuatorStates + 1, child(path, "denominator"),
+                fmt::format("has {} coefficients, expected 2..{} (order 1..{}, highest power first)", nd,
+                            kMaxActuatorStates + 1, kMaxActuatorStates));
+  check.require(linear.denominator(0) != 0, element(child(path, "denominator"), 0),
+                "is 0; expected a nonzero leading coefficient");
+  check.require(
+      nn >= 1 && nn <= nd, child(path, "numerator"),
+      fmt::format("has {} coefficients for a denominator of {}; expected a proper model (1..{})", nn, nd, nd));
+  for (const auto& pole : polynomial_roots(linear.denominator())) {
+    check.require(pole.real() < 0, child(path, "denominator"),
+                  fmt::format("has a root {}{:+}j with real part >= 0; expected a stable actuator model", pole.real(),
+                              pole.imag()));
+  }
+  if (linear.has_perturbation()) {
+    const double r = linear.perturbation().relative();
+    check.require(linear.perturbation().has_relative() && r >= 0 && r < 1, child(path, "perturbation.relative"),
+                  fmt::format("is {}, expected a relative perturbation in [0, 1)", r));
+  }
+}
+
+void check_servo_hydraulic(const config::ServoHydraulicActuator& servo, const std::string& path, const Checker& check) {
+  check_positive(servo.has_area_m2(), servo.area_m2(), child(path, "area_m2"), "a piston area (m^2)", check);
+  check_positive(servo.has_flow_gain_m2_per_s(), servo.flow_gain_m2_per_s(), child(path, "flow_gain_m2_per_s"),
+                 "a flow gain (m^3/s per m)", check);
+  check_positive(servo.has_compliance_m3_per_pa(), servo.compliance_m3_per_pa(), child(path, "compliance_m3_per_pa"),
+                 "an oil-column compliance V/(4 beta) (m^3/Pa)", check);
+  check_positive(servo.has_piston_mass_kg(), servo.piston_mass_kg(), child(path, "piston_mass_kg"),
+                 "a piston mass (kg)", check);
+  check.require(servo.leakage_m3_per_s_per_pa() >= 0, child(path, "leakage_m3_per_s_per_pa"),
+                fmt::format("is {}, expected >= 0", servo.leakage_m3_per_s_per_pa()));
+  check.require(servo.piston_damping_ns_per_m() >= 0, child(path, "piston_damping_ns_per_m"),
+                fmt::format("is {}, expected >= 0", servo.piston_damping_ns_per_m()));
+  check.require(servo.valve_time_constant_s() >= 0, child(path, "valve_time_constant_s"),
+                fmt::format("is {}, expected >= 0 s (0: ideal valve)", servo.valve_time_constant_s()));
+  check.require(servo.substeps() >= 1 && servo.substeps() <= 65536, child(path, "substeps"),
+                fmt::format("is {}, expected 1..65536 RK4 substeps per step", servo.substeps()));
+}
+
+void check_actuator(const config::Actuator& actuator, const std::string& path, const Checker& check) {
+  switch (actuator.dynamics_case()) {
+    case config::Actuator::kLinear:
+      check_linear_actuator(actuator.linear(), child(path, "linear"), check);
+      break;
+    case config::Actuator::kServoHydraulic:
+      check_servo_hydraulic(actuator.servo_hydraulic(), child(path, "servo_hydraulic"), check);
+      break;
+    case config::Actuator::DYNAMICS_NOT_SET:
+      check.fail(path,
+                 "has no dynamics; expected linear { numerator: [...] denominator: [...] } or "
+                 "servo_hydraulic { ... }");
+  }
+  const auto& noise = actuator.noise();
+  check.require(noise.displacement_sd_m() >= 0, child(path, "noise.displacement_sd_m"),
+                fmt::format("is {}, expected a standard deviation >= 0 m", noise.displacement_sd_m()));
+  check.require(noise.force_sd_n() >= 0, child(path, "noise.force_sd_n"),
+                fmt::format("is {}, expected a standard deviation >= 0 N", noise.force_sd_n()));
+  const auto& limits = actuator.limits();
+  check.require(limits.stroke_m() >= 0, child(path, "limits.stroke_m"),
+                fmt::format("is {}, expected >= 0 m (0: none)", limits.stroke_m()));
+  check.require(limits.velocity_m_per_s() >= 0, child(path, "limits.velocity_m_per_s"),
+                fmt::format("is {}, expected >= 0 m/s (0: none)", limits.velocity_m_per_s()));
+  check.require(limits.force_n() >= 0, child(path, "limits.force_n"),
+                fmt::format("is {}, expected >= 0 N (0: none)", limits.force_n()));
+}
+
+void check_rls(const config::RlsCompensator& rls, const std::string& path, const Checker& check) {
+  const auto taps = static_cast<int>(rls.taps());
+  check.require(taps >= 1 && taps <= 8, child(path, "taps"), fmt::format("is {}, expected 1..8 taps", taps));
+  check.require(
+      rls.forgetting_factor() > 0 && rls.forgetting_factor() <= 1, child(path, "forgetting_factor"),
+      fmt::format("is {}, expected a forgetting factor in (0, 1] (seed 001 uses 1)", rls.forgetting_factor()));
+  check.require(rls.filter_order() >= 1 && rls.filter_order() <= 8, child(path, "filter_order"),
+                fmt::format("is {}, expected a Butterworth order 1..8", rls.filter_order()));
+  check.require(rls.filter_cutoff_hz() > 0, child(path, "filter_cutoff_hz"),
+                fmt::format("is {}, expected a cutoff > 0 Hz", rls.filter_cutoff_hz()));
+  check.require(rls.signal_scale() > 0, child(path, "signal_scale"),
+                fmt::format("is {}, expected > 0 (1000: millimetres)", rls.signal_scale()));
+  check.require(rls.initial_covariance_scale() > 0, child(path, "initial_covariance_scale"),
+                fmt::format("is {}, expected > 0", rls.initial_covariance_scale()));
+  check.require(rls.divergence_limit() > 0, child(path, "divergence_limit"),
+                fmt::format("is {}, expected > 0", rls.divergence_limit()));
+  check.require(rls.adaptation_threshold_m() >= 0, child(path, "adaptation_threshold_m"),
+                fmt::format("is {}, expected >= 0 m", rls.adaptation_threshold_m()));
+  const bool inline_values = rls.initial_ff_size() > 0 || rls.initial_covariance_size() > 0;
+  check.require(!(inline_values && rls.has_calibration_path()), child(path, "calibration_path"),
+                "is given with initial_ff/initial_covariance; expected one source of the initial values");
+  if (rls.initial_ff_size() > 0 || !rls.has_calibration_path()) {
+    check.require(rls.initial_ff_size() == 0 || rls.initial_ff_size() == taps, child(path, "initial_ff"),
+                  fmt::format("has {} entries, expected taps = {}", rls.initial_ff_size(), taps));
+    check.require(rls.initial_covariance_size() == 0 || rls.initial_covariance_size() == taps * taps,
+                  child(path, "initial_covariance"),
+                  fmt::format("has {} entries, expected taps x taps = {}", rls.initial_covariance_size(), taps * taps));
+  }
+}
+
+void check_controller(const config::Controller& controller, const std::string& path, double rate_hz,
+                      const Checker& check) {
+  switch (controller.kind_case()) {
+    case config::Controller::kExtrapolation: {
+      const auto& ex = controller.extrapolation();
+      const std::string at = child(path, "extrapolation");
+      check.require(ex.has_delay_s() && ex.delay_s() >= 0, child(at, "delay_s"),
+                    fmt::format("is {}, expected the delay to compensate (s, >= 0)", ex.delay_s()));
+      check.require(ex.order() >= 1 && ex.order() <= 5, child(at, "order"),
+                    fmt::format("is {}, expected a polynomial order 1..5", ex.order()));
+      break;
+    }
+    case config::Controller::kFeedforward: {
+      const auto& ff = controller.feedforward();
+      const std::string at = child(path, "feedforward.denominator");
+      check.require(ff.denominator_size() >= 2 && ff.denominator_size() <= 4, at,
+                    fmt::format("has {} coefficients, expected 2..4 (a model of order 1..3, highest power first)",
+                                ff.denominator_size()));
+      check.require(ff.denominator(ff.denominator_size() - 1) != 0, at, "ends in 0; expected a0 != 0 (static gain)");
+      break;
+    }
+    case config::Controller::kRls: {
+      check_rls(controller.rls(), child(path, "rls"), check);
+      const double nyquist = rate_hz / 2;
+      check.require(controller.rls().filter_cutoff_hz() < nyquist, child(path, "rls.filter_cutoff_hz"),
+                    fmt::format("is {}, expected below the Nyquist frequency {} Hz",
+                                controller.rls().filter_cutoff_hz(), nyquist));
+      break;
+    }
+    case config::Controller::kPassThrough:
+    case config::Controller::KIND_NOT_SET:
+      break;
+  }
+}
+
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
@@ -454,6 +625,10 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
                   "missing; expected specimen { spring { ... } } or specimen { bouc_wen { ... } }");
     check_model(channel.specimen(), child(channel_path, "specimen"), check);
     if (channel.has_prediction()) check_model(channel.prediction(), child(channel_path, "prediction"), check);
+    if (channel.has_actuator()) check_actuator(channel.actuator(), child(channel_path, "actuator"), check);
+    if (channel.has_controller()) {
+      check_controller(channel.controller(), child(channel_path, "controller"), experiment.rate_hz(), check);
+    }
   }
 
   if (site.has_compensation()) {

@@ -94,6 +94,12 @@ JsonWriter& JsonWriter::value(bool v) {
   return *this;
 }
 
+JsonWriter& JsonWriter::raw(std::string_view json) {
+  separate();
+  out_.append(json);
+  return *this;
+}
+
 JsonWriter& JsonWriter::value(std::string_view v) {
   separate();
   out_.push_back('"');

@@ -74,4 +74,43 @@ ResponseMetrics compare_responses(std::span<const double> response, std::span<co
   return m;
 }
 
+TrackingMetrics tracking_metrics(std::span<const double> target, std::span<const double> measured, double rate_hz,
+                                 double max_lag_s) {
+  TrackingMetrics m;
+  const std::size_t n = std::min(target.size(), measured.size());
+  if (n == 0) return m;
+  double err2 = 0.0;
+  double ref2 = 0.0;
+  double err_peak = 0.0;
+  double ref_peak = 0.0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const double e = measured[k] - target[k];
+    err2 += e * e;
+    ref2 += target[k] * target[k];
+    err_peak = std::max(err_peak, std::abs(e));
+    ref_peak = std::max(ref_peak, std::abs(target[k]));
+  }
+  if (ref2 > 0) m.j2_nrms_pct = 100.0 * std::sqrt(err2 / ref2);
+  if (ref_peak > 0) m.j3_peak_pct = 100.0 * err_peak / ref_peak;
+
+  const auto max_lag =
+      static_cast<std::ptrdiff_t>(std::min(std::lround(max_lag_s * rate_hz), static_cast<long>(n > 1 ? n - 1 : 0)));
+  double best = -std::numeric_limits<double>::infinity();
+  std::ptrdiff_t best_lag = 0;
+  const auto len = static_cast<std::ptrdiff_t>(n);
+  for (std::ptrdiff_t r = -max_lag; r <= max_lag; ++r) {
+    double sum = 0.0;
+    for (std::ptrdiff_t k = std::max<std::ptrdiff_t>(0, -r); k < std::min(len, len - r); ++k) {
+      sum += target[static_cast<std::size_t>(k)] * measured[static_cast<std::size_t>(k + r)];
+    }
+    // Ties go to the smallest |r| (finddelay does the same), so a silent record reports 0.
+    if (sum > best || (sum == best && std::abs(r) < std::abs(best_lag))) {
+      best = sum;
+      best_lag = r;
+    }
+  }
+  m.j1_delay_ms = 1000.0 * static_cast<double>(best_lag) / rate_hz;
+  return m;
+}
+
 }  // namespace rths

@@ -116,7 +116,7 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
     ref.name = site.name();
     ref.site_id = site_id;
     ref.influence = influence_matrix(site, dofs);
-    ref.local = make_physical_substructure(site);
+    ref.local = make_physical_substructure(site, rate_hz_, /*ideal=*/true);
     reference_sites.push_back(std::move(ref));
 
     NumericalSite hyb;
@@ -124,7 +124,7 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
     hyb.site_id = site_id;
     hyb.influence = influence_matrix(site, dofs);
     if (site.placement() == config::LOCAL) {
-      hyb.local = make_physical_substructure(site);
+      hyb.local = make_physical_substructure(site, rate_hz_);
       hybrid_sites.push_back(std::move(hyb));
       continue;
     }
@@ -142,32 +142,23 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
       udp_.back()->lock_peer(true);
       hyb.link = udp_.back().get();
     } else {
-      links_.push_back(
-          std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward(), loaded.base_dir),
-                                        Impairment(site.link().backward(), loaded.base_dir)));
+      links_.push_back(std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward(), loaded.base_dir),
+                                                     Impairment(site.link().backward(), loaded.base_dir)));
       hyb.link = &links_.back()->numerical_end;
     }
     const config::CompensationMode compensation = site.compensation().mode();
     // Each leg lags round(D rate) steps (VirtualClock), so a round trip of d lags round(d rate).
     const int assumed_steps = static_cast<int>(std::lround(site.compensation().assumed_round_trip_s() * rate_hz_));
-    std::vector<std::unique_ptr<ModifiedSmithPart2>> part2;
     for (const auto& channel : site.channel()) {
       hyb.estimators.push_back(make_force_estimator(compensation, make_model(prediction_of(channel)), assumed_steps));
-      if (compensation == config::MODIFIED_SMITH) {
-        part2.push_back(std::make_unique<ModifiedSmithPart2>(make_model(prediction_of(channel))));
-      }
     }
     hybrid_sites.push_back(std::move(hyb));
     if (mode_ == RunMode::kRealTime) {
       continue;  // the site is another process, reached over UDP
     }
-    std::vector<double> limits;
-    for (const auto& channel : site.channel()) {
-      limits.push_back(channel.stroke_limit_m());
-    }
-    physical_.push_back(std::make_unique<PhysicalNode>(
-        PhysicalNode::Setup{site.name(), session, site_id, rate_hz_, rows, config_.realtime().hold(), limits},
-        links_.back()->site_end, clock_, make_physical_substructure(site), std::move(part2)));
+    physical_.push_back(std::make_unique<PhysicalNode>(make_site_setup(config_, site, session, site_id, rows),
+                                                       links_.back()->site_end, clock_,
+                                                       make_physical_substructure(site, rate_hz_), make_part2(site)));
   }
 
   const NumericalNode::Setup setup{session, rate_hz_, rows, dof_names(config_.structure())};
@@ -209,6 +200,11 @@ void Experiment::run_reference(std::int64_t steps) {
     reference_->step(k);
   }
   report_.reference_time_s = seconds_since(start);
+}
+
+const Recorder& Experiment::run_reference_only() {
+  run_reference(steps_);
+  return reference_->recorder();
 }
 
 const RunReport& Experiment::run() {
@@ -258,8 +254,20 @@ void Experiment::evaluate() {
       tr.clock_offset_us = us(t.clock_offset_ns);
       tr.loss_rate = sr.numerical_side.loss_rate();
     }
+    if (site.is_local()) {
+      std::vector<TrackingMetrics> tracking;
+      for (Eigen::Index ch = 0; ch < site.channels(); ++ch) {
+        const std::string n = site.channels() == 1 ? site.name : site.name + "_" + std::to_string(ch + 1);
+        tracking.push_back(tracking_metrics(hyb.column(hyb.column_index("u_" + n)),
+                                            hyb.column(hyb.column_index("xm_" + n)), rate_hz_));
+      }
+      sr.channels_json = site.local->report_json(tracking);
+      sr.tracking = tracking;
+    }
     if (!site.is_local() && mode_ == RunMode::kVirtualTime) {
       const PhysicalNode& node = *physical_[remote];
+      sr.tracking = site_tracking(node, rate_hz_);
+      sr.channels_json = node.substructure().report_json(sr.tracking);
       sr.physical_side = node.stats();
       sr.forward = links_[remote]->forward.counters();
       sr.backward = links_[remote]->backward.counters();
@@ -347,6 +355,7 @@ std::string summary_json(const RunReport& report) {
       }
       json.end_object();
     }
+    if (!s.channels_json.empty()) json.key("channels").raw(s.channels_json);
     json.end_object();
   }
   json.end_object();

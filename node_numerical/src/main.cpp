@@ -1,15 +1,19 @@
 // rths-numerical: the numerical node's command. Kept thin (STYLE): parse, build, run, report.
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/node_numerical/calibration.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/loopback.hpp"
 
@@ -20,6 +24,7 @@ constexpr const char* kUsage = R"(rths-numerical — the numerical node of rths 
 Usage:
   rths-numerical run CONFIG [--realtime] [--out DIR] [--set PATH=VALUE]... [--quiet]
   rths-numerical loopback CONFIG [--out DIR] [--set PATH=VALUE]... [--quiet]
+  rths-numerical calibrate CONFIG [--out FILE] [--set PATH=VALUE]... [--quiet]
   rths-numerical --help | --version
 
 Commands:
@@ -31,10 +36,17 @@ Commands:
              metrics of seed 002 (J_peak, J_RMS, rho, SD) against it.
   loopback   Single-site loopback: start one rths-physical process per REMOTE site on 127.0.0.1,
              run CONFIG in real time against them, and collect every node's output in one run folder.
+  calibrate  Offline initialisation of every RLS compensator (seed 001 Eqs. 15-18): run the monolithic
+             reference under the ground motion, impose each channel's interface motion open loop on
+             its actuator plant (with specimen and sensor noise), and fit FF0 and P0 by least squares.
+             Writes FILE, which a channel's controller { rls { calibration_path: "FILE" } } reads
+             (relative to the config's folder). Default: the calibration_path the config names (when
+             every rls channel names the same one), else calibration.textproto.
 
 Options:
   --realtime        (run) Wall clock and UDP instead of virtual time.
   --out DIR         Run folder (created). Default: runs/<config name>-<date>-<time>
+                    (calibrate: the file to write)
   --set PATH=VALUE  Override one config field, e.g. --set ground_motion.scale=0.4,
                     --set site[0].link.forward.delay_s=0.025, --set site[purdue].compensation.mode=NONE.
                     Repeatable; applied in order before validation.
@@ -64,6 +76,14 @@ void print_report(const rths::RunReport& r, const std::filesystem::path& out) {
                unit, m.reference_peak * scale, unit, m.j_peak_pct, m.j_rms_pct, m.rho, m.sd * scale, unit);
   }
   for (const auto& s : r.sites) {
+    for (std::size_t c = 0; c < s.tracking.size(); ++c) {
+      const auto& t = s.tracking[c];
+      if (t.j2_nrms_pct == 0.0) continue;  // an ideal actuator tracks exactly: nothing to say
+      fmt::print("tracking {}{}: J1 {:.2f} ms, J2 {:.3f} %, J3 {:.3f} % (target against measured)\n", s.name,
+                 s.tracking.size() == 1 ? "" : fmt::format("[{}]", c), t.j1_delay_ms, t.j2_nrms_pct, t.j3_peak_pct);
+    }
+  }
+  for (const auto& s : r.sites) {
     if (s.local) {
       continue;
     }
@@ -88,6 +108,33 @@ void print_report(const rths::RunReport& r, const std::filesystem::path& out) {
   fmt::print("output: {}\n", out.string());
 }
 
+int calibrate(const rths::CommandLine& cl) {
+  rths::start_logging("rths-numerical", {}, "", cl.quiet);
+  return rths::run_logged([&] {
+    const rths::LoadedConfig loaded = rths::load_experiment(cl.config, cl.overrides, false);
+    const std::filesystem::path file = cl.out.empty() ? rths::default_calibration_file(loaded) : cl.out;
+    const rths::config::RlsCalibration calibration = rths::calibrate_rls(loaded);
+    // Written aside and renamed, so a config never reads a half-written file.
+    const std::filesystem::path tmp = file.string() + ".tmp";
+    {
+      std::ofstream os(tmp);
+      os << rths::calibration_text(calibration, cl.config.string());
+      if (!os.flush()) throw std::runtime_error("cannot write " + tmp.string());
+    }
+    std::filesystem::rename(tmp, file);
+    if (!cl.quiet) {
+      for (const auto& e : calibration.entry()) {
+        double sum = 0.0;
+        for (const double f : e.ff()) sum += f;
+        fmt::print("site {} channel {}: FF0 = [{}] (static gain {:.4f}) from {} samples\n", e.site(), e.channel(),
+                   fmt::join(e.ff(), ", "), sum, e.samples());
+      }
+      fmt::print("written: {}\n", file.string());
+    }
+    return static_cast<int>(rths::kExitCompleted);
+  });
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -97,7 +144,7 @@ int main(int argc, char** argv) {
   rths::CommandLine cl;
   try {
     cl = rths::parse_command_line(argc, argv, {}, {"realtime"});
-    if (cl.command != "run" && cl.command != "loopback") {
+    if (cl.command != "run" && cl.command != "loopback" && cl.command != "calibrate") {
       throw std::invalid_argument(cl.command.empty() ? "missing command (see --help)"
                                                      : "unknown command " + cl.command + " (see --help)");
     }
@@ -107,6 +154,9 @@ int main(int argc, char** argv) {
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "rths-numerical: %s\n", e.what());
     return rths::kExitBadInput;
+  }
+  if (cl.command == "calibrate") {
+    return calibrate(cl);
   }
   const auto out = cl.out.empty() ? rths::default_run_folder(cl.config) : cl.out;
   try {

@@ -18,6 +18,7 @@ std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, cons
       cols.push_back({"f_" + n, "N"});
       cols.push_back({"e_" + n, "N"});
       cols.push_back({"fm_" + n, "N"});
+      cols.push_back({"xm_" + n, "m"});
     }
   }
   return cols;
@@ -100,6 +101,8 @@ void NumericalNode::drain(std::size_t s) {
     for (std::size_t c = 0; c < rt.newest.size(); ++c) {
       rt.newest[c].model_error_n = fb.model_error_n(static_cast<int>(c));
       rt.newest[c].force_n = fb.force_n(static_cast<int>(c));
+      rt.newest[c].displacement_m =
+          static_cast<int>(c) < fb.displacement_m_size() ? fb.displacement_m(static_cast<int>(c)) : 0.0;
     }
     rt.newest_sequence = env.sequence();
     rt.have_feedback = true;
@@ -196,7 +199,7 @@ void NumericalNode::step(std::int64_t k) {
       site.local->step(rt.motion, rt.measured, dt_s_);
       for (std::size_t c = 0; c < rt.measured.size(); ++c) {
         rt.force(static_cast<Eigen::Index>(c)) = rt.measured[c].force_n;
-        rt.newest[c] = {0.0, rt.measured[c].force_n};
+        rt.newest[c] = {0.0, rt.measured[c].force_n, rt.measured[c].displacement_m};
       }
     } else {
       drain(s);
@@ -223,6 +226,7 @@ void NumericalNode::step(std::int64_t k) {
       row_[col++] = rt.force(static_cast<Eigen::Index>(c));
       row_[col++] = rt.newest[c].model_error_n;
       row_[col++] = rt.newest[c].force_n;
+      row_[col++] = rt.newest[c].displacement_m;
     }
   }
   recorder_.record(row_);

@@ -117,7 +117,12 @@ void PhysicalNode::step(std::int64_t j) {
   }
   substructure_->step(targets_, measured_, dt_s_);
   for (std::size_t c = 0; c < part2_.size(); ++c) {
-    errors_[c] = part2_[c]->model_error(targets_[c], measured_[c].force_n, dt_s_);
+    if (setup_.part2_input == config::MEASURED) {
+      const InterfaceMotion seen{measured_[c].displacement_m, measured_[c].velocity_m_per_s, 0.0};
+      errors_[c] = part2_[c]->model_error(seen, measured_[c].force_n, dt_s_);
+    } else {
+      errors_[c] = part2_[c]->model_error(targets_[c], measured_[c].force_n, dt_s_);
+    }
   }
 
   wire::Envelope& env = codec_.start(++sequence_, clock_.now_ns());
@@ -145,6 +150,46 @@ void PhysicalNode::step(std::int64_t j) {
   }
   recorder_.record(row_);
   ++stats_.steps;
+}
+
+std::vector<std::unique_ptr<ModifiedSmithPart2>> make_part2(const config::Site& site) {
+  std::vector<std::unique_ptr<ModifiedSmithPart2>> part2;
+  if (site.compensation().mode() != config::MODIFIED_SMITH) return part2;
+  for (const auto& channel : site.channel()) {
+    part2.push_back(std::make_unique<ModifiedSmithPart2>(
+        make_model(channel.has_prediction() ? channel.prediction() : channel.specimen())));
+  }
+  return part2;
+}
+
+PhysicalNode::Setup make_site_setup(const config::Experiment& experiment, const config::Site& site,
+                                    std::uint64_t session, std::uint32_t site_id, std::size_t max_rows) {
+  PhysicalNode::Setup setup;
+  setup.name = site.name();
+  setup.session = session;
+  setup.site_id = site_id;
+  setup.rate_hz = experiment.rate_hz();
+  setup.max_rows = max_rows;
+  setup.hold = experiment.realtime().hold();
+  for (const auto& channel : site.channel()) setup.stroke_limit_m.push_back(channel.stroke_limit_m());
+  setup.part2_input = site.compensation().part2_input();
+  return setup;
+}
+
+std::vector<TrackingMetrics> site_tracking(const PhysicalNode& node, double rate_hz) {
+  const Recorder& rec = node.recorder();
+  const std::size_t channels = node.substructure().channels();
+  std::vector<TrackingMetrics> tracking;
+  for (std::size_t c = 1; c <= channels; ++c) {
+    const std::string n = channels == 1 ? "" : std::to_string(c);
+    tracking.push_back(tracking_metrics(rec.column(rec.column_index("target" + n)),
+                                        rec.column(rec.column_index("measured" + n)), rate_hz));
+  }
+  return tracking;
+}
+
+std::string site_channels_json(const PhysicalNode& node, double rate_hz) {
+  return node.substructure().report_json(site_tracking(node, rate_hz));
 }
 
 }  // namespace rths

@@ -1,5 +1,9 @@
 #include "rths/node_physical/physical_substructure.hpp"
 
+#include "rths/common/json_writer.hpp"
+#include "rths/node_physical/actuator_plant.hpp"
+#include "rths/node_physical/controllers.hpp"
+
 namespace rths {
 
 void PhysicalSubstructure::step(std::span<const InterfaceMotion> targets, std::span<Measurement> measured,
@@ -12,11 +16,37 @@ void PhysicalSubstructure::step(std::span<const InterfaceMotion> targets, std::s
   }
 }
 
-std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site) {
+std::string PhysicalSubstructure::report_json(std::span<const TrackingMetrics> tracking) const {
+  JsonWriter json;
+  json.begin_array();
+  for (std::size_t c = 0; c < channels_.size(); ++c) {
+    const Channel& ch = channels_[c];
+    json.begin_object();
+    if (c < tracking.size()) {
+      json.key("tracking").begin_object();
+      json.field("j1_delay_ms", tracking[c].j1_delay_ms);
+      json.field("j2_nrms_pct", tracking[c].j2_nrms_pct);
+      json.field("j3_peak_pct", tracking[c].j3_peak_pct);
+      json.end_object();
+    }
+    json.key("controller").begin_object();
+    ch.controller->report(json);
+    json.end_object();
+    json.key("plant").begin_object();
+    ch.plant->report(json);
+    json.end_object();
+    json.end_object();
+  }
+  json.end_array();
+  return json.str();
+}
+
+std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site, double rate_hz, bool ideal) {
   std::vector<PhysicalSubstructure::Channel> channels;
   for (const auto& channel : site.channel()) {
-    channels.push_back({std::make_unique<PassThroughController>(),
-                        std::make_unique<IdealActuatorPlant>(make_model(channel.specimen())), Measurement{}});
+    channels.push_back(
+        {ideal ? std::make_unique<PassThroughController>() : make_controller(channel.controller(), rate_hz),
+         make_plant(channel, rate_hz, ideal), Measurement{}});
   }
   return std::make_unique<PhysicalSubstructure>(std::move(channels));
 }

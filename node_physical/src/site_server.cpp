@@ -158,7 +158,7 @@ class SiteTick final : public TickHandler {
 };
 
 void write_site_summary(const std::filesystem::path& path, const PhysicalNode& node, const LoopStats& loop,
-                        int exit_code, const std::string& reason, std::int64_t planned_steps) {
+                        int exit_code, const std::string& reason, std::int64_t planned_steps, double rate_hz) {
   JsonWriter json;
   json.begin_object();
   json.field("site", node.name());
@@ -172,6 +172,7 @@ void write_site_summary(const std::filesystem::path& path, const PhysicalNode& n
   write_packet_counters(json, node.stats().packets);
   json.key("loop");
   write_loop_stats(json, loop);
+  json.key("channels").raw(site_channels_json(node, rate_hz));
   json.end_object();
   std::ofstream(path) << json.str() << "\n";
 }
@@ -207,23 +208,9 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   }
 
   const WallClock clock;
-  std::vector<std::unique_ptr<ModifiedSmithPart2>> part2;
-  std::vector<double> limits;
-  for (const auto& channel : site->channel()) {
-    limits.push_back(channel.stroke_limit_m());
-    if (site->compensation().mode() == config::MODIFIED_SMITH) {
-      part2.push_back(std::make_unique<ModifiedSmithPart2>(
-          make_model(channel.has_prediction() ? channel.prediction() : channel.specimen())));
-    }
-  }
-  PhysicalNode::Setup setup{site->name(),
-                            hs.session.id,
-                            hs.session.site_id,
-                            cfg.rate_hz(),
-                            static_cast<std::size_t>(hs.session.steps),
-                            cfg.realtime().hold(),
-                            limits};
-  PhysicalNode node(setup, link, clock, make_physical_substructure(*site), std::move(part2));
+  PhysicalNode node(
+      make_site_setup(cfg, *site, hs.session.id, hs.session.site_id, static_cast<std::size_t>(hs.session.steps)), link,
+      clock, make_physical_substructure(*site, cfg.rate_hz()), make_part2(*site));
 
   RealtimeOptions rt;
   rt.rate_hz = cfg.rate_hz();
@@ -270,7 +257,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
                           : spdlog::error("{} after {} steps", reason, result.steps_run));
   node.recorder().write_csv(options.out_dir / ("site_" + site->name() + ".csv"));
   write_site_summary(options.out_dir / ("site_" + site->name() + ".json"), node, loop.stats(), code, reason,
-                     hs.session.steps);
+                     hs.session.steps, cfg.rate_hz());
   return code;
 }
 

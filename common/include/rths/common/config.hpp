@@ -28,7 +28,10 @@ struct LoadedConfig {
 
 // Reads a protobuf text-format Experiment, applies each "path=value" override in order (the
 // `--set` option of every command), then validates. Throws ConfigError.
-LoadedConfig load_experiment(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+// With resolve_calibrations (default), every RLS controller's calibration_path is read and its
+// values copied inline (the file must exist); `rths-numerical calibrate` loads without, to write it.
+LoadedConfig load_experiment(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
+                             bool resolve_calibration_files = true);
 
 // The same from text already in memory (source_name is used in messages).
 config::Experiment parse_experiment(const std::string& text, const std::string& source_name,

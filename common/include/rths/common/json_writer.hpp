@@ -22,6 +22,8 @@ class JsonWriter {
   JsonWriter& value(bool v);
   JsonWriter& value(std::string_view v);
   JsonWriter& value(const char* v) { return value(std::string_view(v)); }
+  // A value that is already JSON text (another writer's str()), written as it is.
+  JsonWriter& raw(std::string_view json);
   template <typename T>
   JsonWriter& field(std::string_view name, const T& v) {
     key(name);

@@ -19,6 +19,23 @@ struct ResponseMetrics {
 // Both histories must have the same length (the runs share their steps).
 ResponseMetrics compare_responses(std::span<const double> response, std::span<const double> reference);
 
+// Tracking of one actuator, target x_t against measured x_m (seed 000 maRTHS criteria J1-J3, as
+// seed 001 reports them).
+struct TrackingMetrics {
+  // J1: the lag r (ms) maximising sum_k x_t[k] x_m[k + r], over |r| <= the search window; positive
+  // when the measurement lags the target (MATLAB finddelay's sign, seed 000 digest's caveat).
+  double j1_delay_ms = 0.0;
+  // J2: sqrt(sum (x_m - x_t)^2 / sum x_t^2), %.
+  double j2_nrms_pct = 0.0;
+  // J3: max |x_m - x_t| / max |x_t|, %.
+  double j3_peak_pct = 0.0;
+};
+
+// J1-J3 over the samples [from, end) of both histories (same length, sampled at rate_hz); the lag
+// search spans +-max_lag_s. Histories with a zero target give zeros, not NaN.
+TrackingMetrics tracking_metrics(std::span<const double> target, std::span<const double> measured, double rate_hz,
+                                 double max_lag_s = 0.1);
+
 double peak_abs(std::span<const double> r);
 double rms(std::span<const double> r);
 

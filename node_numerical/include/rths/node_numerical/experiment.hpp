@@ -39,6 +39,10 @@ struct SiteReport {
   LinkCounters forward;
   LinkCounters backward;
   double measured_force_peak_n = 0.0;  // at the specimen (remote sites)
+  // Per channel: tracking J1-J3, controller and plant reports (a JSON array; empty when the site
+  // ran in another process, whose own summary has it).
+  std::string channels_json;
+  std::vector<TrackingMetrics> tracking;  // per channel, when known here
 };
 
 enum class RunMode { kVirtualTime, kRealTime };
@@ -84,6 +88,9 @@ class Experiment {
   // then the reference over the steps that ran and the evaluation. Never throws for what a peer does:
   // report().exit_code says how it ended. live_status prints a status line to stderr while it runs.
   const RunReport& run_realtime(const std::atomic<bool>& stop, bool live_status);
+  // Only the monolithic reference over the whole run (calibration): its record, with the interface
+  // motion of every site channel (u_<site>).
+  const Recorder& run_reference_only();
   // Only the hybrid run, without reference or evaluation (benchmarks).
   void run_hybrid_only();
   // Hybrid steps [first, last) alone, for tests that look inside a run.

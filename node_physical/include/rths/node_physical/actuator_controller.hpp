@@ -16,6 +16,9 @@ class ActuatorController {
   virtual ~ActuatorController() = default;
 
   virtual InterfaceMotion command(const InterfaceMotion& target, const Measurement& previous, double dt_s) = 0;
+  // Adds what the run summary should say about this controller (adaptation state...) as fields of
+  // the currently open JSON object; called after the run, off the hot path.
+  virtual void report(JsonWriter& /*json*/) const {}
 };
 
 // The target is the command: right for an ideal actuator.
@@ -24,6 +27,7 @@ class PassThroughController final : public ActuatorController {
   InterfaceMotion command(const InterfaceMotion& target, const Measurement& /*previous*/, double /*dt_s*/) override {
     return target;
   }
+  void report(JsonWriter& json) const override { json.field("kind", "pass_through"); }
 };
 
 }  // namespace rths

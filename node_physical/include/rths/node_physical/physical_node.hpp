@@ -38,6 +38,8 @@ class PhysicalNode {
     config::HoldPolicy hold = config::HOLD;
     // Per channel; 0 = no limit. A target beyond it is not applied (the last one is held).
     std::vector<double> stroke_limit_m;
+    // The motion part 2 feeds its model: the target (default) or the measured displacement.
+    config::Part2Input part2_input = config::TARGET;
   };
 
   // part2 holds one model per channel for the modified Smith predictor, or is empty when the
@@ -48,6 +50,7 @@ class PhysicalNode {
   void step(std::int64_t j);
 
   [[nodiscard]] const Recorder& recorder() const { return recorder_; }
+  [[nodiscard]] const PhysicalSubstructure& substructure() const { return *substructure_; }
   [[nodiscard]] const PhysicalNodeStats& stats() const { return stats_; }
   [[nodiscard]] const std::string& name() const { return setup_.name; }
   // Stop/abort received from the numerical node, and its reason.
@@ -90,5 +93,16 @@ class PhysicalNode {
   std::vector<double> row_;
   std::array<std::byte, kMaxDatagramBytes> rx_{};
 };
+
+// A site's node parts that come from its config: the part-2 models (modified Smith only, one per
+// channel) and the node setup (limits, hold, part-2 input).
+std::vector<std::unique_ptr<ModifiedSmithPart2>> make_part2(const config::Site& site);
+PhysicalNode::Setup make_site_setup(const config::Experiment& experiment, const config::Site& site,
+                                    std::uint64_t session, std::uint32_t site_id, std::size_t max_rows);
+
+// J1-J3 of every channel from the node's record (target against measured), and the channels'
+// report (PhysicalSubstructure::report_json) with them.
+std::vector<TrackingMetrics> site_tracking(const PhysicalNode& node, double rate_hz);
+std::string site_channels_json(const PhysicalNode& node, double rate_hz);
 
 }  // namespace rths

@@ -2,9 +2,11 @@
 
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "experiment.pb.h"
+#include "rths/common/metrics.hpp"
 #include "rths/node_physical/actuator_controller.hpp"
 #include "rths/node_physical/plant.hpp"
 
@@ -26,12 +28,18 @@ class PhysicalSubstructure {
   // One step of every channel: target in, measurement out (both sized channels()).
   void step(std::span<const InterfaceMotion> targets, std::span<Measurement> measured, double dt_s);
   [[nodiscard]] std::size_t channels() const { return channels_.size(); }
+  // A JSON array, one object per channel: its tracking (J1-J3, one entry per channel) and what its
+  // controller and plant report. Off the hot path.
+  [[nodiscard]] std::string report_json(std::span<const TrackingMetrics> tracking) const;
 
  private:
   std::vector<Channel> channels_;
 };
 
-// The site's specimens behind ideal actuators with pass-through control, from the config.
-std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site);
+// The site's channels from the config: each specimen behind its actuator model and controller.
+// ideal: every specimen behind an ideal actuator with pass-through control (the monolithic
+// reference's view, where the structure and the specimens are one model).
+std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site, double rate_hz,
+                                                                 bool ideal = false);
 
 }  // namespace rths

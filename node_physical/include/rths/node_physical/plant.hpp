@@ -2,6 +2,7 @@
 
 #include <memory>
 
+#include "rths/common/json_writer.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {
@@ -9,6 +10,8 @@ namespace rths {
 // What the site's sensors read after a step.
 struct Measurement {
   double displacement_m = 0.0;
+  // The actuator's velocity (as a velocity transducer or the controller's own estimate reads it).
+  double velocity_m_per_s = 0.0;
   double force_n = 0.0;
 };
 
@@ -25,6 +28,9 @@ class Plant {
 
   // Applies the actuator command over one step and returns the measurement for that step.
   virtual Measurement step(const InterfaceMotion& actuator_command, double dt_s) = 0;
+  // Adds what the run summary should say about this plant (limit counters...) as fields of the
+  // currently open JSON object; called after the run, off the hot path.
+  virtual void report(JsonWriter& /*json*/) const {}
 };
 
 // An ideal actuator: the specimen sees the command exactly (until the servo-hydraulic models of the
@@ -33,7 +39,8 @@ class IdealActuatorPlant final : public Plant {
  public:
   explicit IdealActuatorPlant(std::unique_ptr<PredictionModel> specimen) : specimen_(std::move(specimen)) {}
   Measurement step(const InterfaceMotion& actuator_command, double dt_s) override {
-    return {actuator_command.displacement_m, specimen_->step(actuator_command, dt_s)};
+    return {actuator_command.displacement_m, actuator_command.velocity_m_per_s,
+            specimen_->step(actuator_command, dt_s)};
   }
 
  private:

@@ -9,8 +9,9 @@ namespace rths {
 
 // What one channel of a remote site sent back, as the numerical node holds it between packets.
 struct ChannelFeedback {
-  double model_error_n = 0.0;  // Smith part 2: f_measured - f_pm(target)
-  double force_n = 0.0;        // measured force
+  double model_error_n = 0.0;   // Smith part 2: f_measured - f_pm(target)
+  double force_n = 0.0;         // measured force
+  double displacement_m = 0.0;  // measured actuator displacement
 };
 
 // Numerical side of one remote channel: turns the newest feedback and the current interface

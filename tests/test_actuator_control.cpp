@@ -1,0 +1,269 @@
+// Issue 5 end to end: the seed 002 spring frame with its specimen behind the seed 004 IISL actuator,
+// under pass-through and the seed 001 RLS compensator; tracking metrics J1-J3; part 2 driven by the
+// target or the measurement; plant uncertainty; the full dRTHS with a 50 ms round trip in virtual
+// time and in real-time loopback.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+#include "rths/common/exit_codes.hpp"
+#include "rths/common/metrics.hpp"
+#include "rths/node_numerical/calibration.hpp"
+#include "rths/node_numerical/experiment.hpp"
+#include "test_support.hpp"
+
+namespace rths::test {
+namespace {
+
+constexpr const char* kPassThrough = "actuator/spring_iisl.textproto";
+constexpr const char* kRls = "actuator/spring_iisl_rls.textproto";
+constexpr const char* kCalibrationPath = "site[0].channel[0].controller.rls.calibration_path";
+
+// ---------------------------------------------------------------------------------------------
+// Tracking metrics against closed forms.
+
+TEST(TrackingMetrics, DelayedCopyGivesItsDelayAndClosedFormErrors) {
+  const double rate = 1024.0;
+  std::vector<double> target(4096);
+  std::vector<double> measured(4096);
+  const int lag = 14;
+  for (std::size_t k = 0; k < target.size(); ++k) {
+    const auto t = static_cast<double>(k) / rate;
+    // A burst that starts and ends at rest, as a ground-motion response does (the correlation is
+    // not normalised by the overlap, as in finddelay, so the record's ends must be quiet).
+    const double window = std::pow(std::sin(M_PI * static_cast<double>(k) / static_cast<double>(target.size())), 2);
+    target[k] = window * (std::sin(2 * M_PI * 1.3 * t) + 0.4 * std::sin(2 * M_PI * 3.1 * t + 0.5));
+  }
+  for (std::size_t k = 0; k < target.size(); ++k) {
+    measured[k] = k >= lag ? target[k - lag] : 0.0;
+  }
+  const TrackingMetrics m = tracking_metrics(target, measured, rate);
+  EXPECT_DOUBLE_EQ(m.j1_delay_ms, 1000.0 * lag / rate);  // positive: the measurement lags
+  const TrackingMetrics lead = tracking_metrics(measured, target, rate);
+  EXPECT_DOUBLE_EQ(lead.j1_delay_ms, -1000.0 * lag / rate);
+
+  // A scaled copy: J2 = J3 = |1 - a| exactly, J1 = 0.
+  std::vector<double> scaled(target.size());
+  for (std::size_t k = 0; k < target.size(); ++k) scaled[k] = 0.97 * target[k];
+  const TrackingMetrics s = tracking_metrics(target, scaled, rate);
+  EXPECT_DOUBLE_EQ(s.j1_delay_ms, 0.0);
+  EXPECT_NEAR(s.j2_nrms_pct, 3.0, 1e-9);
+  EXPECT_NEAR(s.j3_peak_pct, 3.0, 1e-9);
+
+  const std::vector<double> zeros(100, 0.0);
+  const TrackingMetrics z = tracking_metrics(zeros, zeros, rate);
+  EXPECT_EQ(z.j1_delay_ms, 0.0);
+  EXPECT_EQ(z.j2_nrms_pct, 0.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Virtual-time runs in process.
+
+struct Outcome {
+  RunReport report;
+  TrackingMetrics tracking;
+  bool finite = true;
+};
+
+Outcome run_virtual(const LoadedConfig& loaded) {
+  Experiment experiment(loaded);
+  Outcome o;
+  o.report = experiment.run();
+  o.tracking = o.report.sites.at(0).tracking.at(0);
+  for (const double v : experiment.numerical().column(experiment.numerical().column_index("x2"))) {
+    o.finite = o.finite && std::isfinite(v);
+  }
+  return o;
+}
+
+void print_outcome(const char* what, const Outcome& o) {
+  std::printf(
+      "[ measured ] %s: J1 %.2f ms, J2 %.3f %%, J3 %.3f %%; x1 J_peak %.3f %%, x2 J_peak %.3f %% (J_RMS %.3f %%)\n",
+      what, o.tracking.j1_delay_ms, o.tracking.j2_nrms_pct, o.tracking.j3_peak_pct, o.report.response("x1").j_peak_pct,
+      o.report.response("x2").j_peak_pct, o.report.response("x2").j_rms_pct);
+}
+
+// Calibrates the RLS example (optionally with extra overrides) into a file and returns the override
+// that makes the config read it.
+class CalibratedRls : public RunFolderTest {
+ protected:
+  std::string calibrate(const std::vector<std::string>& overrides = {}) {
+    const LoadedConfig raw = load_experiment(example(kRls), overrides, /*resolve_calibration_files=*/false);
+    const auto file = dir_ / "calibration.textproto";
+    std::ofstream(file) << calibration_text(calibrate_rls(raw), "test");
+    return std::string(kCalibrationPath) + "=" + file.string();
+  }
+  LoadedConfig rls_config(std::vector<std::string> overrides) {
+    overrides.push_back(calibrate(overrides));
+    return load_example(kRls, overrides);
+  }
+};
+
+TEST(ActuatorControl, PassThroughLagsAbout13msAndTheFloorsDeviate) {
+  const Outcome o = run_virtual(load_example(kPassThrough));
+  print_outcome("pass-through", o);
+  ASSERT_TRUE(o.finite);
+  // Seed 004 Eq. 7: a1/a0 = 13.36 ms of low-frequency lag, plus half a sample of hold.
+  EXPECT_GE(o.tracking.j1_delay_ms, 12.0);
+  EXPECT_LE(o.tracking.j1_delay_ms, 15.0);
+  EXPECT_GT(o.tracking.j2_nrms_pct, 5.0);
+  // The specimen's force lags its target: the floors no longer follow the monolithic reference.
+  EXPECT_GT(o.report.response("x2").j_rms_pct, 0.1);
+}
+
+TEST_F(CalibratedRls, RlsTracksWithinOneMillisecondAndFloorsWithinTwoPercent) {
+  const Outcome o = run_virtual(rls_config({}));
+  print_outcome("rls", o);
+  ASSERT_TRUE(o.finite);
+  EXPECT_LE(std::abs(o.tracking.j1_delay_ms), 1.0);
+  EXPECT_LE(o.tracking.j2_nrms_pct, 5.0);
+  EXPECT_LT(o.report.response("x2").j_peak_pct, 2.0);
+  const Outcome p = run_virtual(load_example(kPassThrough));
+  EXPECT_LT(o.report.response("x2").j_rms_pct, p.report.response("x2").j_rms_pct);
+}
+
+TEST_F(CalibratedRls, RlsStaysStableOnTenPlantsWithTwentyPercentUncertainty) {
+  // The compensator is calibrated once on the nominal plant; each run's plant is a different draw.
+  const std::string calibration = calibrate();
+  std::vector<double> j1;
+  std::vector<double> j2;
+  std::vector<double> j3;
+  for (int seed = 1; seed <= 10; ++seed) {
+    const LoadedConfig loaded =
+        load_example(kRls, {calibration, "site[0].channel[0].actuator.linear.perturbation.relative=0.2",
+                            "site[0].channel[0].actuator.linear.perturbation.seed=" + std::to_string(seed)});
+    const Outcome o = run_virtual(loaded);
+    ASSERT_TRUE(o.finite) << "seed " << seed;
+    j1.push_back(o.tracking.j1_delay_ms);
+    j2.push_back(o.tracking.j2_nrms_pct);
+    j3.push_back(o.tracking.j3_peak_pct);
+    // Stable: the floors stay near the reference (an unstable loop grows without bound).
+    EXPECT_LT(o.report.response("x2").j_peak_pct, 10.0) << "seed " << seed;
+    EXPECT_LE(std::abs(o.tracking.j1_delay_ms), 2.0) << "seed " << seed;
+  }
+  const auto spread = [](const std::vector<double>& v) {
+    const auto [lo, hi] = std::minmax_element(v.begin(), v.end());
+    return std::pair{*lo, *hi};
+  };
+  const auto [j1_lo, j1_hi] = spread(j1);
+  const auto [j2_lo, j2_hi] = spread(j2);
+  const auto [j3_lo, j3_hi] = spread(j3);
+  std::printf("[ measured ] 10 plants at 20 %%: J1 %.2f..%.2f ms, J2 %.3f..%.3f %%, J3 %.3f..%.3f %%\n", j1_lo, j1_hi,
+              j2_lo, j2_hi, j3_lo, j3_hi);
+}
+
+TEST(ActuatorControl, PartTwoOnTheMeasurementHidesTheActuatorLagPartTwoOnTheTargetShowsIt) {
+  // Exact model, noiseless sensors, a 50 ms round trip, pass-through: with part 2 fed the measured
+  // displacement the model error is exactly zero, so the numerical node integrates the reference;
+  // fed the target, the actuator's tracking error reaches the structure as it would in a lab.
+  std::vector<std::string> common = round_trip(0.05);
+  common.insert(common.end(), {"site[0].channel[0].actuator.noise.displacement_sd_m=0",
+                               "site[0].channel[0].actuator.noise.force_sd_n=0"});
+  std::vector<std::string> measured = common;
+  measured.push_back("site[0].compensation.part2_input=MEASURED");
+  const Outcome m = run_virtual(load_example(kPassThrough, measured));
+  const Outcome t = run_virtual(load_example(kPassThrough, common));
+  print_outcome("part 2 on the measurement", m);
+  print_outcome("part 2 on the target", t);
+  EXPECT_LE(m.report.response("x2").j_rms_pct, 1e-9);
+  EXPECT_LE(m.report.response("x1").j_peak_pct, 1e-9);
+  EXPECT_GT(t.report.response("x2").j_rms_pct, 0.1);
+  // The specimen lagged either way: the tracking metrics do not depend on what part 2 reads.
+  EXPECT_NEAR(m.tracking.j1_delay_ms, t.tracking.j1_delay_ms, 1.0);
+}
+
+TEST(ActuatorControl, LocalSiteRunsTheSameControllerCodeAsARemoteOne) {
+  // Zero delay, exact model: a LOCAL site (its force used directly) and a REMOTE one (modified Smith
+  // with part 2 on the target) feed the structure the same measured force.
+  const Outcome remote = run_virtual(load_example(kPassThrough));
+  const Outcome local = run_virtual(load_example(kPassThrough, {"site[0].link=", "site[0].placement=LOCAL"}));
+  print_outcome("local site", local);
+  EXPECT_NEAR(local.tracking.j1_delay_ms, remote.tracking.j1_delay_ms, 1e-12);
+  EXPECT_NEAR(local.tracking.j2_nrms_pct, remote.tracking.j2_nrms_pct, 1e-6 * remote.tracking.j2_nrms_pct);
+  EXPECT_NEAR(local.report.response("x2").peak, remote.report.response("x2").peak,
+              1e-9 * remote.report.response("x2").peak);
+}
+
+TEST_F(CalibratedRls, FullDrthsWithRlsAndA50msRoundTripIsStableInVirtualTime) {
+  const Outcome o = run_virtual(rls_config(round_trip(0.05)));
+  print_outcome("rls + 50 ms round trip", o);
+  ASSERT_TRUE(o.finite);
+  EXPECT_LE(std::abs(o.tracking.j1_delay_ms), 1.0);
+  EXPECT_LT(o.report.response("x2").j_peak_pct, 2.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The commands, as a lab engineer runs them.
+
+class ActuatorCli : public RunFolderTest {};
+
+TEST_F(ActuatorCli, CalibrateThenRlsWithA50msRoundTripIsStableThroughTheRelayInRealTime) {
+  const std::string cal = (dir_ / "cal.textproto").string();
+  Process calibrate("rths-numerical", {"calibrate", example(kRls).string(), "--out", cal, "--quiet"}, dir_ / "cal");
+  ASSERT_EQ(calibrate.wait(std::chrono::seconds(60)), kExitCompleted) << calibrate.err();
+  ASSERT_TRUE(std::filesystem::exists(cal));
+
+  // Seed 002 Case II through the actuator with RLS and a 50 ms round trip: in real time (site,
+  // rths-relay holding 25 ms each way, numerical node; UDP on 127.0.0.1) and in virtual time. Both
+  // stable, peaks equal within 1 %.
+  std::vector<std::string> overrides = round_trip(0.05);
+  overrides.push_back(std::string(kCalibrationPath) + "=" + cal);
+  ASSERT_EQ(run_through_relay(dir_, example(kRls).string(), "spring", overrides, 15), kExitCompleted);
+  overrides.emplace_back("duration_s=15");
+  Experiment vt(load_example(kRls, overrides));
+  const RunReport& report = vt.run();
+  const double vt_peak = report.response("x2").peak;
+  const auto rt = csv_column(dir_ / "run/numerical.csv", "x2_m");
+  const auto ref = csv_column(dir_ / "run/reference.csv", "x2_m");
+  const double rt_peak = peak(rt);
+  const double rt_pct = 100.0 * std::abs(rt_peak - peak(ref)) / peak(ref);
+  std::printf(
+      "[ measured ] RLS + 50 ms round trip, x2 peak: real time %.4f mm (J_peak %.3f %%), virtual time "
+      "%.4f mm (J_peak %.3f %%)\n",
+      rt_peak * 1e3, rt_pct, vt_peak * 1e3, report.response("x2").j_peak_pct);
+  for (const double v : rt) ASSERT_TRUE(std::isfinite(v));
+  EXPECT_NEAR(rt_peak, vt_peak, 0.01 * vt_peak);
+  EXPECT_LT(rt_pct, 2.0);
+  // The site's own summary carries its tracking metrics and the compensator's state.
+  const std::string site_summary = slurp(dir_ / "site/site_spring.json");
+  EXPECT_LE(std::abs(json_number(site_summary, "tracking", "j1_delay_ms")), 1.0) << site_summary;
+  EXPECT_LE(json_number(site_summary, "tracking", "j2_nrms_pct"), 5.0) << site_summary;
+  EXPECT_NE(site_summary.find("\"updates\""), std::string::npos) << site_summary;
+}
+
+TEST_F(ActuatorCli, MissingCalibrationFileIsABadConfigThatSaysHowToMakeIt) {
+  Process run("rths-numerical",
+              {"run", example(kRls).string(), "--out", (dir_ / "run").string(), "--set",
+               std::string(kCalibrationPath) + "=" + (dir_ / "absent.textproto").string()},
+              dir_ / "run");
+  EXPECT_EQ(run.wait(std::chrono::seconds(30)), kExitBadInput);
+  EXPECT_NE(run.err().find("rths-numerical calibrate"), std::string::npos) << run.err();
+}
+
+TEST(ActuatorConfig, BadActuatorsAndControllersAreRejectedWithTheFieldNamed) {
+  const auto rejects = [](const std::string& assignment, const std::string& expected) {
+    try {
+      load_example(kPassThrough, {assignment});
+      ADD_FAILURE() << assignment << " was accepted";
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  rejects("site[0].channel[0].actuator.linear.denominator=[1, -485.5, 1.317e5, 3.182e7, 2.382e9]",
+          "expected a stable actuator model");
+  rejects("site[0].channel[0].actuator.linear.numerator=[1, 2, 3, 4, 5, 6]", "expected a proper model");
+  rejects("site[0].channel[0].actuator.noise.displacement_sd_m=-1", "noise.displacement_sd_m");
+  rejects("site[0].channel[0].controller.rls={ taps: 9 }", "expected 1..8 taps");
+  rejects("site[0].channel[0].controller.rls={ initial_ff: [1, 0] }", "expected taps = 4");
+  rejects("site[0].channel[0].controller.extrapolation={ order: 3 }", "extrapolation.delay_s");
+  rejects("site[0].channel[0].controller.rls={ filter_cutoff_hz: 600 }", "Nyquist");
+}
+
+}  // namespace
+}  // namespace rths::test
