@@ -166,7 +166,7 @@ TEST(ActuatorControl, PartTwoOnTheMeasurementHidesTheActuatorLagPartTwoOnTheTarg
   common.insert(common.end(), {"site[0].channel[0].actuator.noise.displacement_sd_m=0",
                                "site[0].channel[0].actuator.noise.force_sd_n=0"});
   std::vector<std::string> measured = common;
-  measured.push_back("site[0].compensation.part2_input=MEASURED");
+  measured.emplace_back("site[0].compensation.part2_input=MEASURED");
   const Outcome m = run_virtual(load_example(kPassThrough, measured));
   const Outcome t = run_virtual(load_example(kPassThrough, common));
   print_outcome("part 2 on the measurement", m);
@@ -235,6 +235,19 @@ TEST_F(ActuatorCli, CalibrateThenRlsWithA50msRoundTripIsStableThroughTheRelayInR
   EXPECT_LE(std::abs(json_number(site_summary, "tracking", "j1_delay_ms")), 1.0) << site_summary;
   EXPECT_LE(json_number(site_summary, "tracking", "j2_nrms_pct"), 5.0) << site_summary;
   EXPECT_NE(site_summary.find("\"updates\""), std::string::npos) << site_summary;
+}
+
+TEST_F(ActuatorCli, FrozenRlsAdaptationIsReportedAndTheRunCompletes) {
+  // From FF = [1, 0, 0, 0] the compensator must grow FF[0] to about 4 to cancel the 13 ms lag: a
+  // divergence limit of 1.2 freezes it early; the run goes on with the last good FIR.
+  Process run("rths-numerical",
+              {"run", example(kPassThrough).string(), "--out", (dir_ / "run").string(), "--set", "duration_s=10",
+               "--set", "site[0].channel[0].controller.rls={ divergence_limit: 1.2 }"},
+              dir_ / "run");
+  ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
+  EXPECT_NE(run.err().find("RLS adaptation frozen"), std::string::npos) << run.err();
+  const std::string summary = slurp(dir_ / "run/summary.json");
+  EXPECT_NE(summary.find("\"frozen\": \"diverged\""), std::string::npos) << summary;
 }
 
 TEST_F(ActuatorCli, MissingCalibrationFileIsABadConfigThatSaysHowToMakeIt) {

@@ -22,7 +22,6 @@ using test::csv_column;
 using test::json_number;
 using test::max_diff;
 using test::peak;
-using test::Process;
 
 const std::string kSpring = test::example("seed002/spring.textproto").string();
 

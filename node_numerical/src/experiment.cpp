@@ -262,12 +262,14 @@ void Experiment::evaluate() {
                                             hyb.column(hyb.column_index("xm_" + n)), rate_hz_));
       }
       sr.channels_json = site.local->report_json(tracking);
+      site.local->log_warnings(site.name);
       sr.tracking = tracking;
     }
     if (!site.is_local() && mode_ == RunMode::kVirtualTime) {
       const PhysicalNode& node = *physical_[remote];
       sr.tracking = site_tracking(node, rate_hz_);
       sr.channels_json = node.substructure().report_json(sr.tracking);
+      node.substructure().log_warnings(node.name());
       sr.physical_side = node.stats();
       sr.forward = links_[remote]->forward.counters();
       sr.backward = links_[remote]->backward.counters();

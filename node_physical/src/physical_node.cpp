@@ -189,6 +189,7 @@ std::vector<TrackingMetrics> site_tracking(const PhysicalNode& node, double rate
 }
 
 std::string site_channels_json(const PhysicalNode& node, double rate_hz) {
+  node.substructure().log_warnings(node.name());
   return node.substructure().report_json(site_tracking(node, rate_hz));
 }
 

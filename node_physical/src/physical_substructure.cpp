@@ -1,5 +1,7 @@
 #include "rths/node_physical/physical_substructure.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "rths/common/json_writer.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 #include "rths/node_physical/controllers.hpp"
@@ -39,6 +41,14 @@ std::string PhysicalSubstructure::report_json(std::span<const TrackingMetrics> t
   }
   json.end_array();
   return json.str();
+}
+
+void PhysicalSubstructure::log_warnings(const std::string& site) const {
+  for (std::size_t c = 0; c < channels_.size(); ++c) {
+    if (const std::string w = channels_[c].controller->warning(); !w.empty()) {
+      spdlog::warn("site {} channel {}: {}", site, c, w);
+    }
+  }
 }
 
 std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site, double rate_hz, bool ideal) {

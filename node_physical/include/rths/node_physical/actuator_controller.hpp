@@ -1,5 +1,7 @@
 #pragma once
 
+#include <string>
+
 #include "rths/node_physical/plant.hpp"
 
 namespace rths {
@@ -19,6 +21,8 @@ class ActuatorController {
   // Adds what the run summary should say about this controller (adaptation state...) as fields of
   // the currently open JSON object; called after the run, off the hot path.
   virtual void report(JsonWriter& /*json*/) const {}
+  // What went wrong during the run that the operator must hear of (empty: nothing); after the run.
+  [[nodiscard]] virtual std::string warning() const { return {}; }
 };
 
 // The target is the command: right for an ideal actuator.

@@ -105,6 +105,7 @@ class RlsCompensator final : public ActuatorController {
   // One line for the log once frozen ("" while adapting): the reason, the step and the offending value.
   [[nodiscard]] std::string freeze_message() const;
   void report(JsonWriter& json) const override;
+  [[nodiscard]] std::string warning() const override { return freeze_message(); }
 
  private:
   void update(double command_f);

@@ -31,6 +31,8 @@ class PhysicalSubstructure {
   // A JSON array, one object per channel: its tracking (J1-J3, one entry per channel) and what its
   // controller and plant report. Off the hot path.
   [[nodiscard]] std::string report_json(std::span<const TrackingMetrics> tracking) const;
+  // Logs every controller's warning (e.g. a frozen RLS adaptation) for the named site.
+  void log_warnings(const std::string& site) const;
 
  private:
   std::vector<Channel> channels_;
