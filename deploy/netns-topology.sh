@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
-# A three-host rths topology on one machine: network namespaces joined by veth pairs, and a runner
-# that puts the numerical node and two physical sites on them. See --help.
+# An rths topology on one machine: a numerical host, one host per physical site and optionally a
+# relay host (rths-relay, the delay injector) between them, as network namespaces joined by veth
+# pairs, and a runner that puts the nodes on them. See --help.
 set -euo pipefail
 
 readonly SELF=${0##*/}
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 readonly REPO
-readonly EXIT_SKIPPED=77  # automake's "skipped"
+readonly EXIT_SKIPPED=77 # automake's "skipped"
+readonly MAX_SITES=8
 
 usage() {
   cat <<'EOF'
-netns-topology.sh — one numerical host and two physical-site hosts as network namespaces
+netns-topology.sh — numerical, relay and physical-site hosts as network namespaces
 
 Usage:
   deploy/netns-topology.sh [OPTIONS] up
@@ -18,43 +20,56 @@ Usage:
   deploy/netns-topology.sh [OPTIONS] run CONFIG [ARGS FOR rths-numerical...]
   deploy/netns-topology.sh --help
 
-Topology (PREFIX = --prefix, S = --subnet):
-  PREFIX-num   S.1.1/30 ── veth ── S.1.2/30  PREFIX-site1   (site "purdue", UDP port 47001)
-               S.2.1/30 ── veth ── S.2.2/30  PREFIX-site2   (site "uconn",  UDP port 47002)
-  Every address lives inside the namespaces; the host's own network is never touched.
+Topology (PREFIX = --prefix, S = --subnet, site i = the i-th --site, port P_i = 47000 + i):
+  direct (default): one veth pair from the numerical host to each site host
+    PREFIX-num  S.i.1/30 ── veth ── S.i.2/30  PREFIX-site<i>   (site listens on S.i.2:P_i)
+  --relay: a relay host takes the numerical host's place on every site's link, and the numerical
+  host reaches the relay over a link of its own; one rths-relay per site runs there
+    PREFIX-num  S.(10+i).1/30 ── veth ── S.(10+i).2/30  PREFIX-relay  S.i.1/30 ── veth ── S.i.2/30  PREFIX-site<i>
+                        (rths-relay --listen S.(10+i).2:P_i --to S.i.2:P_i for site i)
+  The site hosts keep their addresses in both. Every address lives inside the namespaces; the host's
+  own network is never touched. The relay imposes site[NAME].link of CONFIG (with the run's --set
+  overrides): delay, jitter, loss, duplication, reordering, in real time, on a kernel without netem.
 
 Commands:
-  up     Create the three namespaces and the two veth pairs, bring lo and the links up.
-         Fails (exit 1) when one of the namespaces already exists.
-  down   Stop whatever still runs in the namespaces and delete them (with their veths).
-         No error when they are absent.
-  run    Bring the topology up, start
-           rths-physical serve CONFIG --site purdue --listen S.1.2:47001   in PREFIX-site1
-           rths-physical serve CONFIG --site uconn  --listen S.2.2:47002   in PREFIX-site2
-         (each with --out OUT --wait 60 --quiet), wait until both listen, then run
-           rths-numerical run CONFIG --realtime --out OUT --quiet ARGS...   in PREFIX-num
-         wait for the sites, and always tear the topology down again (also on failure, Ctrl-C or
-         SIGTERM; site processes still running are stopped). Every --set PATH=VALUE in ARGS goes to
-         both sites too, so both ends agree. When S is not 10.77 (the addresses in
-         examples/multisite/case3_two_sites.textproto), the numerical node also gets
-         --set site[purdue].address=S.1.2:47001 --set site[uconn].address=S.2.2:47002.
-         Exit code: the numerical node's, or when that is 0 the first nonzero site code.
-         Example:
+  up     Create the namespaces and veth pairs, bring lo and the links up. Fails (exit 1) when one
+         of the namespaces already exists.
+  down   Stop whatever still runs in namespaces PREFIX-num, PREFIX-relay, PREFIX-site1..8 and delete
+         them (with their veths). No error when they are absent.
+  run    Bring the topology up, start in each PREFIX-site<i>
+           rths-physical serve CONFIG --site NAME_i --listen S.i.2:P_i --out OUT --wait 60 --quiet SETS
+         with --relay, in PREFIX-relay for each site
+           rths-relay CONFIG --site NAME_i --listen S.(10+i).2:P_i --to S.i.2:P_i --out OUT --quiet SETS
+         wait until all listen, then run in PREFIX-num
+           rths-numerical run CONFIG --realtime --out OUT --quiet ARGS...
+              --set site[NAME_i].address=<S.i.2 or, with --relay, S.(10+i).2>:P_i   (every site)
+         wait for the others (relays end 2 s after the last datagram) and always tear the topology
+         down again (also on failure, Ctrl-C or SIGTERM; processes still running are stopped).
+         SETS = every --set PATH=VALUE of ARGS, so all ends agree (and the relay imposes the link the
+         overrides say). Exit code: the numerical node's, or when that is 0 the first nonzero code
+         of a site, then of a relay. Examples:
            deploy/netns-topology.sh run examples/multisite/case3_two_sites.textproto --set duration_s=10
+           deploy/netns-topology.sh --site spring --relay run examples/seed002/spring.textproto \
+             --set site[spring].channel[0].prediction.spring.stiffness_n_per_m=72584.72 --set duration_s=20
 
 Options (anywhere on the line):
-  --prefix NAME       Namespace name prefix (default rths): PREFIX-num, PREFIX-site1, PREFIX-site2.
-                      Give parallel runs different prefixes.
+  --site NAME         A REMOTE site of CONFIG to give a host (repeatable, order = i; at most 8).
+                      Default: purdue and uconn, the sites of examples/multisite/case3_two_sites.textproto.
+                      A single-site config names its one site: --site spring.
+  --relay             Put the relay host between the numerical host and the sites (above).
+  --prefix NAME       Namespace name prefix (default rths). Give parallel runs different prefixes.
   --subnet A.B        First two octets of the addresses (default 10.77).
-  --bin DIR           Folder holding rths-numerical and rths-physical (default: build/bin of the repo).
-  --out DIR           (run) Run folder for every node's output (default runs/multisite-<date>-<time>).
-  --netem-delay MS    Add MS milliseconds of delay to each direction of both links (tc netem). Where
-                      the kernel has no netem qdisc this is reported and ignored.
+  --bin DIR           Folder holding rths-numerical, rths-physical and rths-relay (default: build/bin
+                      of the repo).
+  --out DIR           (run) Run folder for every node's output (default runs/netns-<date>-<time>):
+                      numerical.csv, summary.json, site_NAME.*, relay_NAME.json/.log.
+  --netem-delay MS    Add MS milliseconds of delay to each direction of every link (tc netem). Where
+                      the kernel has no netem qdisc this is reported and ignored: use --relay.
   -h, --help          This text.
 
 Exit codes: 0 success; 1 failure; 2 bad command line; 77 network namespaces cannot be made here
 (not root, no `ip netns`, no veth support): one line on stderr says why. For run, otherwise the
-node's exit code (see rths-numerical --help / rths-physical --help).
+node's exit code (see rths-numerical --help / rths-physical --help / rths-relay --help).
 EOF
 }
 
@@ -77,16 +92,15 @@ note() {
 # ---- command line ------------------------------------------------------------------------------
 PREFIX=rths
 SUBNET=10.77
-readonly DEFAULT_SUBNET=10.77
 BIN="$REPO/build/bin"
 OUT=""
 NETEM_MS=""
+RELAY=0
 COMMAND=""
 CONFIG=""
+SITES=()
 FORWARD=()   # to rths-numerical
-SITE_SETS=() # the --set pairs of FORWARD, also to each rths-physical
-readonly SITE1_NAME=purdue SITE1_PORT=47001
-readonly SITE2_NAME=uconn SITE2_PORT=47002
+SITE_SETS=() # the --set pairs of FORWARD, also to each rths-physical and rths-relay
 
 need_value() {
   [[ $# -ge 2 ]] || bad_usage "$1 needs a value"
@@ -97,7 +111,11 @@ while [[ $# -gt 0 ]]; do
       usage
       exit 0
       ;;
-    --prefix | --subnet | --bin | --out | --netem-delay)
+    --relay)
+      RELAY=1
+      shift
+      ;;
+    --prefix | --subnet | --bin | --out | --netem-delay | --site)
       need_value "$@"
       case "$1" in
         --prefix) PREFIX=$2 ;;
@@ -105,10 +123,11 @@ while [[ $# -gt 0 ]]; do
         --bin) BIN=$2 ;;
         --out) OUT=$2 ;;
         --netem-delay) NETEM_MS=$2 ;;
+        --site) SITES+=("$2") ;;
       esac
       shift 2
       ;;
-    --prefix=* | --subnet=* | --bin=* | --out=* | --netem-delay=*)
+    --prefix=* | --subnet=* | --bin=* | --out=* | --netem-delay=* | --site=*)
       value=${1#*=}
       case "$1" in
         --prefix=*) PREFIX=$value ;;
@@ -116,6 +135,7 @@ while [[ $# -gt 0 ]]; do
         --bin=*) BIN=$value ;;
         --out=*) OUT=$value ;;
         --netem-delay=*) NETEM_MS=$value ;;
+        --site=*) SITES+=("$value") ;;
       esac
       shift
       ;;
@@ -152,12 +172,35 @@ fi
 if [[ -n $NETEM_MS ]] && ! [[ $NETEM_MS =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
   bad_usage "--netem-delay '$NETEM_MS': expected milliseconds, like 20 or 2.5"
 fi
+((${#SITES[@]} > 0)) || SITES=(purdue uconn)
+((${#SITES[@]} <= MAX_SITES)) || bad_usage "at most $MAX_SITES sites, found ${#SITES[@]}"
+for ((i = 0; i < ${#SITES[@]}; i++)); do
+  [[ ${SITES[i]} =~ ^[A-Za-z0-9_.-]+$ ]] || bad_usage "--site '${SITES[i]}': expected a site name (letters, digits, '_', '.', '-')"
+  for ((j = 0; j < i; j++)); do
+    [[ ${SITES[i]} != "${SITES[j]}" ]] || bad_usage "--site ${SITES[i]} given twice"
+  done
+done
+readonly SITES RELAY
 
-readonly NS_NUM="$PREFIX-num" NS_SITE1="$PREFIX-site1" NS_SITE2="$PREFIX-site2"
-readonly NAMESPACES=("$NS_NUM" "$NS_SITE1" "$NS_SITE2")
-# Interface names are per namespace (the veths are created inside them), so they never collide.
-readonly IF_NUM1=to-site1 IF_NUM2=to-site2 IF_SITE=to-num
-readonly ADDR_NUM1="$SUBNET.1.1" ADDR_SITE1="$SUBNET.1.2" ADDR_NUM2="$SUBNET.2.1" ADDR_SITE2="$SUBNET.2.2"
+readonly NS_NUM="$PREFIX-num" NS_RELAY="$PREFIX-relay"
+# Every namespace this prefix may use (down removes whichever exist) and the ones of this topology.
+ALL_NAMESPACES=("$NS_NUM" "$NS_RELAY")
+for ((i = 1; i <= MAX_SITES; i++)); do
+  ALL_NAMESPACES+=("$PREFIX-site$i")
+done
+NAMESPACES=("$NS_NUM")
+((RELAY == 0)) || NAMESPACES+=("$NS_RELAY")
+for ((i = 1; i <= ${#SITES[@]}; i++)); do
+  NAMESPACES+=("$PREFIX-site$i")
+done
+readonly ALL_NAMESPACES NAMESPACES
+
+# Site i (1-based): its namespace, address, port, and where the numerical node sends to reach it.
+site_ns() { echo "$PREFIX-site$1"; }
+site_addr() { echo "$SUBNET.$1.2"; }
+site_port() { echo $((47000 + $1)); }
+relay_addr() { echo "$SUBNET.$((10 + $1)).2"; }
+num_target() { if ((RELAY)); then relay_addr "$1"; else site_addr "$1"; fi; }
 
 # ---- topology -----------------------------------------------------------------------------------
 ns_exists() {
@@ -200,7 +243,7 @@ stop_namespace_processes() {
 
 topology_down() {
   local ns
-  for ns in "${NAMESPACES[@]}"; do
+  for ns in "${ALL_NAMESPACES[@]}"; do
     if ns_exists "$ns"; then
       stop_namespace_processes "$ns"
       ip netns delete "$ns" 2>/dev/null || note "warning: could not delete namespace $ns"
@@ -208,39 +251,26 @@ topology_down() {
   done
 }
 
+NETEM_OK=1
 add_netem() {
   local ns=$1 dev=$2 err
+  ((NETEM_OK)) || return 0
   if ! command -v tc >/dev/null 2>&1; then
     note "tc is not installed: no netem delay (--netem-delay $NETEM_MS ignored)"
-    return 1
-  fi
-  if ! err=$(ip netns exec "$ns" tc qdisc add dev "$dev" root netem delay "${NETEM_MS}ms" 2>&1); then
-    note "this kernel has no netem qdisc (tc: ${err//$'\n'/ }): --netem-delay $NETEM_MS ignored, the links keep the veth's own delay"
-    return 1
+    NETEM_OK=0
+  elif ! err=$(ip netns exec "$ns" tc qdisc add dev "$dev" root netem delay "${NETEM_MS}ms" 2>&1); then
+    note "this kernel has no netem qdisc (tc: ${err//$'\n'/ }): --netem-delay $NETEM_MS ignored, the links keep the veth's own delay (use --relay for delays)"
+    NETEM_OK=0
   fi
 }
 
-topology_up() {
-  local ns
-  for ns in "${NAMESPACES[@]}"; do
-    if ns_exists "$ns"; then
-      die "namespace $ns already exists (a topology with --prefix $PREFIX is up): run '$SELF --prefix $PREFIX down' or choose another --prefix"
-    fi
-  done
-  check_support
-  local step
+# One veth pair between two namespaces, with a /30 address at each end, up; netem on both ends.
+link_pair() {
+  local ns_a=$1 if_a=$2 addr_a=$3 ns_b=$4 if_b=$5 addr_b=$6 step err
   for step in \
-    "netns add $NS_NUM" "netns add $NS_SITE1" "netns add $NS_SITE2" \
-    "-n $NS_NUM link add $IF_NUM1 type veth peer name $IF_SITE netns $NS_SITE1" \
-    "-n $NS_NUM link add $IF_NUM2 type veth peer name $IF_SITE netns $NS_SITE2" \
-    "-n $NS_NUM addr add $ADDR_NUM1/30 dev $IF_NUM1" \
-    "-n $NS_NUM addr add $ADDR_NUM2/30 dev $IF_NUM2" \
-    "-n $NS_SITE1 addr add $ADDR_SITE1/30 dev $IF_SITE" \
-    "-n $NS_SITE2 addr add $ADDR_SITE2/30 dev $IF_SITE" \
-    "-n $NS_NUM link set lo up" "-n $NS_SITE1 link set lo up" "-n $NS_SITE2 link set lo up" \
-    "-n $NS_NUM link set $IF_NUM1 up" "-n $NS_NUM link set $IF_NUM2 up" \
-    "-n $NS_SITE1 link set $IF_SITE up" "-n $NS_SITE2 link set $IF_SITE up"; do
-    local err
+    "-n $ns_a link add $if_a type veth peer name $if_b netns $ns_b" \
+    "-n $ns_a addr add $addr_a/30 dev $if_a" "-n $ns_b addr add $addr_b/30 dev $if_b" \
+    "-n $ns_a link set $if_a up" "-n $ns_b link set $if_b up"; do
     # shellcheck disable=SC2086  # each step is a list of words without spaces inside
     if ! err=$(ip $step 2>&1); then
       topology_down
@@ -248,61 +278,91 @@ topology_up() {
     fi
   done
   if [[ -n $NETEM_MS ]]; then
-    if add_netem "$NS_NUM" "$IF_NUM1" && add_netem "$NS_NUM" "$IF_NUM2" &&
-      add_netem "$NS_SITE1" "$IF_SITE" && add_netem "$NS_SITE2" "$IF_SITE"; then
-      note "netem: ${NETEM_MS} ms on each direction of both links"
-    fi
+    add_netem "$ns_a" "$if_a"
+    add_netem "$ns_b" "$if_b"
   fi
-  note "up: $NS_NUM ($ADDR_NUM1, $ADDR_NUM2) — $NS_SITE1 ($ADDR_SITE1), $NS_SITE2 ($ADDR_SITE2)"
+}
+
+topology_up() {
+  local ns err i
+  for ns in "${NAMESPACES[@]}"; do
+    if ns_exists "$ns"; then
+      die "namespace $ns already exists (a topology with --prefix $PREFIX is up): run '$SELF --prefix $PREFIX down' or choose another --prefix"
+    fi
+  done
+  check_support
+  for ns in "${NAMESPACES[@]}"; do
+    if ! err=$(ip netns add "$ns" 2>&1) || ! err=$(ip -n "$ns" link set lo up 2>&1); then
+      topology_down
+      die "ip netns add $ns: ${err//$'\n'/ }"
+    fi
+  done
+  local summary=""
+  for ((i = 1; i <= ${#SITES[@]}; i++)); do
+    if ((RELAY)); then
+      link_pair "$NS_NUM" "to-relay$i" "$SUBNET.$((10 + i)).1" "$NS_RELAY" "to-num$i" "$(relay_addr "$i")"
+      link_pair "$NS_RELAY" "to-site$i" "$SUBNET.$i.1" "$(site_ns "$i")" to-relay "$(site_addr "$i")"
+      summary+=" $NS_NUM ($SUBNET.$((10 + i)).1) — $NS_RELAY ($(relay_addr "$i") | $SUBNET.$i.1) — $(site_ns "$i") ($(site_addr "$i"), ${SITES[i - 1]});"
+    else
+      link_pair "$NS_NUM" "to-site$i" "$SUBNET.$i.1" "$(site_ns "$i")" to-num "$(site_addr "$i")"
+      summary+=" $NS_NUM ($SUBNET.$i.1) — $(site_ns "$i") ($(site_addr "$i"), ${SITES[i - 1]});"
+    fi
+  done
+  if [[ -n $NETEM_MS ]] && ((NETEM_OK)); then
+    note "netem: ${NETEM_MS} ms on each direction of every link"
+  fi
+  note "up:${summary%;}"
 }
 
 # ---- run ----------------------------------------------------------------------------------------
-SITE1_PID="" SITE2_PID="" NUM_PID="" SCRATCH="" RUNNING=0
+SITE_PIDS=() RELAY_PIDS=() NUM_PID="" SCRATCH="" RUNNING=0
 
 cleanup() {
   local rc=$?
   trap '' INT TERM
   if ((RUNNING)); then
     local pid
-    for pid in $NUM_PID $SITE1_PID $SITE2_PID; do
+    for pid in $NUM_PID "${SITE_PIDS[@]}" "${RELAY_PIDS[@]}"; do
       kill -TERM "$pid" 2>/dev/null || true
     done
     topology_down # stops what is left in the namespaces, then deletes them
     [[ -z $SCRATCH ]] || rm -rf "$SCRATCH"
-    note "down: $NS_NUM, $NS_SITE1, $NS_SITE2 removed"
+    note "down: ${NAMESPACES[*]} removed"
   fi
   exit "$rc"
 }
 
-# Waits until a site's stdout says "listening on" (0), or its process ended (its exit code), 10 s max.
-wait_listening() {
-  local pid=$1 file=$2 name=$3 i rc
+# Waits until a process's stdout has a line starting with TEXT (0), or the process ended (its exit
+# code), 10 s max.
+wait_line() {
+  local pid=$1 file=$2 text=$3 what=$4 log=$5 i rc
   for ((i = 0; i < 200; i++)); do
-    grep -q '^listening on ' "$file" 2>/dev/null && return 0
+    grep -q "^$text" "$file" 2>/dev/null && return 0
     if ! kill -0 "$pid" 2>/dev/null; then
       rc=0
       wait "$pid" || rc=$?
-      note "site $name ended before it listened (exit code $rc); see $OUT/site_$name.log"
+      note "$what ended before it listened (exit code $rc); see $log"
       return $((rc == 0 ? 1 : rc))
     fi
     sleep 0.05
   done
-  note "site $name is not listening after 10 s"
+  note "$what is not listening after 10 s"
   return 1
 }
 
-# A site's exit code (in SITE_RC) once the numerical node is done: it stops with the node's stop
-# message; after 10 s it is told to stop (SIGTERM). Not in a subshell: wait needs the parent.
-SITE_RC=0
-wait_site() {
+# A process's exit code (in END_RC) once the numerical node is done: sites stop with the node's stop
+# message, relays 2 s after their last datagram; after 10 s it is told to stop (SIGTERM). Not in a
+# subshell: wait needs the parent.
+END_RC=0
+wait_end() {
   local pid=$1 i
   for ((i = 0; i < 200; i++)); do
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.05
   done
   kill -TERM "$pid" 2>/dev/null || true
-  SITE_RC=0
-  wait "$pid" || SITE_RC=$?
+  END_RC=0
+  wait "$pid" || END_RC=$?
 }
 
 run_topology() {
@@ -310,23 +370,25 @@ run_topology() {
   check_support
   [[ -f $CONFIG ]] || die "no config file $CONFIG"
   CONFIG=$(cd "$(dirname "$CONFIG")" && pwd)/$(basename "$CONFIG")
-  [[ -x $BIN/rths-numerical && -x $BIN/rths-physical ]] ||
-    die "no rths-numerical/rths-physical in $BIN (build first: cmake --build build, or give --bin DIR)"
+  local exe exes=(rths-numerical rths-physical)
+  ((RELAY == 0)) || exes+=(rths-relay)
+  for exe in "${exes[@]}"; do
+    [[ -x $BIN/$exe ]] || die "no $exe in $BIN (build first: cmake --build build, or give --bin DIR)"
+  done
   BIN=$(cd "$BIN" && pwd)
-  [[ -n $OUT ]] || OUT="$REPO/runs/multisite-$(date +%Y%m%d-%H%M%S)"
+  [[ -n $OUT ]] || OUT="$REPO/runs/netns-$(date +%Y%m%d-%H%M%S)"
   mkdir -p "$OUT" || die "cannot create $OUT"
   OUT=$(cd "$OUT" && pwd)
 
-  # Both ends agree on every override, including the addresses of another subnet.
+  # All ends agree on every override; the numerical node also learns where each site is reached.
   local sets=("${SITE_SETS[@]+"${SITE_SETS[@]}"}")
   local forward=("${FORWARD[@]+"${FORWARD[@]}"}")
-  if [[ $SUBNET != "$DEFAULT_SUBNET" ]]; then
-    local addr=(--set "site[$SITE1_NAME].address=$ADDR_SITE1:$SITE1_PORT"
-      --set "site[$SITE2_NAME].address=$ADDR_SITE2:$SITE2_PORT")
-    sets+=("${addr[@]}")
-    forward+=("${addr[@]}")
-  fi
+  local i
+  for ((i = 1; i <= ${#SITES[@]}; i++)); do
+    forward+=(--set "site[${SITES[i - 1]}].address=$(num_target "$i"):$(site_port "$i")")
+  done
 
+  local ns
   for ns in "${NAMESPACES[@]}"; do
     if ns_exists "$ns"; then
       die "namespace $ns already exists (a topology with --prefix $PREFIX is up): choose another --prefix, or '$SELF --prefix $PREFIX down'"
@@ -339,39 +401,65 @@ run_topology() {
   topology_up
   SCRATCH=$(mktemp -d)
 
-  ip netns exec "$NS_SITE1" "$BIN/rths-physical" serve "$CONFIG" --site "$SITE1_NAME" \
-    --listen "$ADDR_SITE1:$SITE1_PORT" --out "$OUT" --wait 60 --quiet "${sets[@]+"${sets[@]}"}" \
-    >"$SCRATCH/site1.stdout" </dev/null &
-  SITE1_PID=$!
-  ip netns exec "$NS_SITE2" "$BIN/rths-physical" serve "$CONFIG" --site "$SITE2_NAME" \
-    --listen "$ADDR_SITE2:$SITE2_PORT" --out "$OUT" --wait 60 --quiet "${sets[@]+"${sets[@]}"}" \
-    >"$SCRATCH/site2.stdout" </dev/null &
-  SITE2_PID=$!
-  local rc=0
-  wait_listening "$SITE1_PID" "$SCRATCH/site1.stdout" "$SITE1_NAME" || rc=$?
-  ((rc != 0)) || wait_listening "$SITE2_PID" "$SCRATCH/site2.stdout" "$SITE2_NAME" || rc=$?
+  local name rc=0
+  for ((i = 1; i <= ${#SITES[@]}; i++)); do
+    name=${SITES[i - 1]}
+    ip netns exec "$(site_ns "$i")" "$BIN/rths-physical" serve "$CONFIG" --site "$name" \
+      --listen "$(site_addr "$i"):$(site_port "$i")" --out "$OUT" --wait 60 --quiet "${sets[@]+"${sets[@]}"}" \
+      >"$SCRATCH/site$i.stdout" </dev/null &
+    SITE_PIDS+=($!)
+  done
+  for ((i = 1; i <= ${#SITES[@]} && rc == 0; i++)); do
+    wait_line "${SITE_PIDS[i - 1]}" "$SCRATCH/site$i.stdout" "listening on " "site ${SITES[i - 1]}" \
+      "$OUT/site_${SITES[i - 1]}.log" || rc=$?
+  done
   ((rc == 0)) || exit "$rc"
-  note "sites listening: $SITE1_NAME at $ADDR_SITE1:$SITE1_PORT, $SITE2_NAME at $ADDR_SITE2:$SITE2_PORT; numerical node at $ADDR_NUM1/$ADDR_NUM2"
+  if ((RELAY)); then
+    for ((i = 1; i <= ${#SITES[@]}; i++)); do
+      name=${SITES[i - 1]}
+      ip netns exec "$NS_RELAY" "$BIN/rths-relay" "$CONFIG" --site "$name" \
+        --listen "$(relay_addr "$i"):$(site_port "$i")" --to "$(site_addr "$i"):$(site_port "$i")" \
+        --out "$OUT" --quiet "${sets[@]+"${sets[@]}"}" >"$SCRATCH/relay$i.stdout" </dev/null &
+      RELAY_PIDS+=($!)
+    done
+    for ((i = 1; i <= ${#SITES[@]} && rc == 0; i++)); do
+      wait_line "${RELAY_PIDS[i - 1]}" "$SCRATCH/relay$i.stdout" "relaying on " "relay of ${SITES[i - 1]}" \
+        "$OUT/relay_${SITES[i - 1]}.log" || rc=$?
+    done
+    ((rc == 0)) || exit "$rc"
+  fi
+  local where=""
+  for ((i = 1; i <= ${#SITES[@]}; i++)); do
+    where+=" ${SITES[i - 1]} at $(site_addr "$i"):$(site_port "$i")"
+    ((RELAY == 0)) || where+=" via relay $(relay_addr "$i"):$(site_port "$i")"
+    where+=","
+  done
+  note "listening:${where%,}"
 
   ip netns exec "$NS_NUM" "$BIN/rths-numerical" run "$CONFIG" --realtime --out "$OUT" --quiet \
-    "${forward[@]+"${forward[@]}"}" </dev/null &
+    "${forward[@]}" </dev/null &
   NUM_PID=$!
   local num_rc=0
   wait "$NUM_PID" || num_rc=$?
   NUM_PID=""
-  local site1_rc site2_rc
-  wait_site "$SITE1_PID"
-  site1_rc=$SITE_RC
-  SITE1_PID=""
-  wait_site "$SITE2_PID"
-  site2_rc=$SITE_RC
-  SITE2_PID=""
-  note "exit codes: numerical $num_rc, $SITE1_NAME $site1_rc, $SITE2_NAME $site2_rc; output: $OUT"
-  rc=$num_rc
-  if ((rc == 0)); then
-    ((site1_rc == 0)) || rc=$site1_rc
-    ((rc != 0 || site2_rc == 0)) || rc=$site2_rc
+  local codes="numerical $num_rc" first_other=0
+  for ((i = 1; i <= ${#SITES[@]}; i++)); do
+    wait_end "${SITE_PIDS[i - 1]}"
+    codes+=", ${SITES[i - 1]} $END_RC"
+    ((first_other != 0)) || first_other=$END_RC
+  done
+  SITE_PIDS=()
+  if ((RELAY)); then
+    for ((i = 1; i <= ${#SITES[@]}; i++)); do
+      wait_end "${RELAY_PIDS[i - 1]}"
+      codes+=", relay of ${SITES[i - 1]} $END_RC"
+      ((first_other != 0)) || first_other=$END_RC
+    done
+    RELAY_PIDS=()
   fi
+  note "exit codes: $codes; output: $OUT"
+  rc=$num_rc
+  ((rc != 0)) || rc=$first_other
   exit "$rc"
 }
 

@@ -8,7 +8,8 @@ build_dir=${1:-build}
 shift || true
 
 packages=(g++ cmake make pkg-config libasio-dev libeigen3-dev libprotobuf-dev protobuf-compiler
-          libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev iproute2)
+          libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev iproute2
+          gnuplot-nox parallel)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

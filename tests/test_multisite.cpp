@@ -1,8 +1,10 @@
 // The multisite issue's acceptance: one numerical host and two physical-site hosts made of network
 // namespaces and veth pairs (deploy/netns-topology.sh creates and removes them), the seed 002
 // Case III example with both dampers remote (examples/multisite/case3_two_sites.textproto) run
-// across it in real time with the real executables. Skipped, with the script's reason, where
-// namespaces cannot be made (not root, no `ip netns`, no veth).
+// across it in real time with the real executables: with the realistic model error behind a relay
+// host that delays each link by 2 x 19.5 ms (issue 4), and with exact models directly over the
+// veths. Skipped, with the script's reason, where namespaces cannot be made (not root, no
+// `ip netns`, no veth).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -62,13 +64,17 @@ class Multisite : public ::testing::Test {
 
   static fs::path script() { return test::source_dir() / "deploy" / "netns-topology.sh"; }
 
-  // Runs the example across the topology into dir_/out with `--set` overrides; the exit code.
-  int run_topology(const std::string& out, const std::vector<std::string>& sets) {
+  // Runs the example across the topology into dir_/out with `--set` overrides, through the relay
+  // host when `relay`; the exit code.
+  int run_topology(const std::string& out, const std::vector<std::string>& sets, bool relay = false) {
     std::vector<std::string> args{"run",      test::example(kConfig).string(),
                                   "--prefix", prefix_,
                                   "--subnet", "10.78",
                                   "--bin",    RTHS_BIN_DIR,
                                   "--out",    (dir_ / out).string()};
+    if (relay) {
+      args.emplace_back("--relay");
+    }
     for (const auto& s : sets) {
       args.emplace_back("--set");
       args.push_back(s);
@@ -84,8 +90,17 @@ class Multisite : public ::testing::Test {
   std::string err_;
 };
 
-TEST_F(Multisite, TwoRemoteSitesOnSeparateHostsAgreeWithVirtualTime) {
-  const int code = run_topology("rt", {"duration_s=10"});
+// Both links 20 steps each way (19.53 ms, a 39 ms round trip), imposed by the relay in real time and
+// by the links in virtual time: there the realistic model error moves the peaks by about 3 % (0 at
+// zero delay), so a predictor that handled the delay wrongly would fail. A whole number of steps: a
+// leg of 20 ms (20.48 steps) lags 20 steps in virtual time but 20 or 21 in real time (about 0.15
+// points more).
+const std::vector<std::string> kDelays{
+    "duration_s=10", "site[purdue].link.forward.delay_s=0.01953125", "site[purdue].link.backward.delay_s=0.01953125",
+    "site[uconn].link.forward.delay_s=0.01953125", "site[uconn].link.backward.delay_s=0.01953125"};
+
+TEST_F(Multisite, TwoRemoteSitesThroughTheRelayHostAgreeWithVirtualTime) {
+  const int code = run_topology("rt", kDelays, true);
   if (code == kExitSkipped) {
     GTEST_SKIP() << last_line(err_);
   }
@@ -113,25 +128,37 @@ TEST_F(Multisite, TwoRemoteSitesOnSeparateHostsAgreeWithVirtualTime) {
     const std::string key = s == 0 ? "purdue" : "uconn";
     ASSERT_NE(summary.find(key), std::string::npos) << key << " missing from summary.json";
     p50[s] = json_number(summary, key, "round_trip_p50_us");
-    EXPECT_GT(p50[s], 0.0) << key;
-    // A veth pair is tens of µs, far below the 977 µs period.
-    EXPECT_LT(json_number(summary, key, "round_trip_p99_us"), 977.0) << key;
+    // The relay's 2 x 19.53 ms, plus four veth hops and the relay's release lateness.
+    EXPECT_GT(p50[s], 39000.0) << key;
+    EXPECT_LT(p50[s], 42000.0) << key;
     EXPECT_EQ(json_number(summary, key, "loss_rate"), 0.0) << key;
+    const std::string relay = test::slurp(run / ("relay_" + key + ".json"));
+    EXPECT_GE(json_number(relay, "forward", "received"), 10.0 * 1024.0) << key << "\n" << relay;
+    EXPECT_EQ(json_number(relay, "backward", "lost"), 0.0) << key;
   }
 
-  // The physics: the veth delay is far below half a period, which is zero steps of lag in virtual
-  // time (VirtualClock), i.e. the same config in virtual time with no link block.
-  Experiment vt(test::load_example(kConfig, {"duration_s=10"}));
-  vt.run();
+  // The physics: the same config and delays in virtual time. Peak errors within 0.1 percentage
+  // points of it (issue 4 asks 0.5 for a study point re-run in real time; measured 0.004-0.007 with
+  // whole-step legs), a thirtieth of the 3 points the delay costs.
+  Experiment vt(test::load_example(kConfig, kDelays));
+  const RunReport& report = vt.run();
   const Recorder& rec = vt.numerical();
-  const double vt_x1 = peak(rec.column(rec.column_index("x1")));
-  const double vt_x2 = peak(rec.column(rec.column_index("x2")));
-  EXPECT_NEAR(peak(x1), vt_x1, 0.005 * vt_x1);
-  EXPECT_NEAR(peak(x2), vt_x2, 0.005 * vt_x2);
+  const auto ref_x1 = csv_column(run / "reference.csv", "x1_m");
+  const auto ref_x2 = csv_column(run / "reference.csv", "x2_m");
+  ASSERT_EQ(ref_x2.size(), kRows);
+  const double rt_j1 = 100 * std::abs(peak(x1) - peak(ref_x1)) / peak(ref_x1);
+  const double rt_j2 = 100 * std::abs(peak(x2) - peak(ref_x2)) / peak(ref_x2);
+  const double vt_j1 = report.response("x1").j_peak_pct;
+  const double vt_j2 = report.response("x2").j_peak_pct;
+  EXPECT_NEAR(rt_j1, vt_j1, 0.1);
+  EXPECT_NEAR(rt_j2, vt_j2, 0.1);
+  EXPECT_GT(vt_j1, 2.0);  // the delay matters: the comparison is not vacuous
+  EXPECT_GT(vt_j2, 2.0);
   std::printf(
-      "[ measured ] peaks real time / virtual time: x1 %.6f / %.6f mm, x2 %.6f / %.6f mm; "
-      "round trip p50 purdue %.1f us, uconn %.1f us\n",
-      peak(x1) * 1e3, vt_x1 * 1e3, peak(x2) * 1e3, vt_x2 * 1e3, p50[0], p50[1]);
+      "[ measured ] 39 ms round trip through the relay host: peak error real time / virtual time x1 %.3f / %.3f %%, "
+      "x2 %.3f / %.3f %% (peaks x1 %.6f / %.6f mm, x2 %.6f / %.6f mm); round trip p50 purdue %.1f us, uconn %.1f us\n",
+      rt_j1, vt_j1, rt_j2, vt_j2, peak(x1) * 1e3, peak(rec.column(rec.column_index("x1"))) * 1e3, peak(x2) * 1e3,
+      peak(rec.column(rec.column_index("x2"))) * 1e3, p50[0], p50[1]);
 }
 
 TEST_F(Multisite, ExactModelsReproduceTheMonolithicReference) {
