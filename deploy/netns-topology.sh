@@ -5,9 +5,10 @@
 set -euo pipefail
 
 readonly SELF=${0##*/}
+# shellcheck source=deploy/lib/messages.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/messages.sh"
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 readonly REPO
-readonly EXIT_SKIPPED=77 # automake's "skipped"
 readonly MAX_SITES=8
 
 usage() {
@@ -73,21 +74,6 @@ node's exit code (see rths-numerical --help / rths-physical --help / rths-relay 
 EOF
 }
 
-die() {
-  echo "$SELF: error: $*" >&2
-  exit 1
-}
-bad_usage() {
-  echo "$SELF: $* (see --help)" >&2
-  exit 2
-}
-skip() {
-  echo "$SELF: skipped: $*" >&2
-  exit "$EXIT_SKIPPED"
-}
-note() {
-  echo "$SELF: $*" >&2
-}
 
 # ---- command line ------------------------------------------------------------------------------
 PREFIX=rths

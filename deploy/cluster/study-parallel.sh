@@ -5,9 +5,10 @@
 set -euo pipefail
 
 readonly SELF=${0##*/}
+# shellcheck source=deploy/lib/messages.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/messages.sh"
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 readonly REPO
-readonly EXIT_SKIPPED=77
 
 usage() {
   cat <<'EOF'
@@ -50,14 +51,6 @@ parallel; deploy/setup.sh installs it).
 EOF
 }
 
-die() {
-  echo "$SELF: error: $*" >&2
-  exit 1
-}
-bad_usage() {
-  echo "$SELF: $* (see --help)" >&2
-  exit 2
-}
 
 STUDY="" SHARDS="" OUT="" JOBS_PER_SHARD=1 PARALLEL_JOBS="" SSHLOGINFILE="" BIN=${RTHS_BIN:-}
 need_value() {
