@@ -88,9 +88,6 @@ SITES=()
 FORWARD=()   # to rths-numerical
 SITE_SETS=() # the --set pairs of FORWARD, also to each rths-physical and rths-relay
 
-need_value() {
-  [[ $# -ge 2 ]] || bad_usage "$1 needs a value"
-}
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -h | --help)

@@ -53,9 +53,6 @@ EOF
 
 
 STUDY="" SHARDS="" OUT="" JOBS_PER_SHARD=1 PARALLEL_JOBS="" SSHLOGINFILE="" BIN=${RTHS_BIN:-}
-need_value() {
-  [[ $# -ge 2 ]] || bad_usage "$1 needs a value"
-}
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -h | --help)

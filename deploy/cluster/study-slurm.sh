@@ -61,6 +61,8 @@ shard and merge pass on rths-study's exit code.
 EOF
 }
 
+# Self-contained on purpose (the other deploy scripts source deploy/lib/messages.sh): sbatch runs
+# a copy of this script from its spool folder, where a relative source would not resolve.
 die() {
   echo "$SELF: error: $*" >&2
   exit 1

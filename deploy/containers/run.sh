@@ -90,9 +90,6 @@ IMAGE=localhost/rths:latest
 BASE=localhost/rths-bookworm:latest
 readonly DEFAULT_BASE=$BASE
 
-need_value() {
-  [[ $# -ge 2 ]] || bad_usage "$1 needs a value"
-}
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -h | --help)

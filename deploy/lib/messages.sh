@@ -20,3 +20,7 @@ skip() {
 note() {
   echo "$SELF: $*" >&2
 }
+# For option parsing: need_value "$@" before reading "$2".
+need_value() {
+  [[ $# -ge 2 ]] || bad_usage "$1 needs a value"
+}
