@@ -594,8 +594,8 @@ Checked check_study(const Study& st, const std::vector<std::pair<const Study*, s
   }
   for (const auto& site : base.experiment.site()) {
     for (int ch = 0; ch < site.channel_size(); ++ch) {
-      c.responses.push_back("f_" +
-                            (site.channel_size() == 1 ? site.name() : fmt::format("{}_{}", site.name(), ch + 1)));
+      c.responses.push_back("f_" + rths::channel_label(site.name(), static_cast<std::size_t>(site.channel_size()),
+                                                       static_cast<std::size_t>(ch)));
     }
     if (site.placement() == rths::config::REMOTE) {
       c.remote_sites.push_back(site.name());

@@ -143,9 +143,11 @@ TEST_F(CalibratedRls, RlsStaysStableOnTenPlantsWithTwentyPercentUncertainty) {
     j1.push_back(o.tracking.j1_delay_ms);
     j2.push_back(o.tracking.j2_nrms_pct);
     j3.push_back(o.tracking.j3_peak_pct);
-    // Stable: the floors stay near the reference (an unstable loop grows without bound).
-    EXPECT_LT(o.report.response("x2").j_peak_pct, 10.0) << "seed " << seed;
-    EXPECT_LE(std::abs(o.tracking.j1_delay_ms), 2.0) << "seed " << seed;
+    // Stable and still compensating on every plant: pass-through on these plants lags 11.7-13.7 ms
+    // with J2 8-10 % and a 5 % floor error, so these bounds fail if the compensator stops working.
+    EXPECT_LT(o.report.response("x2").j_peak_pct, 2.0) << "seed " << seed;
+    EXPECT_LE(std::abs(o.tracking.j1_delay_ms), 1.0) << "seed " << seed;
+    EXPECT_LE(o.tracking.j2_nrms_pct, 5.0) << "seed " << seed;
   }
   const auto spread = [](const std::vector<double>& v) {
     const auto [lo, hi] = std::minmax_element(v.begin(), v.end());

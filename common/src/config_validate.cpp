@@ -543,13 +543,11 @@ void check_rls(const config::RlsCompensator& rls, const std::string& path, const
   const bool inline_values = rls.initial_ff_size() > 0 || rls.initial_covariance_size() > 0;
   check.require(!(inline_values && rls.has_calibration_path()), child(path, "calibration_path"),
                 "is given with initial_ff/initial_covariance; expected one source of the initial values");
-  if (rls.initial_ff_size() > 0 || !rls.has_calibration_path()) {
-    check.require(rls.initial_ff_size() == 0 || rls.initial_ff_size() == taps, child(path, "initial_ff"),
-                  fmt::format("has {} entries, expected taps = {}", rls.initial_ff_size(), taps));
-    check.require(rls.initial_covariance_size() == 0 || rls.initial_covariance_size() == taps * taps,
-                  child(path, "initial_covariance"),
-                  fmt::format("has {} entries, expected taps x taps = {}", rls.initial_covariance_size(), taps * taps));
-  }
+  check.require(rls.initial_ff_size() == 0 || rls.initial_ff_size() == taps, child(path, "initial_ff"),
+                fmt::format("has {} entries, expected taps = {}", rls.initial_ff_size(), taps));
+  check.require(rls.initial_covariance_size() == 0 || rls.initial_covariance_size() == taps * taps,
+                child(path, "initial_covariance"),
+                fmt::format("has {} entries, expected taps x taps = {}", rls.initial_covariance_size(), taps * taps));
 }
 
 void check_controller(const config::Controller& controller, const std::string& path, double rate_hz,

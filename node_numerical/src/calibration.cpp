@@ -47,7 +47,7 @@ config::RlsCalibration calibrate_rls(const LoadedConfig& loaded) {
       if (!channel.controller().has_rls() || !channel.has_actuator()) continue;
       if (reference == nullptr) reference = &experiment.run_reference_only();
       const std::string column =
-          "u_" + (site.channel_size() == 1 ? site.name() : site.name() + "_" + std::to_string(c + 1));
+          "u_" + channel_label(site.name(), static_cast<std::size_t>(site.channel_size()), static_cast<std::size_t>(c));
       const std::vector<double> target = reference->column(reference->column_index(column));
       const std::vector<double> measured = open_loop_response(channel, target, cfg.rate_hz());
       RlsInitialisation init;

@@ -257,7 +257,8 @@ void Experiment::evaluate() {
     if (site.is_local()) {
       std::vector<TrackingMetrics> tracking;
       for (Eigen::Index ch = 0; ch < site.channels(); ++ch) {
-        const std::string n = site.channels() == 1 ? site.name : site.name + "_" + std::to_string(ch + 1);
+        const std::string n =
+            channel_label(site.name, static_cast<std::size_t>(site.channels()), static_cast<std::size_t>(ch));
         tracking.push_back(tracking_metrics(hyb.column(hyb.column_index("u_" + n)),
                                             hyb.column(hyb.column_index("xm_" + n)), rate_hz_));
       }

@@ -13,7 +13,8 @@ std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, cons
   }
   for (const auto& site : sites) {
     for (Eigen::Index c = 0; c < site.channels(); ++c) {
-      const std::string n = site.channels() == 1 ? site.name : site.name + "_" + std::to_string(c + 1);
+      const std::string n =
+          channel_label(site.name, static_cast<std::size_t>(site.channels()), static_cast<std::size_t>(c));
       cols.push_back({"u_" + n, "m"});
       cols.push_back({"f_" + n, "N"});
       cols.push_back({"e_" + n, "N"});
@@ -25,8 +26,12 @@ std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, cons
 }
 }  // namespace
 
+std::string channel_label(const std::string& site, std::size_t channels, std::size_t channel) {
+  return channels == 1 ? site : site + "_" + std::to_string(channel + 1);
+}
+
 std::string NumericalNode::force_column(const NumericalSite& site, Eigen::Index channel) {
-  return "f_" + (site.channels() == 1 ? site.name : site.name + "_" + std::to_string(channel + 1));
+  return "f_" + channel_label(site.name, static_cast<std::size_t>(site.channels()), static_cast<std::size_t>(channel));
 }
 
 NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique_ptr<Integrator> integrator,

@@ -5,10 +5,15 @@
 namespace rths {
 
 namespace {
+// Suffix of channel c (from 1) in the site's columns: none when the site has one channel.
+std::string site_suffix(std::size_t channels, std::size_t c) {
+  return channels == 1 ? "" : std::to_string(c);
+}
+
 std::vector<Column> site_columns(std::size_t channels) {
   std::vector<Column> cols{{"t", "s"}, {"command_step", "1"}};
   for (std::size_t c = 1; c <= channels; ++c) {
-    const std::string n = channels == 1 ? "" : std::to_string(c);
+    const std::string n = site_suffix(channels, c);
     cols.push_back({"target" + n, "m"});
     cols.push_back({"target_velocity" + n, "m_per_s"});
     cols.push_back({"measured" + n, "m"});
@@ -181,7 +186,7 @@ std::vector<TrackingMetrics> site_tracking(const PhysicalNode& node, double rate
   const std::size_t channels = node.substructure().channels();
   std::vector<TrackingMetrics> tracking;
   for (std::size_t c = 1; c <= channels; ++c) {
-    const std::string n = channels == 1 ? "" : std::to_string(c);
+    const std::string n = site_suffix(channels, c);
     tracking.push_back(tracking_metrics(rec.column(rec.column_index("target" + n)),
                                         rec.column(rec.column_index("measured" + n)), rate_hz));
   }
