@@ -193,9 +193,4 @@ std::vector<TrackingMetrics> site_tracking(const PhysicalNode& node, double rate
   return tracking;
 }
 
-std::string site_channels_json(const PhysicalNode& node, double rate_hz) {
-  node.substructure().log_warnings(node.name());
-  return node.substructure().report_json(site_tracking(node, rate_hz));
-}
-
 }  // namespace rths

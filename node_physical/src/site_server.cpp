@@ -172,7 +172,7 @@ void write_site_summary(const std::filesystem::path& path, const PhysicalNode& n
   write_packet_counters(json, node.stats().packets);
   json.key("loop");
   write_loop_stats(json, loop);
-  json.key("channels").raw(site_channels_json(node, rate_hz));
+  json.key("channels").raw(node.substructure().report_json(site_tracking(node, rate_hz)));
   json.end_object();
   std::ofstream(path) << json.str() << "\n";
 }
@@ -255,6 +255,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   }
   (code == kExitCompleted ? spdlog::info("{} after {} steps", reason, result.steps_run)
                           : spdlog::error("{} after {} steps", reason, result.steps_run));
+  node.substructure().log_warnings(site->name());
   node.recorder().write_csv(options.out_dir / ("site_" + site->name() + ".csv"));
   write_site_summary(options.out_dir / ("site_" + site->name() + ".json"), node, loop.stats(), code, reason,
                      hs.session.steps, cfg.rate_hz());

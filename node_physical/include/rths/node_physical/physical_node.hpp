@@ -100,9 +100,7 @@ std::vector<std::unique_ptr<ModifiedSmithPart2>> make_part2(const config::Site& 
 PhysicalNode::Setup make_site_setup(const config::Experiment& experiment, const config::Site& site,
                                     std::uint64_t session, std::uint32_t site_id, std::size_t max_rows);
 
-// J1-J3 of every channel from the node's record (target against measured), and the channels'
-// report (PhysicalSubstructure::report_json) with them.
+// J1-J3 of every channel from the node's record (target against measured).
 std::vector<TrackingMetrics> site_tracking(const PhysicalNode& node, double rate_hz);
-std::string site_channels_json(const PhysicalNode& node, double rate_hz);
 
 }  // namespace rths
