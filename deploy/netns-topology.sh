@@ -47,7 +47,8 @@ Commands:
          wait for the others (relays end 2 s after the last datagram) and always tear the topology
          down again (also on failure, Ctrl-C or SIGTERM; processes still running are stopped).
          SETS = every --set PATH=VALUE of ARGS, so all ends agree (and the relay imposes the link the
-         overrides say). Exit code: the numerical node's, or when that is 0 the first nonzero code
+         overrides say). Each site gets a fresh pre-shared key for the run (rths-numerical keygen,
+         removed with the topology) unless ARGS name its key_file. Exit code: the numerical node's, or when that is 0 the first nonzero code
          of a site, then of a relay. Examples:
            deploy/netns-topology.sh run examples/multisite/case3_two_sites.textproto --set duration_s=10
            deploy/netns-topology.sh --site spring --relay run examples/seed002/spring.textproto \
@@ -384,7 +385,15 @@ run_topology() {
   topology_up
   SCRATCH=$(mktemp -d)
 
-  local name rc=0
+  # Every site gets a fresh pre-shared key for this run, given to both ends first, so that a
+  # --set site[NAME].key_file=... of the caller still wins.
+  local name rc=0 keys=()
+  for name in "${SITES[@]}"; do
+    "$BIN/rths-numerical" keygen "$SCRATCH/$name.key" >/dev/null || die "cannot make a key for site $name"
+    keys+=(--set "site[$name].key_file=$SCRATCH/$name.key")
+  done
+  sets=("${keys[@]}" "${sets[@]+"${sets[@]}"}")
+  forward=("${keys[@]}" "${forward[@]}")
   for ((i = 1; i <= ${#SITES[@]}; i++)); do
     name=${SITES[i - 1]}
     ip netns exec "$(site_ns "$i")" "$BIN/rths-physical" serve "$CONFIG" --site "$name" \

@@ -189,6 +189,11 @@ class Relay {
           break;
         }
         any = true;
+        if (!in.has_peer()) {
+          // The relay cannot authenticate (it holds no key): the first sender is taken for the
+          // numerical node, and the nodes themselves drop whatever a stranger sends through it.
+          in.adopt_last_source();
+        }
         // The kernel stamped the arrival in CLOCK_REALTIME: its age now, subtracted from the monotonic
         // clock, places the arrival on the time base of the releases.
         const std::int64_t mono = rths::monotonic_ns();

@@ -8,7 +8,7 @@ build_dir=${1:-build}
 shift || true
 
 packages=(g++ cmake make pkg-config libasio-dev libeigen3-dev libprotobuf-dev protobuf-compiler
-          libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev iproute2
+          libspdlog-dev libfmt-dev libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev iproute2
           gnuplot-nox parallel)
 missing=()
 for p in "${packages[@]}"; do

@@ -15,8 +15,10 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <spawn.h>
+
 #include <sys/wait.h>
 #include <unistd.h>
+#include "rths/common/secret_key.hpp"
 
 // POSIX has the program declare environ (glibc also does with _GNU_SOURCE), for posix_spawn.
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables,readability-redundant-declaration)
@@ -197,13 +199,23 @@ inline std::vector<double> csv_column(const std::filesystem::path& file, const s
   return out;
 }
 
+// A fresh pre-shared key for site (dir/<site>.key, mode 0600) and the override that names it; both
+// ends of a real-time test get it, as a lab gives both hosts the same key file.
+inline std::string site_key_override(const std::filesystem::path& dir, const std::string& site) {
+  const std::filesystem::path key = dir / (site + ".key");
+  if (!std::filesystem::exists(key)) {
+    write_key_file(key);
+  }
+  return "site[" + site + "].key_file=" + key.string();
+}
+
 // A real-time run through rths-relay on 127.0.0.1: `rths-physical serve` for site_name, the relay
 // in front of it with the config's link impairments, and `rths-numerical run --realtime` aimed at
-// the relay, all with the same overrides. Returns the numerical node's exit code (-1 when a process
-// did not come up) and leaves the files in dir/{site,relay,run}; the relay's report is printed.
+// the relay, all with the same overrides and a fresh site key. Returns the numerical node's exit code (-1 when a
+// process did not come up) and leaves the files in dir/{site,relay,run}; the relay's report is printed.
 inline int run_through_relay(const std::filesystem::path& dir, const std::string& config, const std::string& site_name,
                              const std::vector<std::string>& overrides, double duration_s) {
-  std::vector<std::string> sets;
+  std::vector<std::string> sets{"--set", site_key_override(dir, site_name)};
   for (const auto& o : overrides) {
     sets.insert(sets.end(), {"--set", o});
   }

@@ -1,4 +1,4 @@
-// In-memory links, the packet codec and the metrics of seed 002 Eqs. 16-19.
+// In-memory links and the metrics of seed 002 Eqs. 16-19.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "rths/common/metrics.hpp"
-#include "rths/common/packet_codec.hpp"
 #include "rths/common/virtual_link.hpp"
 
 namespace rths {
@@ -135,40 +134,6 @@ TEST(VirtualChannel, SameSeedSameDelays) {
   config::Impairment other = spec;
   other.set_seed(4);
   EXPECT_NE(run_channel(spec, 500), run_channel(other, 500));
-}
-
-TEST(PacketCodec, RoundTripAndRejections) {
-  PacketCodec tx(42, 1);
-  PacketCodec rx(42, 1);
-  wire::Envelope& env = tx.start(9, 123456789);
-  auto* cmd = env.mutable_command();
-  cmd->set_step(17);
-  cmd->add_displacement_m(0.0123);
-  cmd->add_velocity_m_per_s(-0.5);
-  const auto bytes = tx.encode();
-  ASSERT_FALSE(bytes.empty());
-  ASSERT_EQ(rx.decode(bytes), DecodeStatus::kOk);
-  EXPECT_EQ(rx.received().sequence(), 9U);
-  EXPECT_EQ(rx.received().sent_ns(), 123456789);
-  ASSERT_TRUE(rx.received().has_command());
-  EXPECT_EQ(rx.received().command().step(), 17U);
-  EXPECT_DOUBLE_EQ(rx.received().command().displacement_m(0), 0.0123);
-
-  PacketCodec other_session(43, 1);
-  EXPECT_EQ(other_session.decode(bytes), DecodeStatus::kWrongSession);
-  PacketCodec other_site(42, 2);
-  EXPECT_EQ(other_site.decode(bytes), DecodeStatus::kWrongSite);
-
-  // Truncated and garbage datagrams are undecodable, never a crash.
-  std::vector<std::byte> truncated(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(bytes.size() / 2));
-  EXPECT_EQ(rx.decode(truncated), DecodeStatus::kUndecodable);
-  std::vector<std::byte> garbage(64, std::byte{0xff});
-  EXPECT_EQ(rx.decode(garbage), DecodeStatus::kUndecodable);
-
-  wire::Envelope& v2 = tx.start(10, 0);
-  v2.set_version(kProtocolVersion + 1);
-  v2.mutable_heartbeat();
-  EXPECT_EQ(rx.decode(tx.encode()), DecodeStatus::kWrongVersion);
 }
 
 TEST(Metrics, Seed002Equations16To19AgainstClosedForms) {

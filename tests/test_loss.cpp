@@ -145,7 +145,8 @@ class LossRealTime : public test::RunFolderTest {};
 TEST_F(LossRealTime, ThroughTheRelayWith20PercentBurstyLossTheRunCompletes) {
   // Site, relay and numerical node on 127.0.0.1 (no privileges needed); 10 s of the record.
   const auto& dir = dir_;
-  const auto overrides = loss_overrides({"bursty", 0.20});
+  auto overrides = loss_overrides({"bursty", 0.20});
+  overrides.push_back(test::site_key_override(dir, "spring"));
   std::vector<std::string> sets;
   for (const auto& o : overrides) {
     sets.insert(sets.end(), {"--set", o});

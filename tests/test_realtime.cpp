@@ -12,6 +12,7 @@
 #include "process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/packet_codec.hpp"
+#include "rths/common/secret_key.hpp"
 #include "rths/common/udp_link.hpp"
 #include "test_support.hpp"
 
@@ -34,9 +35,21 @@ class Realtime : public test::RunFolderTest {
     return std::make_unique<Process>(
         "rths-numerical",
         std::vector<std::string>{"run", test::example("seed002/spring.textproto").string(), "--realtime", "--set",
-                                 "duration_s=30", "--set", "site[0].address=" + where, "--out", (dir_ / "run").string(),
-                                 "--quiet"},
+                                 "duration_s=30", "--set", "site[0].address=" + where, "--set", key(), "--out",
+                                 (dir_ / "run").string(), "--quiet"},
         dir_ / "numerical");
+  }
+  // The site's key override: the same file at both ends.
+  [[nodiscard]] std::string key() const { return test::site_key_override(dir_, "spring"); }
+  // rths-physical serve for the spring site on a free port, with the key and extra arguments.
+  [[nodiscard]] std::unique_ptr<Process> start_site(std::vector<std::string> extra = {}) const {
+    std::vector<std::string> args{"serve",    test::example("seed002/spring.textproto").string(),
+                                  "--site",   "spring",
+                                  "--listen", "127.0.0.1:0",
+                                  "--out",    (dir_ / "site").string(),
+                                  "--set",    key()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return std::make_unique<Process>("rths-physical", args, dir_ / "site");
   }
 };
 
@@ -105,9 +118,8 @@ TEST_F(Realtime, LoopbackWithModelErrorMatchesVirtualTimeAtTheMeasuredDelay) {
 }
 
 TEST_F(Realtime, KilledSiteStopsTheNumericalNodeWithinTheTimeout) {
-  Process site("rths-physical",
-               {"serve", kSpring, "--site", "spring", "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string()},
-               dir_ / "site");
+  const auto site_process = start_site();
+  Process& site = *site_process;
   const auto numerical = start_numerical_against(site);
   ASSERT_TRUE(numerical) << site.err();
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -120,9 +132,8 @@ TEST_F(Realtime, KilledSiteStopsTheNumericalNodeWithinTheTimeout) {
 }
 
 TEST_F(Realtime, KilledNumericalNodeStopsTheSiteWhichHoldsAndWritesItsRecord) {
-  Process site("rths-physical",
-               {"serve", kSpring, "--site", "spring", "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string()},
-               dir_ / "site");
+  const auto site_process = start_site();
+  Process& site = *site_process;
   const auto numerical = start_numerical_against(site);
   ASSERT_TRUE(numerical) << site.err();
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -148,16 +159,14 @@ TEST_F(Realtime, InterruptedNumericalNodeStopsEverySiteSafely) {
 }
 
 TEST_F(Realtime, MismatchedPredictionModelIsRefusedBeforeMotion) {
-  Process site("rths-physical",
-               {"serve", kSpring, "--site", "spring", "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string(),
-                "--set", "site[0].channel[0].prediction.spring.stiffness_n_per_m=60000"},
-               dir_ / "site");
+  const auto site_process = start_site({"--set", "site[0].channel[0].prediction.spring.stiffness_n_per_m=60000"});
+  Process& site = *site_process;
   const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
   ASSERT_FALSE(where.empty()) << site.err();
-  Process numerical(
-      "rths-numerical",
-      {"run", kSpring, "--realtime", "--set", "site[0].address=" + where, "--out", (dir_ / "run").string(), "--quiet"},
-      dir_ / "numerical");
+  Process numerical("rths-numerical",
+                    {"run", kSpring, "--realtime", "--set", "site[0].address=" + where, "--set", key(), "--out",
+                     (dir_ / "run").string(), "--quiet"},
+                    dir_ / "numerical");
   EXPECT_EQ(numerical.wait(std::chrono::seconds(20)), kExitRefused);
   EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitRefused);
   EXPECT_NE(numerical.err().find("stiffness_n_per_m"), std::string::npos) << numerical.err();
@@ -166,34 +175,91 @@ TEST_F(Realtime, MismatchedPredictionModelIsRefusedBeforeMotion) {
   EXPECT_EQ(csv_column(dir_ / "run/numerical.csv", "x1_m").size(), 0U);
 }
 
-TEST_F(Realtime, OtherProtocolVersionIsRefusedWithTheFieldNamed) {
-  Process site("rths-physical",
-               {"serve", kSpring, "--site", "spring", "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string()},
-               dir_ / "site");
+// A datagram to the site's port from anyone without the key: a hello sealed with another key, a
+// hello in another protocol version, garbage. None is answered (nothing about the site is
+// disclosed), none becomes the site's peer, and the genuine numerical node is then served.
+TEST_F(Realtime, UnauthenticatedHellosAreNotAnsweredAndTheSiteStillServesItsNode) {
+  const auto site_process = start_site();
+  Process& site = *site_process;
   const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
   ASSERT_FALSE(where.empty()) << site.err();
   asio::io_context io;
-  UdpLink link(io, "127.0.0.1", 0);
-  link.set_peer("127.0.0.1", static_cast<std::uint16_t>(std::stoi(where.substr(where.rfind(':') + 1))));
+  UdpLink intruder(io, "127.0.0.1", 0);
+  intruder.set_peer("127.0.0.1", static_cast<std::uint16_t>(std::stoi(where.substr(where.rfind(':') + 1))));
+
+  const std::array<unsigned char, SecretKey::kBytes> guessed{42};
+  const HandshakeCodec wrong_key(SecretKey{std::span<const unsigned char, SecretKey::kBytes>(guessed)});
   wire::Envelope hello;
-  hello.set_version(kProtocolVersion + 1);
-  hello.set_session(7);
-  hello.set_site(1);
   hello.mutable_hello()->mutable_terms()->set_site_name("spring");
-  const std::string bytes = hello.SerializeAsString();
-  link.send(std::as_bytes(std::span(bytes.data(), bytes.size())));
+  hello.mutable_hello()->set_numerical_nonce(std::string(32, 'x'));
+  intruder.send(wrong_key.seal(hello, 1, 1));
+  auto other_version = HandshakeCodec(insecure_key()).seal(hello, 1, 2);
+  other_version[2] = std::byte{kProtocolVersion + 1};
+  intruder.send(other_version);
+  const std::vector<std::byte> garbage(200, std::byte{0x5a});
+  intruder.send(garbage);
+
   std::array<std::byte, kMaxDatagramBytes> rx{};
   std::size_t n = 0;
-  for (int i = 0; i < 2000 && n == 0; ++i) {
-    n = link.receive(rx);
+  for (int i = 0; i < 500 && n == 0; ++i) {
+    n = intruder.receive(rx);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  ASSERT_GT(n, 0U);
-  wire::Envelope reply;
-  ASSERT_TRUE(reply.ParseFromArray(rx.data(), static_cast<int>(n)));
-  ASSERT_TRUE(reply.has_welcome());
-  EXPECT_NE(reply.welcome().refusal().find("protocol version"), std::string::npos) << reply.welcome().refusal();
-  EXPECT_EQ(site.wait(std::chrono::seconds(10)), kExitRefused);
+  EXPECT_EQ(n, 0U) << "the site answered a hello it could not authenticate";
+
+  // The genuine node still gets its session: a short run that completes on both ends.
+  Process numerical("rths-numerical",
+                    {"run", kSpring, "--realtime", "--set", "site[0].address=" + where, "--set", key(), "--set",
+                     "duration_s=2", "--out", (dir_ / "run").string(), "--quiet"},
+                    dir_ / "numerical");
+  EXPECT_EQ(numerical.wait(std::chrono::seconds(30)), kExitCompleted) << numerical.err();
+  EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitCompleted) << site.err();
+  const std::string summary = test::slurp(dir_ / "site/site_spring.json");
+  EXPECT_EQ(test::json_number(summary, "handshake_packets", "unauthenticated"), 1.0) << summary;
+  EXPECT_EQ(test::json_number(summary, "handshake_packets", "wrong_version"), 1.0) << summary;
+  EXPECT_EQ(test::json_number(summary, "handshake_packets", "undecodable"), 1.0) << summary;
+  EXPECT_NE(test::slurp(dir_ / "site/site_spring.log").find("protocol version"), std::string::npos);
+}
+
+TEST_F(Realtime, NodesWithDifferentKeysNeverStartASession) {
+  const auto site_process = start_site({"--wait", "4"});
+  Process& site = *site_process;
+  const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
+  ASSERT_FALSE(where.empty()) << site.err();
+  std::filesystem::create_directories(dir_ / "other");
+  Process numerical("rths-numerical",
+                    {"run", kSpring, "--realtime", "--set", "site[0].address=" + where, "--set",
+                     test::site_key_override(dir_ / "other", "spring"), "--set", "realtime.handshake_timeout_s=2",
+                     "--out", (dir_ / "run").string(), "--quiet"},
+                    dir_ / "numerical");
+  EXPECT_EQ(numerical.wait(std::chrono::seconds(20)), kExitNoAnswer) << numerical.err();
+  EXPECT_NE(numerical.err().find("did not answer"), std::string::npos) << numerical.err();
+  EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitNoAnswer) << site.err();
+  EXPECT_EQ(csv_column(dir_ / "run/numerical.csv", "x1_m").size(), 0U);
+}
+
+TEST_F(Realtime, RealTimeWithoutAKeyIsAConfigErrorUnlessInsecureOnLoopback) {
+  const std::vector<std::string> base{"serve",  kSpring, "--site", "spring", "--out", (dir_ / "site").string(),
+                                      "--wait", "1"};
+  std::vector<std::string> no_key = base;
+  no_key.insert(no_key.end(), {"--listen", "127.0.0.1:0"});
+  Process keyless("rths-physical", no_key, dir_ / "keyless");
+  EXPECT_EQ(keyless.wait(std::chrono::seconds(20)), kExitBadInput);
+  EXPECT_NE(keyless.err().find("site[0].key_file"), std::string::npos) << keyless.err();
+  EXPECT_NE(keyless.err().find("keygen"), std::string::npos) << keyless.err();
+
+  std::vector<std::string> exposed = base;
+  exposed.insert(exposed.end(), {"--listen", "0.0.0.0:0", "--set", "realtime.insecure=true"});
+  Process wide("rths-physical", exposed, dir_ / "wide");
+  EXPECT_EQ(wide.wait(std::chrono::seconds(20)), kExitBadInput);
+  EXPECT_NE(wide.err().find("realtime.insecure"), std::string::npos) << wide.err();
+
+  // Insecure on loopback is allowed, with a warning; here it waits 1 s for a hello and gives up.
+  std::vector<std::string> local = base;
+  local.insert(local.end(), {"--listen", "127.0.0.1:0", "--set", "realtime.insecure=true"});
+  Process insecure("rths-physical", local, dir_ / "insecure");
+  EXPECT_EQ(insecure.wait(std::chrono::seconds(20)), kExitNoAnswer) << insecure.err();
+  EXPECT_NE(insecure.err().find("anyone who can reach"), std::string::npos) << insecure.err();
 }
 
 }  // namespace

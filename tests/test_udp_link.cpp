@@ -80,6 +80,10 @@ TEST(UdpLink, FixedPeerReachesListenerWhichLearnsAndReplies) {
   const std::size_t n = receive_within_1s(site, buffer);
   ASSERT_EQ(n, hello.size());
   EXPECT_EQ(string_of(buffer, n), hello);
+  // A datagram alone never makes its sender the peer: the site adopts it once the hello authenticated.
+  EXPECT_FALSE(site.has_peer());
+  EXPECT_EQ(site.last_source_description(), "127.0.0.1:" + std::to_string(numerical.local_port()));
+  site.adopt_last_source();
   ASSERT_TRUE(site.has_peer());
   EXPECT_EQ(site.peer_description(), "127.0.0.1:" + std::to_string(numerical.local_port()));
   EXPECT_EQ(site.receive(buffer), 0U);
@@ -133,6 +137,7 @@ TEST(UdpLink, LockedPeerDropsForeignDatagrams) {
 
   numerical.send(bytes_of("hello"));
   ASSERT_EQ(receive_within_1s(site, buffer), 5U);
+  site.adopt_last_source();
   site.lock_peer(true);
   EXPECT_TRUE(site.peer_locked());
 
@@ -147,7 +152,7 @@ TEST(UdpLink, LockedPeerDropsForeignDatagrams) {
   EXPECT_EQ(site.peer_description(), "127.0.0.1:" + std::to_string(numerical.local_port()));
 }
 
-TEST(UdpLink, UnlockedListenerAcceptsOthersButKeepsItsFirstPeer) {
+TEST(UdpLink, UnlockedListenerAcceptsOthersButKeepsTheAdoptedPeer) {
   asio::io_context io;
   UdpLink first(io, kLoopback, 0);
   UdpLink site(io, kLoopback, 0);
@@ -157,6 +162,7 @@ TEST(UdpLink, UnlockedListenerAcceptsOthersButKeepsItsFirstPeer) {
   Buffer buffer{};
   first.send(bytes_of("one"));
   ASSERT_EQ(receive_within_1s(site, buffer), 3U);
+  site.adopt_last_source();
   second.send(bytes_of("two!"));
   ASSERT_EQ(receive_within_1s(site, buffer), 4U);
   EXPECT_EQ(site.counters().foreign, 0U);
@@ -178,8 +184,7 @@ TEST(UdpLink, OversizedDatagramIsDroppedAndTheNextArrives) {
   EXPECT_EQ(string_of(buffer, n), normal);
   EXPECT_EQ(site.counters().oversized, 1U);
   EXPECT_EQ(site.counters().received, 1U);
-  // The oversized datagram taught nothing; the good one did.
-  EXPECT_EQ(site.peer_description(), "127.0.0.1:" + std::to_string(raw.local_endpoint().port()));
+  EXPECT_EQ(site.last_source_description(), "127.0.0.1:" + std::to_string(raw.local_endpoint().port()));
 }
 
 TEST(UdpLink, SendingLargerThanTheLinkCarriesIsCounted) {
@@ -224,6 +229,7 @@ TEST(UdpLink, ClosedPortIsCountedNeverThrownOrBlocking) {
   link.set_peer(kLoopback, site.local_port());
   link.send(bytes_of("there you are"));
   ASSERT_EQ(receive_within_1s(site, buffer), 13U);
+  site.adopt_last_source();
   site.send(bytes_of("here"));
   EXPECT_EQ(receive_within_1s(link, buffer), 4U);
 }
@@ -258,9 +264,10 @@ TEST(UdpLink, SteadyStateSendAndReceiveDoNotAllocate) {
   a.set_peer(kLoopback, b.local_port());
   Buffer out{};
   Buffer in{};
-  // Warm-up: b learns its peer, and both directions have been used once.
+  // Warm-up: b adopts its peer, and both directions have been used once.
   a.send(out);
   ASSERT_GT(receive_within_1s(b, in), 0U);
+  b.adopt_last_source();
   b.send(out);
   ASSERT_GT(receive_within_1s(a, in), 0U);
 

@@ -3,6 +3,8 @@
 #include <charconv>
 #include <stdexcept>
 
+#include <asio/ip/address.hpp>
+
 namespace rths {
 
 HostPort parse_host_port(const std::string& text) {
@@ -30,6 +32,21 @@ HostPort parse_host_port(const std::string& text) {
   }
   out.port = static_cast<std::uint16_t>(port);
   return out;
+}
+
+bool is_loopback_host(const std::string& host) {
+  if (host == "localhost") {
+    return true;
+  }
+  std::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(host, ec);
+  if (ec) {
+    return false;
+  }
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).is_loopback();
+  }
+  return address.is_loopback();
 }
 
 }  // namespace rths

@@ -585,6 +585,33 @@ void check_controller(const config::Controller& controller, const std::string& p
   }
 }
 
+// A limit is given and positive, or absent (none); a channel with an actuator needs all three, since
+// a real or emulated actuator must never run without its interlock.
+void check_interlock_limits(const config::Channel& channel, const std::string& path, const Checker& check) {
+  struct Limit {
+    bool given;
+    double value;
+    std::string_view field;
+    std::string_view unit;
+  };
+  const std::array<Limit, 3> limits{{
+      {channel.has_stroke_limit_m(), channel.stroke_limit_m(), "stroke_limit_m", "m"},
+      {channel.has_velocity_limit_m_per_s(), channel.velocity_limit_m_per_s(), "velocity_limit_m_per_s", "m/s"},
+      {channel.has_force_limit_n(), channel.force_limit_n(), "force_limit_n", "N"},
+  }};
+  for (const Limit& l : limits) {
+    if (l.given) {
+      check.require(l.value > 0, child(path, l.field),
+                    fmt::format("is {}, expected a positive limit ({}); leave it out for none", l.value, l.unit));
+    } else {
+      check.require(!channel.has_actuator(), child(path, l.field),
+                    fmt::format("missing; a channel with an actuator needs its interlock limits stroke_limit_m, "
+                                "velocity_limit_m_per_s and force_limit_n (> 0, {})",
+                                l.unit));
+    }
+  }
+}
+
 bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
@@ -624,6 +651,7 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
     check_model(channel.specimen(), child(channel_path, "specimen"), check);
     if (channel.has_prediction()) check_model(channel.prediction(), child(channel_path, "prediction"), check);
     if (channel.has_actuator()) check_actuator(channel.actuator(), child(channel_path, "actuator"), check);
+    check_interlock_limits(channel, channel_path, check);
     if (channel.has_controller()) {
       check_controller(channel.controller(), child(channel_path, "controller"), experiment.rate_hz(), check);
     }
@@ -661,6 +689,20 @@ void check_realtime(const config::Realtime& rt, const Checker& check) {
   check.require(rt.start_delay_s() >= 0, "realtime.start_delay_s",
                 fmt::format("is {}, expected >= 0 s", rt.start_delay_s()));
 }
+// What can be told of the keys before a real-time run (site_key() checks the files themselves).
+void check_keys_and_hold(const config::Experiment& experiment, const Checker& check) {
+  for (int i = 0; i < experiment.site_size(); ++i) {
+    const auto& site = experiment.site(i);
+    if (site.has_key_file()) {
+      check.require(!site.key_file().empty(), child(element("site", i), "key_file"),
+                    "is empty; expected the path of the site's key file (rths-numerical keygen FILE)");
+    }
+  }
+  const double extrapolation = experiment.realtime().max_extrapolation_s();
+  check.require(extrapolation > 0 && extrapolation <= 1.0, "realtime.max_extrapolation_s",
+                fmt::format("is {}, expected > 0 and <= 1 s (a site extrapolates a held target at most this long)",
+                            extrapolation));
+}
 }  // namespace
 
 void validate(const config::Experiment& experiment, const std::string& source_name, const FieldLocations* where) {
@@ -686,6 +728,7 @@ void validate(const config::Experiment& experiment, const std::string& source_na
                 "missing; expected at least one site { name: \"...\" influence: [...] channel { specimen { ... } } }");
   for (int i = 0; i < experiment.site_size(); ++i) check_site(experiment, i, check);
   check_realtime(experiment.realtime(), check);
+  check_keys_and_hold(experiment, check);
 }
 
 }  // namespace rths

@@ -11,6 +11,8 @@
 
 #include <asio/ip/address_v6.hpp>
 
+#include "rths/common/json_writer.hpp"
+
 namespace rths {
 namespace {
 
@@ -50,6 +52,18 @@ void set_int_option(int fd, int level, int name, int value) {
 }
 
 }  // namespace
+
+void write_udp_counters(JsonWriter& json, const UdpCounters& counters) {
+  json.begin_object()
+      .field("sent", counters.sent)
+      .field("send_errors", counters.send_errors)
+      .field("unsent", counters.unsent)
+      .field("received", counters.received)
+      .field("oversized", counters.oversized)
+      .field("foreign", counters.foreign)
+      .field("receive_errors", counters.receive_errors)
+      .end_object();
+}
 
 UdpLink::UdpLink(asio::io_context& io, const std::string& bind_host, std::uint16_t bind_port) : socket_(io) {
   udp::resolver resolver(io);
@@ -128,6 +142,15 @@ void UdpLink::set_peer(const std::string& host, std::uint16_t port) {
                            " address, and the link is bound to " + describe(local_));
 }
 
+void UdpLink::adopt_last_source() {
+  peer_ = last_source_;
+  has_peer_ = true;
+}
+
+std::string UdpLink::last_source_description() const {
+  return describe(last_source_);
+}
+
 std::string UdpLink::peer_description() const {
   return has_peer_ ? describe(peer_) : std::string("none");
 }
@@ -197,10 +220,7 @@ std::size_t UdpLink::receive(std::span<std::byte> buffer) {
       ++counters_.receive_errors;
       continue;
     }
-    if (!has_peer_) {
-      peer_ = source_;
-      has_peer_ = true;
-    }
+    last_source_ = source_;
 
     last_receive_kernel_stamped_ = false;
     for (cmsghdr* c = CMSG_FIRSTHDR(&msg); c != nullptr; c = CMSG_NXTHDR(&msg, c)) {

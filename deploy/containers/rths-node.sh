@@ -60,6 +60,11 @@ no_site() {
   [[ -z $1 || $1 == none ]]
 }
 
+# The site's pre-shared key, when /keys holds one (run.sh makes them; a lab mounts its own).
+key_set() {
+  [[ ! -f /keys/$1.key ]] || printf '%s\n' --set "site[$1].key_file=/keys/$1.key"
+}
+
 role=${1:---help}
 case "$role" in
   -h | --help)
@@ -71,7 +76,11 @@ case "$role" in
     args=(run "$CONFIG" --realtime --out "$OUT_DIR" "${SETS[@]+"${SETS[@]}"}")
     for pair in "$@"; do
       [[ $pair == *=* ]] || die "numerical: expected NAME=HOST:PORT, got '$pair'"
-      no_site "${pair%%=*}" || args+=(--set "site[${pair%%=*}].address=${pair#*=}")
+      if ! no_site "${pair%%=*}"; then
+        args+=(--set "site[${pair%%=*}].address=${pair#*=}")
+        mapfile -t key < <(key_set "${pair%%=*}")
+        args+=("${key[@]+"${key[@]}"}")
+      fi
     done
     echo "$SELF: rths-numerical ${args[*]}" >&2
     exec nice -n -20 rths-numerical "${args[@]}"
@@ -82,8 +91,9 @@ case "$role" in
       echo "$SELF: no site for this service in this run: nothing to do" >&2
       exit 0
     fi
+    mapfile -t key < <(key_set "$2")
     args=(serve "$CONFIG" --site "$2" --listen "0.0.0.0:$3" --out "$OUT_DIR" --wait "$WAIT_S"
-      "${SETS[@]+"${SETS[@]}"}")
+      "${key[@]+"${key[@]}"}" "${SETS[@]+"${SETS[@]}"}")
     echo "$SELF: rths-physical ${args[*]}" >&2
     exec nice -n -20 rths-physical "${args[@]}"
     ;;

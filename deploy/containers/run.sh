@@ -434,6 +434,7 @@ teardown() {
     # shellcheck disable=SC2086
     [[ -z $ids ]] || podman network rm -f $ids >/dev/null 2>&1 || true
     [[ -z $RT_CGROUP ]] || remove_rt_cgroup "$RT_CGROUP"
+    [[ -z ${KEYS:-} ]] || rm -rf "$KEYS"
     note "down: project $PROJECT removed"
   fi
   exit "$rc"
@@ -441,6 +442,18 @@ teardown() {
 
 export RTHS_IMAGE=$IMAGE RTHS_BASE_IMAGE=$BASE RTHS_CONFIG=$IMAGE_CONFIG RTHS_SITE1=$SITE1 RTHS_SITE2=$SITE2
 export RTHS_SETS=$rths_sets RTHS_OUT=$OUT RTHS_SHARED=$SHARED RTHS_WAIT_S=$WAIT_S
+
+# A fresh pre-shared key per site for this run (the format rths-numerical keygen writes), readable by
+# root only; removed with the run's containers.
+KEYS=$OUT/keys
+mkdir -p "$KEYS" && chmod 700 "$KEYS"
+for name in "$SITE1" "$SITE2"; do
+  [[ $name == none || -f $KEYS/$name.key ]] && continue
+  (umask 077 && { echo "# rths pre-shared site key for this container run"
+    head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n'
+    echo; } >"$KEYS/$name.key") || die "cannot write $KEYS/$name.key"
+done
+export RTHS_KEYS=$KEYS
 
 RUNNING=1
 trap teardown EXIT

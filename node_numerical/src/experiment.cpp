@@ -9,7 +9,9 @@
 
 #include "rths/common/address.hpp"
 #include "rths/common/digest.hpp"
+#include "rths/common/exit_codes.hpp"
 #include "rths/common/json_writer.hpp"
+#include "rths/common/secret_key.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 
 namespace rths {
@@ -91,14 +93,21 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
       }
     }
   }
+  // ... and so must the key files (the path is saved, never the key).
+  for (auto& site : *config_.mutable_site()) {
+    if (site.has_key_file()) {
+      const std::filesystem::path p = site.key_file();
+      site.set_key_file(
+          std::filesystem::absolute(p.is_absolute() ? p : loaded.base_dir / p).lexically_normal().string());
+    }
+  }
   const double duration = config_.duration_s() > 0.0 ? config_.duration_s() : ground_.end_s();
   steps_ = static_cast<std::int64_t>(std::floor(duration * rate_hz_ + 1e-9)) + 1;
   const auto rows = static_cast<std::size_t>(steps_);
 
-  // Virtual runs are reproducible to the bit, session id included; a real-time session must not be
-  // mistaken for an earlier one still in flight, so it mixes in the clock.
-  const std::uint64_t session =
-      fnv1a(to_text(config_)) ^ (mode_ == RunMode::kRealTime ? static_cast<std::uint64_t>(monotonic_ns()) : 0U);
+  // Virtual runs are reproducible to the bit, session id included; a real-time session gets a random
+  // id and fresh keys from its handshake (use_session()).
+  const std::uint64_t session = fnv1a(to_text(config_));
   const Clock& node_clock = mode_ == RunMode::kRealTime ? static_cast<const Clock&>(wall_clock_) : clock_;
   if (mode_ == RunMode::kRealTime) {
     io_ = std::make_unique<asio::io_context>();
@@ -136,6 +145,9 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
       } catch (const std::invalid_argument& e) {
         throw ConfigError(fmt::format("{}: site[{}].address: {}", loaded.source.string(), i, e.what()));
       }
+      SiteKey key = site_key(config_, site, loaded.base_dir, loaded.source.string(), peer.host);
+      report_.insecure = report_.insecure || key.insecure;
+      site_keys_.push_back(std::move(key.key));
       // An IPv6 peer needs an IPv6 socket; an ephemeral port, the site learns it from the hello.
       udp_.push_back(std::make_unique<UdpLink>(*io_, peer.host.find(':') != std::string::npos ? "::" : "0.0.0.0", 0));
       udp_.back()->set_peer(peer.host, peer.port);
@@ -156,9 +168,9 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
     if (mode_ == RunMode::kRealTime) {
       continue;  // the site is another process, reached over UDP
     }
-    physical_.push_back(std::make_unique<PhysicalNode>(make_site_setup(config_, site, session, site_id, rows),
-                                                       links_.back()->site_end, clock_,
-                                                       make_physical_substructure(site, rate_hz_), make_part2(site)));
+    physical_.push_back(std::make_unique<PhysicalNode>(
+        make_site_setup(config_, site, site_id, rows), virtual_session_keys(session, site_id), links_.back()->site_end,
+        clock_, make_physical_substructure(site, rate_hz_), make_part2(site)));
   }
 
   const NumericalNode::Setup setup{session, rate_hz_, rows, dof_names(config_.structure())};
@@ -176,22 +188,37 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
   report_.ground_motion = ground_.source();
 }
 
-void Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last) {
+std::int64_t Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last) {
   for (std::int64_t k = first; k < last; ++k) {
     // Sites run half a period ahead of the numerical node (VirtualClock): site step k, then step k.
     clock_.set_site_step(k);
     for (auto& site : physical_) {
       site->step(k);
+      if (site->tripped()) {
+        return stop_on_interlock(k, site->name(), site->trip());
+      }
     }
     clock_.set_numerical_step(k);
     hybrid_->step(k);
+    if (const auto s = hybrid_->tripped_site()) {
+      return stop_on_interlock(k + 1, hybrid_->sites()[*s].name, hybrid_->sites()[*s].local->interlock().trip());
+    }
   }
+  return last;
 }
 
-void Experiment::run_hybrid_only() {
+std::int64_t Experiment::stop_on_interlock(std::int64_t steps_run, const std::string& site, const InterlockTrip& trip) {
+  report_.exit_code = kExitLimit;
+  report_.stop_reason =
+      fmt::format("site \"{}\" interlock: {}; the actuator holds its last admitted target", site, trip.describe());
+  return steps_run;
+}
+
+std::int64_t Experiment::run_hybrid_only() {
   const auto start = std::chrono::steady_clock::now();
-  run_hybrid_steps(0, steps_);
+  const std::int64_t steps = run_hybrid_steps(0, steps_);
   report_.run_time_s = seconds_since(start);
+  return steps;
 }
 
 void Experiment::run_reference(std::int64_t steps) {
@@ -208,8 +235,12 @@ const Recorder& Experiment::run_reference_only() {
 }
 
 const RunReport& Experiment::run() {
-  run_hybrid_only();
-  run_reference(steps_);
+  const std::int64_t steps = run_hybrid_only();
+  if (steps < steps_) {
+    report_.steps = steps;
+    report_.duration_s = static_cast<double>(std::max<std::int64_t>(steps - 1, 0)) / rate_hz_;
+  }
+  run_reference(steps);
   evaluate();
   return report_;
 }
@@ -254,6 +285,12 @@ void Experiment::evaluate() {
       tr.clock_offset_us = us(t.clock_offset_ns);
       tr.loss_rate = sr.numerical_side.loss_rate();
     }
+    if (!site.is_local() && mode_ == RunMode::kRealTime) {
+      sr.has_socket = true;
+      sr.socket = udp_[remote]->counters();
+      if (remote < handshake_packets_.size()) sr.handshake_packets = handshake_packets_[remote];
+      ++remote;
+    }
     if (site.is_local()) {
       std::vector<TrackingMetrics> tracking;
       for (Eigen::Index ch = 0; ch < site.channels(); ++ch) {
@@ -294,6 +331,7 @@ std::string summary_json(const RunReport& report) {
   json.field("mode", report.mode == RunMode::kRealTime ? "real_time" : "virtual_time");
   json.field("exit_code", static_cast<std::int64_t>(report.exit_code));
   json.field("stop_reason", report.stop_reason);
+  json.field("insecure", report.insecure);
   json.field("planned_steps", report.planned_steps);
   json.field("ground_motion", report.ground_motion);
   json.field("rate_hz", report.rate_hz);
@@ -339,6 +377,12 @@ std::string summary_json(const RunReport& report) {
       json.field("feedback_used", s.numerical_side.feedback_used);
       json.key("packets");
       write_packet_counters(json, s.numerical_side.packets);
+      if (s.has_socket) {
+        json.key("handshake_packets");
+        write_packet_counters(json, s.handshake_packets);
+        json.key("socket");
+        write_udp_counters(json, s.socket);
+      }
       json.end_object();
     }
     // In real time the site's own counters are in its site_<name>.json: here only what this node saw.

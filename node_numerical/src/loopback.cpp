@@ -15,6 +15,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "rths/common/secret_key.hpp"
+
 // POSIX has the program declare environ (glibc also does with _GNU_SOURCE), for posix_spawn.
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables,readability-redundant-declaration)
 extern char** environ;
@@ -62,6 +64,10 @@ LoopbackSites::~LoopbackSites() {
       waitpid(c.pid, nullptr, 0);
     }
   }
+  if (!key_dir_.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(key_dir_, ec);
+  }
 }
 
 void LoopbackSites::start(config::Experiment& experiment) {
@@ -78,6 +84,18 @@ void LoopbackSites::start(config::Experiment& experiment) {
     for (const auto& o : overrides_) {
       args.emplace_back("--set");
       args.push_back(o);
+    }
+    if (!site.has_key_file() && !experiment.realtime().insecure()) {
+      if (key_dir_.empty()) {
+        key_dir_ = out_ / "keys";
+        std::filesystem::create_directories(key_dir_);
+        std::filesystem::permissions(key_dir_, std::filesystem::perms::owner_all);
+      }
+      const std::filesystem::path key = std::filesystem::absolute(key_dir_ / (site.name() + ".key"));
+      write_key_file(key);
+      site.set_key_file(key.string());
+      args.emplace_back("--set");
+      args.push_back(fmt::format("site[{}].key_file={}", site.name(), key.string()));
     }
     std::vector<char*> argv;
     argv.reserve(args.size() + 1);

@@ -13,6 +13,7 @@
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/secret_key.hpp"
 #include "rths/node_numerical/calibration.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/loopback.hpp"
@@ -25,6 +26,7 @@ Usage:
   rths-numerical run CONFIG [--realtime] [--out DIR] [--set PATH=VALUE]... [--quiet]
   rths-numerical loopback CONFIG [--out DIR] [--set PATH=VALUE]... [--quiet]
   rths-numerical calibrate CONFIG [--out FILE] [--set PATH=VALUE]... [--quiet]
+  rths-numerical keygen FILE
   rths-numerical --help | --version
 
 Commands:
@@ -42,6 +44,10 @@ Commands:
              Writes FILE, which a channel's controller { rls { calibration_path: "FILE" } } reads
              (relative to the config's folder). Default: the calibration_path the config names (when
              every rls channel names the same one), else calibration.textproto.
+  keygen     Write a new random pre-shared site key to FILE (mode 0600; an existing file is never
+             overwritten). Give the same file to the numerical node and to the site (over a channel you
+             trust: scp, a USB stick) and name it in the site's key_file. Every packet of a real-time test
+             is authenticated with keys derived from it in each handshake.
 
 Options:
   --realtime        (run) Wall clock and UDP instead of virtual time.
@@ -137,6 +143,20 @@ int calibrate(const rths::CommandLine& cl) {
 
 }  // namespace
 
+int keygen(const std::filesystem::path& file) {
+  try {
+    rths::write_key_file(file);
+  } catch (const rths::ConfigError& e) {
+    std::fprintf(stderr, "rths-numerical: %s\n", e.what());
+    return rths::kExitBadInput;
+  }
+  fmt::print(
+      "written: {} (mode 0600). Copy it to the site over a channel you trust and name it in the site's "
+      "key_file at both ends.\n",
+      file.string());
+  return rths::kExitCompleted;
+}
+
 int main(int argc, char** argv) {
   if (rths::answered_help_or_version(argc, argv, kUsage, "rths-numerical 0.1.0")) {
     return rths::kExitCompleted;
@@ -144,12 +164,14 @@ int main(int argc, char** argv) {
   rths::CommandLine cl;
   try {
     cl = rths::parse_command_line(argc, argv, {}, {"realtime"});
-    if (cl.command != "run" && cl.command != "loopback" && cl.command != "calibrate") {
+    if (cl.command != "run" && cl.command != "loopback" && cl.command != "calibrate" && cl.command != "keygen") {
       throw std::invalid_argument(cl.command.empty() ? "missing command (see --help)"
                                                      : "unknown command " + cl.command + " (see --help)");
     }
     if (cl.config.empty()) {
-      throw std::invalid_argument(cl.command + " needs a CONFIG file (see --help)");
+      throw std::invalid_argument(cl.command +
+                                  (cl.command == "keygen" ? " needs the FILE to write" : " needs a CONFIG file") +
+                                  " (see --help)");
     }
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "rths-numerical: %s\n", e.what());
@@ -157,6 +179,9 @@ int main(int argc, char** argv) {
   }
   if (cl.command == "calibrate") {
     return calibrate(cl);
+  }
+  if (cl.command == "keygen") {
+    return keygen(cl.config);
   }
   const auto out = cl.out.empty() ? rths::default_run_folder(cl.config) : cl.out;
   try {

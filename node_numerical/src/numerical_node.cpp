@@ -56,7 +56,9 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
   for (std::size_t s = 0; s < sites_.size(); ++s) {
     SiteRuntime& rt = runtime_[s];
     const Eigen::Index channels = sites_[s].channels();
-    rt.codec = std::make_unique<PacketCodec>(setup_.session, sites_[s].site_id);
+    rt.codec = std::make_unique<PacketCodec>(CodecRole::kNumerical, sites_[s].site_id,
+                                             virtual_session_keys(setup_.session, sites_[s].site_id), setup_.rate_hz,
+                                             clock_.now_ns());
     rt.newest.resize(static_cast<std::size_t>(channels));
     rt.motion.resize(static_cast<std::size_t>(channels));
     rt.measured.resize(static_cast<std::size_t>(channels));
@@ -66,39 +68,45 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
   integrator_->initialise(state_, total_force_, ground_, 0.0);
 }
 
+void NumericalNode::use_session(std::size_t s, const SessionKeys& keys) {
+  runtime_[s].codec =
+      std::make_unique<PacketCodec>(CodecRole::kNumerical, sites_[s].site_id, keys, setup_.rate_hz, clock_.now_ns());
+}
+
 void NumericalNode::drain(std::size_t s) {
   NumericalSite& site = sites_[s];
   SiteRuntime& rt = runtime_[s];
   SiteStats& st = stats_[s];
   bool fresh = false;
   while (const std::size_t size = site.link->receive(rx_)) {
-    const DecodeStatus status = rt.codec->decode(std::span(rx_.data(), size));
+    const DecodeStatus status = rt.codec->open(std::span(rx_.data(), size), clock_.now_ns());
     st.packets.count(status);
-    if (status != DecodeStatus::kOk) {
+    const bool authentic =
+        status == DecodeStatus::kOk || status == DecodeStatus::kStale || status == DecodeStatus::kDuplicate;
+    if (!authentic) {
       continue;
     }
     const wire::Envelope& env = rt.codec->received();
-    st.last_valid_receive_ns = site.link->last_receive_ns();
+    if (env.has_feedback()) {
+      // Loss estimate: the site sends one feedback per step, numbered by its sequence.
+      st.highest_sequence = std::max(st.highest_sequence, rt.codec->received_sequence());
+    }
     if (env.has_abort() || env.has_stop()) {
-      // The site ends the test (its own safe stop); the reason is copied once, at the end.
-      ++st.packets.accepted;
+      // The site ends the test (its own safe stop), honoured even from a late copy: only the site
+      // can have sealed it. The reason is copied once, at the end.
+      if (status == DecodeStatus::kOk) ++st.packets.accepted;
       st.peer_control = env.has_abort() ? PeerControl::kAbort : PeerControl::kStop;
       reasons_[s] = env.has_abort() ? env.abort().reason() : env.stop().reason();
       continue;
     }
-    if (env.has_welcome() || env.has_heartbeat()) {
-      ++st.packets.accepted;  // late session traffic
-      continue;
+    if (status != DecodeStatus::kOk) {
+      continue;  // newest wins (DESIGN §3 numerical step 1): older feedback is counted, not used
     }
+    // Only a new authentic packet is a sign of life.
+    st.last_valid_receive_ns = site.link->last_receive_ns();
     if (!env.has_feedback() || env.feedback().model_error_n_size() != site.channels() ||
         env.feedback().force_n_size() != site.channels()) {
       ++st.packets.unexpected;
-      continue;
-    }
-    st.highest_sequence = std::max(st.highest_sequence, env.sequence());
-    // Newest wins (DESIGN §3 numerical step 1); older or repeated packets are counted, not used.
-    if (rt.have_feedback && env.sequence() <= rt.newest_sequence) {
-      ++(env.sequence() == rt.newest_sequence ? st.packets.duplicate : st.packets.stale);
       continue;
     }
     ++st.packets.accepted;
@@ -109,7 +117,6 @@ void NumericalNode::drain(std::size_t s) {
       rt.newest[c].displacement_m =
           static_cast<int>(c) < fb.displacement_m_size() ? fb.displacement_m(static_cast<int>(c)) : 0.0;
     }
-    rt.newest_sequence = env.sequence();
     rt.have_feedback = true;
     rt.newest_received_ns = st.last_valid_receive_ns;
     st.newest_echo_step = static_cast<std::int64_t>(fb.echo_step());
@@ -140,19 +147,11 @@ void NumericalNode::record_timing(SiteTiming& timing, std::int64_t t1, std::int6
 
 void NumericalNode::send_to_site(std::size_t s, const wire::Envelope& body) {
   SiteRuntime& rt = runtime_[s];
-  wire::Envelope& env = rt.codec->start(++rt.sequence, clock_.now_ns());
-  const auto version = env.version();
-  const auto session = env.session();
-  const auto site = env.site();
-  const auto sequence = env.sequence();
+  wire::Envelope& env = rt.codec->start(clock_.now_ns());
   const auto sent = env.sent_ns();
   env.CopyFrom(body);
-  env.set_version(version);
-  env.set_session(session);
-  env.set_site(site);
-  env.set_sequence(sequence);
   env.set_sent_ns(sent);
-  sites_[s].link->send(rt.codec->encode());
+  sites_[s].link->send(rt.codec->seal());
 }
 
 void NumericalNode::send_stop(std::size_t s, const std::string& reason, bool abort) {
@@ -181,7 +180,7 @@ void NumericalNode::interface_motion(std::size_t s) {
 
 void NumericalNode::send_command(std::size_t s, std::int64_t next_step) {
   SiteRuntime& rt = runtime_[s];
-  wire::Envelope& env = rt.codec->start(++rt.sequence, clock_.now_ns());
+  wire::Envelope& env = rt.codec->start(clock_.now_ns());
   wire::Command* cmd = env.mutable_command();
   cmd->set_step(static_cast<std::uint64_t>(next_step));
   for (const InterfaceMotion& m : rt.motion) {
@@ -189,7 +188,7 @@ void NumericalNode::send_command(std::size_t s, std::int64_t next_step) {
     cmd->add_velocity_m_per_s(m.velocity_m_per_s);
     cmd->add_acceleration_m_per_s2(m.acceleration_m_per_s2);
   }
-  sites_[s].link->send(rt.codec->encode());
+  sites_[s].link->send(rt.codec->seal());
 }
 
 void NumericalNode::step(std::int64_t k) {
@@ -201,7 +200,9 @@ void NumericalNode::step(std::int64_t k) {
     interface_motion(s);
     if (site.is_local()) {
       // An in-process site: its measured force is used directly (DESIGN §3 numerical step 2).
-      site.local->step(rt.motion, rt.measured, dt_s_);
+      if (!site.local->step(rt.motion, rt.measured, dt_s_) && !tripped_site_) {
+        tripped_site_ = s;  // the site's interlock: the run stops after this step
+      }
       for (std::size_t c = 0; c < rt.measured.size(); ++c) {
         rt.force(static_cast<Eigen::Index>(c)) = rt.measured[c].force_n;
         rt.newest[c] = {0.0, rt.measured[c].force_n, rt.measured[c].displacement_m};

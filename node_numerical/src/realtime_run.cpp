@@ -3,6 +3,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <thread>
 
 #include <fmt/format.h>
@@ -10,7 +11,9 @@
 #include <unistd.h>
 
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/packet_codec.hpp"
 #include "rths/common/peer_watchdog.hpp"
+#include "rths/common/session_keys.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_physical/site_terms.hpp"
 
@@ -30,7 +33,7 @@ struct LiveFigures {
   std::atomic<std::size_t> round_trip_count{0};
 };
 
-enum class TickEnd { kNone, kPeerControl, kPeerLost };
+enum class TickEnd { kNone, kPeerControl, kPeerLost, kLocalInterlock };
 
 class NumericalTick final : public TickHandler {
  public:
@@ -50,6 +53,10 @@ class NumericalTick final : public TickHandler {
       live_.late_ticks.fetch_add(1, std::memory_order_relaxed);
     }
     node_.step(k);
+    if (node_.tripped_site()) {
+      end_ = TickEnd::kLocalInterlock;
+      return false;
+    }
     const std::int64_t now = wall_.now_ns();
     watchdog_.observe_own_lateness(lateness, now);
     std::uint64_t drops = 0;
@@ -164,11 +171,23 @@ bool Experiment::handshake(std::vector<std::int64_t>& round_trip_ns, const std::
       }
     }
   }
+  // The numerical node's half (proto/wire.proto): a hello with a fresh nonce, sealed with the
+  // site's handshake key, repeated until the site's welcome echoes that nonce; the session keys
+  // derive from both nonces, and the start that follows proves this end holds the key.
+  std::vector<HandshakeCodec> codecs;
+  std::vector<HandshakeNonce> nonces;
+  for (std::size_t r = 0; r < remote_.size(); ++r) {
+    codecs.emplace_back(site_keys_[r]);
+    nonces.push_back(random_nonce());
+  }
+  handshake_packets_.assign(remote_.size(), PacketCounters{});
   std::vector<bool> welcomed(remote_.size(), false);
   std::vector<std::int64_t> hello_sent(remote_.size(), 0);
+  std::uint64_t hello_sequence = 0;
   round_trip_ns.assign(remote_.size(), 0);
   std::array<std::byte, kMaxDatagramBytes> rx{};
   const std::int64_t started = monotonic_ns();
+  std::int64_t last_hello = 0;
   const auto timeout_ns = static_cast<std::int64_t>(config_.realtime().handshake_timeout_s() * 1e9);
   while (std::find(welcomed.begin(), welcomed.end(), false) != welcomed.end()) {
     if (stop.load()) {
@@ -177,26 +196,50 @@ bool Experiment::handshake(std::vector<std::int64_t>& round_trip_ns, const std::
       return false;
     }
     const std::int64_t now = monotonic_ns();
+    const bool hello_due = now - last_hello > kHelloEveryNs;
     for (std::size_t r = 0; r < remote_.size(); ++r) {
-      if (welcomed[r]) {
-        continue;
-      }
-      if (now - started > timeout_ns) {
+      if (!welcomed[r] && now - started > timeout_ns) {
         report_.exit_code = kExitNoAnswer;
-        report_.stop_reason = fmt::format("site \"{}\" did not answer at {} within {} s", sites[remote_[r]].name,
-                                          udp_[r]->peer_description(), config_.realtime().handshake_timeout_s());
+        report_.stop_reason = fmt::format(
+            "site \"{}\" did not answer at {} within {} s (a site answers only a hello sealed with its own key "
+            "and protocol version {}; see its log)",
+            sites[remote_[r]].name, udp_[r]->peer_description(), config_.realtime().handshake_timeout_s(),
+            kProtocolVersion);
         return false;
       }
-      if (now - hello_sent[r] > kHelloEveryNs) {
+      if (hello_due) {
+        // Welcomed sites get it too: a site waits for its start only as long as it hears hellos.
         wire::Envelope hello;
         *hello.mutable_hello()->mutable_terms() = terms[r];
-        hybrid_->send_to_site(remote_[r], hello);
-        hello_sent[r] = now;
+        hello.mutable_hello()->set_numerical_nonce(nonces[r].data(), nonces[r].size());
+        hello.set_sent_ns(wall_clock_.now_ns());
+        udp_[r]->send(codecs[r].seal(hello, sites[remote_[r]].site_id, ++hello_sequence));
+        if (!welcomed[r]) {
+          hello_sent[r] = now;
+        }
       }
       for (std::size_t size = 0; (size = udp_[r]->receive(rx)) != 0;) {
         wire::Envelope env;
-        if (!env.ParseFromArray(rx.data(), static_cast<int>(size)) || !env.has_welcome()) {
+        FrameHeader header;
+        const DecodeStatus status = codecs[r].open(std::span(rx.data(), size), env, header);
+        handshake_packets_[r].count(status);
+        if (status != DecodeStatus::kOk) {
           continue;
+        }
+        if (!env.has_welcome() || header.site != sites[remote_[r]].site_id) {
+          ++handshake_packets_[r].unexpected;
+          continue;
+        }
+        HandshakeNonce site_nonce{};
+        const std::string& echoed = env.welcome().numerical_nonce();
+        if (echoed.size() != nonces[r].size() || std::memcmp(echoed.data(), nonces[r].data(), echoed.size()) != 0 ||
+            env.welcome().site_nonce().size() != site_nonce.size()) {
+          ++handshake_packets_[r].stale;  // a welcome to another hello (replayed): not this handshake's
+          continue;
+        }
+        ++handshake_packets_[r].accepted;
+        if (welcomed[r]) {
+          continue;  // the answer to a repeated hello
         }
         round_trip_ns[r] = monotonic_ns() - hello_sent[r];
         std::string refusal = env.welcome().refusal();
@@ -208,10 +251,16 @@ bool Experiment::handshake(std::vector<std::int64_t>& round_trip_ns, const std::
           report_.stop_reason = fmt::format("site \"{}\" refused the session: {}", sites[remote_[r]].name, refusal);
           return false;
         }
+        std::memcpy(site_nonce.data(), env.welcome().site_nonce().data(), site_nonce.size());
+        const SessionKeys keys = derive_session_keys(site_keys_[r], sites[remote_[r]].site_id, nonces[r], site_nonce);
+        hybrid_->use_session(remote_[r], keys);
         welcomed[r] = true;
-        spdlog::info("site {} at {} agreed (hello round trip {:.3f} ms)", sites[remote_[r]].name,
-                     udp_[r]->peer_description(), static_cast<double>(round_trip_ns[r]) / 1e6);
+        spdlog::info("site {} at {} agreed, session {:016x} (hello round trip {:.3f} ms)", sites[remote_[r]].name,
+                     udp_[r]->peer_description(), keys.session, static_cast<double>(round_trip_ns[r]) / 1e6);
       }
+    }
+    if (hello_due) {
+      last_hello = now;
     }
     std::this_thread::sleep_for(kPoll);
   }
@@ -277,7 +326,11 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
   report_.has_loop_stats = true;
 
   const auto& sites = hybrid_->sites();
-  if (handler.end() == TickEnd::kPeerControl) {
+  if (handler.end() == TickEnd::kLocalInterlock) {
+    const std::size_t s = *hybrid_->tripped_site();
+    stop_on_interlock(result.steps_run, sites[s].name, sites[s].local->interlock().trip());
+    stop_sites(report_.stop_reason, true);
+  } else if (handler.end() == TickEnd::kPeerControl) {
     const std::size_t s = handler.site();
     const bool aborted = hybrid_->site_stats()[s].peer_control == PeerControl::kAbort;
     report_.exit_code = aborted ? kExitPeerAborted : kExitCompleted;

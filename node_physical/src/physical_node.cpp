@@ -24,7 +24,7 @@ std::vector<Column> site_columns(std::size_t channels) {
 }
 }  // namespace
 
-PhysicalNode::PhysicalNode(Setup setup, Link& link, const Clock& clock,
+PhysicalNode::PhysicalNode(Setup setup, const SessionKeys& keys, Link& link, const Clock& clock,
                            std::unique_ptr<PhysicalSubstructure> substructure,
                            std::vector<std::unique_ptr<ModifiedSmithPart2>> part2)
     : setup_(std::move(setup)),
@@ -32,7 +32,7 @@ PhysicalNode::PhysicalNode(Setup setup, Link& link, const Clock& clock,
       clock_(clock),
       substructure_(std::move(substructure)),
       part2_(std::move(part2)),
-      codec_(setup_.session, setup_.site_id),
+      codec_(CodecRole::kSite, setup_.site_id, keys, setup_.rate_hz, clock.now_ns()),
       recorder_(site_columns(substructure_->channels()), setup_.max_rows),
       dt_s_(1.0 / setup_.rate_hz),
       targets_(substructure_->channels()),
@@ -43,46 +43,45 @@ PhysicalNode::PhysicalNode(Setup setup, Link& link, const Clock& clock,
 bool PhysicalNode::drain() {
   bool fresh = false;
   while (const std::size_t size = link_.receive(rx_)) {
-    const DecodeStatus status = codec_.decode(std::span(rx_.data(), size));
+    const DecodeStatus status = codec_.open(std::span(rx_.data(), size), clock_.now_ns());
     stats_.packets.count(status);
-    if (status != DecodeStatus::kOk) {
+    const bool authentic =
+        status == DecodeStatus::kOk || status == DecodeStatus::kStale || status == DecodeStatus::kDuplicate;
+    if (!authentic) {
       continue;
     }
-    last_valid_receive_ns_ = link_.last_receive_ns();
     const wire::Envelope& env = codec_.received();
     if (env.has_stop() || env.has_abort()) {
-      // The end of the test: copying the reason may allocate, but no step follows in steady state.
-      ++stats_.packets.accepted;
+      // The end of the test, honoured even from a late copy: only the peer can have sealed it.
+      // Copying the reason may allocate, but no step follows.
+      if (status == DecodeStatus::kOk) ++stats_.packets.accepted;
       peer_control_ = env.has_stop() ? PeerControl::kStop : PeerControl::kAbort;
       peer_reason_ = env.has_stop() ? env.stop().reason() : env.abort().reason();
       continue;
     }
-    if (env.has_hello() || env.has_heartbeat() || env.has_start()) {
-      ++stats_.packets.accepted;  // session traffic that crossed with the first steps
+    if (status != DecodeStatus::kOk) {
+      continue;  // newest wins (DESIGN §3 physical step 1): an older command is never applied
+    }
+    // Only a new authentic packet is a sign of life (a replayed or reordered one proves nothing).
+    last_valid_receive_ns_ = link_.last_receive_ns();
+    if (env.has_start()) {
+      ++stats_.packets.accepted;  // a copy of the start that crossed with the first steps
       continue;
     }
     if (!env.has_command() || static_cast<std::size_t>(env.command().displacement_m_size()) != targets_.size()) {
       ++stats_.packets.unexpected;
       continue;
     }
-    // Newest wins (DESIGN §3 physical step 1): the sender's sequence orders its packets.
-    if (have_command_ && env.sequence() <= newest_sequence_) {
-      ++(env.sequence() == newest_sequence_ ? stats_.packets.duplicate : stats_.packets.stale);
-      continue;
-    }
     ++stats_.packets.accepted;
+    // The command becomes the wanted target as it is; the interlock (PhysicalSubstructure::step)
+    // decides what of it reaches the actuators.
     const wire::Command& cmd = env.command();
-    if (beyond_limits(cmd)) {
-      limit_breached_ = true;  // the last target stays applied: the actuator holds
-      continue;
-    }
     for (std::size_t c = 0; c < targets_.size(); ++c) {
       const int i = static_cast<int>(c);
       targets_[c].displacement_m = cmd.displacement_m(i);
       targets_[c].velocity_m_per_s = i < cmd.velocity_m_per_s_size() ? cmd.velocity_m_per_s(i) : 0.0;
       targets_[c].acceleration_m_per_s2 = i < cmd.acceleration_m_per_s2_size() ? cmd.acceleration_m_per_s2(i) : 0.0;
     }
-    newest_sequence_ = env.sequence();
     command_step_ = cmd.step();
     command_sent_ns_ = env.sent_ns();
     command_received_ns_ = link_.last_receive_ns();
@@ -92,45 +91,45 @@ bool PhysicalNode::drain() {
   return fresh;
 }
 
-bool PhysicalNode::beyond_limits(const wire::Command& cmd) const {
-  for (std::size_t c = 0; c < setup_.stroke_limit_m.size() && c < targets_.size(); ++c) {
-    const double limit = setup_.stroke_limit_m[c];
-    if (limit > 0.0 && std::abs(cmd.displacement_m(static_cast<int>(c))) > limit) {
-      return true;
-    }
-  }
-  return false;
-}
-
 void PhysicalNode::send_abort(const std::string& reason) {
-  wire::Envelope& env = codec_.start(++sequence_, clock_.now_ns());
+  wire::Envelope& env = codec_.start(clock_.now_ns());
   env.mutable_abort()->set_reason(reason);
-  link_.send(codec_.encode());
+  link_.send(codec_.seal());
 }
 
 void PhysicalNode::step(std::int64_t j) {
   if (drain()) {
     ++stats_.commands_used;
+    held_run_ = 0;
   } else {
     ++stats_.held_steps;  // the last target is held (before the first command: at rest)
-    if (setup_.hold == config::EXTRAPOLATE && have_command_) {
-      // Part 2 sees the same extrapolated target as the specimen, so e stays a pure model error.
+    ++held_run_;
+    if (setup_.hold == config::EXTRAPOLATE && have_command_ && held_run_ <= setup_.max_extrapolated_steps) {
+      // Part 2 sees the same extrapolated target as the specimen, so e stays a pure model error; the
+      // interlock checks it like a command.
+      ++stats_.extrapolated_steps;
       for (InterfaceMotion& t : targets_) {
         t.displacement_m += t.velocity_m_per_s * dt_s_;
       }
     }
   }
-  substructure_->step(targets_, measured_, dt_s_);
+  if (peer_control_ == PeerControl::kAbort) {
+    return;  // the peer's safe stop: nothing more moves (a stop ends the test after this step)
+  }
+  if (!substructure_->step(targets_, measured_, dt_s_)) {
+    return;  // the interlock tripped: no feedback leaves a site whose values are out of bounds
+  }
+  const std::span<const InterfaceMotion> applied = substructure_->admitted();
   for (std::size_t c = 0; c < part2_.size(); ++c) {
     if (setup_.part2_input == config::MEASURED) {
       const InterfaceMotion seen{measured_[c].displacement_m, measured_[c].velocity_m_per_s, 0.0};
       errors_[c] = part2_[c]->model_error(seen, measured_[c].force_n, dt_s_);
     } else {
-      errors_[c] = part2_[c]->model_error(targets_[c], measured_[c].force_n, dt_s_);
+      errors_[c] = part2_[c]->model_error(applied[c], measured_[c].force_n, dt_s_);
     }
   }
 
-  wire::Envelope& env = codec_.start(++sequence_, clock_.now_ns());
+  wire::Envelope& env = codec_.start(clock_.now_ns());
   wire::Feedback* fb = env.mutable_feedback();
   fb->set_echo_step(command_step_);
   fb->set_step(static_cast<std::uint64_t>(j));
@@ -141,14 +140,14 @@ void PhysicalNode::step(std::int64_t j) {
     fb->add_force_n(measured_[c].force_n);
     fb->add_displacement_m(measured_[c].displacement_m);
   }
-  link_.send(codec_.encode());
+  link_.send(codec_.seal());
 
   row_[0] = static_cast<double>(j) * dt_s_;
   row_[1] = static_cast<double>(command_step_);
   for (std::size_t c = 0; c < targets_.size(); ++c) {
     double* r = &row_[2 + 5 * c];
-    r[0] = targets_[c].displacement_m;
-    r[1] = targets_[c].velocity_m_per_s;
+    r[0] = applied[c].displacement_m;
+    r[1] = applied[c].velocity_m_per_s;
     r[2] = measured_[c].displacement_m;
     r[3] = measured_[c].force_n;
     r[4] = errors_[c];
@@ -168,15 +167,14 @@ std::vector<std::unique_ptr<ModifiedSmithPart2>> make_part2(const config::Site& 
 }
 
 PhysicalNode::Setup make_site_setup(const config::Experiment& experiment, const config::Site& site,
-                                    std::uint64_t session, std::uint32_t site_id, std::size_t max_rows) {
+                                    std::uint32_t site_id, std::size_t max_rows) {
   PhysicalNode::Setup setup;
   setup.name = site.name();
-  setup.session = session;
   setup.site_id = site_id;
   setup.rate_hz = experiment.rate_hz();
   setup.max_rows = max_rows;
   setup.hold = experiment.realtime().hold();
-  for (const auto& channel : site.channel()) setup.stroke_limit_m.push_back(channel.stroke_limit_m());
+  setup.max_extrapolated_steps = std::llround(experiment.realtime().max_extrapolation_s() * experiment.rate_hz());
   setup.part2_input = site.compensation().part2_input();
   return setup;
 }

@@ -8,14 +8,31 @@
 
 namespace rths {
 
-void PhysicalSubstructure::step(std::span<const InterfaceMotion> targets, std::span<Measurement> measured,
-                                double dt_s) {
+bool PhysicalSubstructure::step(std::span<const InterfaceMotion> wanted, std::span<Measurement> measured, double dt_s) {
+  if (!interlock_.admit(wanted, admitted_)) {
+    return false;
+  }
   for (std::size_t c = 0; c < channels_.size(); ++c) {
     Channel& ch = channels_[c];
-    const InterfaceMotion command = ch.controller->command(targets[c], ch.last, dt_s);
+    const InterfaceMotion command = ch.controller->command(admitted_[c], ch.last, dt_s);
+    if (!interlock_.check_command(c, command)) {
+      return false;  // the channels stepped before this one moved; the test stops either way
+    }
     ch.last = ch.plant->step(command, dt_s);
     measured[c] = ch.last;
+    if (!interlock_.check_measurement(c, ch.last)) {
+      return false;
+    }
   }
+  return true;
+}
+
+std::vector<ChannelLimits> channel_limits(const config::Site& site) {
+  std::vector<ChannelLimits> limits;
+  for (const auto& channel : site.channel()) {
+    limits.push_back({channel.stroke_limit_m(), channel.velocity_limit_m_per_s(), channel.force_limit_n()});
+  }
+  return limits;
 }
 
 std::string PhysicalSubstructure::report_json(std::span<const TrackingMetrics> tracking) const {
@@ -58,7 +75,8 @@ std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::S
         {ideal ? std::make_unique<PassThroughController>() : make_controller(channel.controller(), rate_hz),
          make_plant(channel, rate_hz, ideal), Measurement{}});
   }
-  return std::make_unique<PhysicalSubstructure>(std::move(channels));
+  std::vector<ChannelLimits> limits = ideal ? std::vector<ChannelLimits>(channels.size()) : channel_limits(site);
+  return std::make_unique<PhysicalSubstructure>(std::move(channels), Interlock(std::move(limits), 1.0 / rate_hz));
 }
 
 }  // namespace rths

@@ -1,8 +1,13 @@
 #include "rths/node_physical/site_server.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <deque>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -13,6 +18,8 @@
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/peer_watchdog.hpp"
 #include "rths/common/realtime_loop.hpp"
+#include "rths/common/secret_key.hpp"
+#include "rths/common/session_keys.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/physical_node.hpp"
 #include "rths/node_physical/site_terms.hpp"
@@ -22,23 +29,24 @@ namespace rths {
 
 namespace {
 
-constexpr std::int64_t kHeartbeatNs = 100'000'000;
 constexpr auto kPoll = std::chrono::microseconds(500);
+// Hellos that authenticated and were answered, waiting for their start; a replayed old hello takes
+// a slot but cannot start a session (only a holder of the key who saw the site's nonce can).
+constexpr std::size_t kMaxPendingSessions = 16;
 
 struct Session {
-  std::uint64_t id = 0;
+  SessionKeys keys;
   std::uint32_t site_id = 0;
   std::int64_t start_wall_ns = 0;
   std::int64_t steps = 0;
 };
 
-void send_envelope(UdpLink& link, wire::Envelope& env, std::uint64_t& sequence, const WallClock& clock) {
-  env.set_version(kProtocolVersion);
-  env.set_sequence(++sequence);
-  env.set_sent_ns(clock.now_ns());
-  const std::string bytes = env.SerializeAsString();
-  link.send(std::as_bytes(std::span(bytes.data(), bytes.size())));
-}
+struct PendingSession {
+  HandshakeNonce numerical_nonce{};
+  HandshakeNonce site_nonce{};
+  SessionKeys keys;
+  std::uint32_t site_id = 0;
+};
 
 // What ends the wait for hello and start: the session, or an exit code with its reason.
 struct Handshake {
@@ -47,16 +55,28 @@ struct Handshake {
   Session session;
 };
 
-Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const config::Experiment& cfg, double wait_s,
-                const std::atomic<bool>& stop) {
+bool copy_nonce(const std::string& bytes, HandshakeNonce& out) {
+  if (bytes.size() != out.size()) {
+    return false;
+  }
+  std::memcpy(out.data(), bytes.data(), out.size());
+  return true;
+}
+
+// The site's half of the handshake (proto/wire.proto): answer every hello that authenticates with
+// the site's terms and a fresh nonce; the session is the one whose start authenticates under the
+// keys derived from both nonces. Nothing unauthenticated is answered or adopted as the peer.
+Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const SecretKey& psk, const config::Experiment& cfg,
+                double wait_s, const std::atomic<bool>& stop, PacketCounters& counters) {
   const WallClock clock;
+  const HandshakeCodec handshake(psk);
+  std::deque<PendingSession> pending;
   std::array<std::byte, kMaxDatagramBytes> rx{};
   std::uint64_t sequence = 0;
   bool welcomed = false;
-  Handshake out;
+  bool version_logged = false;
   const std::int64_t started = monotonic_ns();
   std::int64_t last_heard = started;
-  std::int64_t last_heartbeat = 0;
   const auto timeout_ns = static_cast<std::int64_t>(cfg.realtime().handshake_timeout_s() * 1e9);
   for (;;) {
     if (stop.load()) {
@@ -64,64 +84,95 @@ Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const config::Experi
     }
     const std::int64_t now = monotonic_ns();
     if (!welcomed && wait_s > 0.0 && now - started > static_cast<std::int64_t>(wait_s * 1e9)) {
-      return {kExitNoAnswer, fmt::format("no hello from a numerical node within {} s", wait_s), {}};
+      return {kExitNoAnswer, fmt::format("no authentic hello from a numerical node within {} s", wait_s), {}};
     }
     if (welcomed && now - last_heard > timeout_ns) {
       return {kExitPeerLost, "the numerical node went silent before the start", {}};
-    }
-    if (welcomed && now - last_heartbeat > kHeartbeatNs) {
-      wire::Envelope hb;
-      hb.set_session(out.session.id);
-      hb.set_site(out.session.site_id);
-      hb.mutable_heartbeat();
-      send_envelope(link, hb, sequence, clock);
-      last_heartbeat = now;
     }
     const std::size_t size = link.receive(rx);
     if (size == 0) {
       std::this_thread::sleep_for(kPoll);
       continue;
     }
-    wire::Envelope env;
-    if (!env.ParseFromArray(rx.data(), static_cast<int>(size))) {
-      continue;  // not ours; counted by nobody yet (the run's counters start with the session)
+    const std::span<const std::byte> datagram(rx.data(), size);
+    const std::optional<FrameHeader> header = read_frame_header(datagram);
+    if (header && header->version != kProtocolVersion && !version_logged) {
+      // Not answered (it cannot be authenticated), but said here once so that a lab can tell.
+      spdlog::warn("a frame in protocol version {} from {}: this site speaks version {}; not answered", header->version,
+                   link.last_source_description(), kProtocolVersion);
+      version_logged = true;
     }
-    if (welcomed && env.session() != out.session.id) {
+    if (header && header->version == kProtocolVersion && header->kind == FrameKind::kSession) {
+      const auto p = std::find_if(pending.begin(), pending.end(),
+                                  [&](const PendingSession& s) { return s.keys.session == header->session; });
+      if (p == pending.end()) {
+        counters.count(DecodeStatus::kWrongSession);
+        continue;
+      }
+      const auto codec =
+          std::make_unique<PacketCodec>(CodecRole::kSite, p->site_id, p->keys, cfg.rate_hz(), clock.now_ns());
+      const DecodeStatus status = codec->open(datagram, clock.now_ns());
+      counters.count(status);
+      if (status != DecodeStatus::kOk) {
+        continue;
+      }
+      ++counters.accepted;
+      const wire::Envelope& env = codec->received();
+      if (env.has_start()) {
+        link.adopt_last_source();
+        link.lock_peer(true);  // from now on only the numerical node that proved the key is heard
+        Session session{p->keys, p->site_id, env.start().start_ns(), static_cast<std::int64_t>(env.start().steps())};
+        return {kExitCompleted, {}, std::move(session)};
+      }
+      if (env.has_abort()) {
+        return {kExitPeerAborted, "the numerical node aborted: " + env.abort().reason(), {}};
+      }
       continue;
     }
-    last_heard = now;
-    if (env.has_hello()) {
-      wire::Envelope reply;
-      reply.set_session(env.session());
-      reply.set_site(env.site());
-      wire::Welcome* welcome = reply.mutable_welcome();
-      *welcome->mutable_terms() = mine;
-      std::string refusal;
-      if (env.version() != kProtocolVersion) {
-        refusal = fmt::format("protocol version differs: {} at the numerical node, {} at the site", env.version(),
-                              kProtocolVersion);
-      } else {
-        refusal = terms_mismatch(env.hello().terms(), mine);
-      }
-      welcome->set_refusal(refusal);
-      send_envelope(link, reply, sequence, clock);
-      if (!refusal.empty()) {
-        return {kExitRefused, refusal, {}};
-      }
-      if (!welcomed) {
-        link.lock_peer(true);  // from now on only the numerical node that said hello is heard
-        out.session.id = env.session();
-        out.session.site_id = env.site();
-        welcomed = true;
-        spdlog::info("hello from {} accepted (session {:016x})", link.peer_description(), out.session.id);
-      }
-    } else if (env.has_start() && welcomed) {
-      out.session.start_wall_ns = env.start().start_ns();
-      out.session.steps = static_cast<std::int64_t>(env.start().steps());
-      return out;
-    } else if (env.has_abort() && welcomed) {
-      return {kExitPeerAborted, "the numerical node aborted: " + env.abort().reason(), {}};
+    wire::Envelope env;
+    FrameHeader frame;
+    const DecodeStatus status = handshake.open(datagram, env, frame);
+    counters.count(status);
+    if (status != DecodeStatus::kOk) {
+      continue;  // unauthenticated: no answer at all, so nothing about the site is disclosed
     }
+    HandshakeNonce numerical_nonce{};
+    if (!env.has_hello() || !copy_nonce(env.hello().numerical_nonce(), numerical_nonce)) {
+      ++counters.unexpected;
+      continue;
+    }
+    ++counters.accepted;
+    last_heard = now;
+    auto p = std::find_if(pending.begin(), pending.end(),
+                          [&](const PendingSession& s) { return s.numerical_nonce == numerical_nonce; });
+    if (p == pending.end()) {
+      // A new hello (the numerical node repeats its hello until answered: same nonce, same session).
+      PendingSession fresh;
+      fresh.numerical_nonce = numerical_nonce;
+      fresh.site_nonce = random_nonce();
+      fresh.site_id = frame.site;
+      fresh.keys = derive_session_keys(psk, frame.site, fresh.numerical_nonce, fresh.site_nonce);
+      pending.push_front(std::move(fresh));
+      if (pending.size() > kMaxPendingSessions) {
+        pending.pop_back();
+      }
+      p = pending.begin();
+      spdlog::info("authentic hello from {}", link.last_source_description());
+    }
+    wire::Envelope reply;
+    wire::Welcome* welcome = reply.mutable_welcome();
+    *welcome->mutable_terms() = mine;
+    const std::string refusal = terms_mismatch(env.hello().terms(), mine);
+    welcome->set_refusal(refusal);
+    welcome->set_numerical_nonce(env.hello().numerical_nonce());
+    welcome->set_site_nonce(p->site_nonce.data(), p->site_nonce.size());
+    reply.set_sent_ns(clock.now_ns());
+    link.adopt_last_source();
+    link.send(handshake.seal(reply, frame.site, ++sequence));
+    if (!refusal.empty()) {
+      return {kExitRefused, refusal, {}};
+    }
+    welcomed = true;
   }
 }
 
@@ -135,7 +186,7 @@ class SiteTick final : public TickHandler {
   bool tick(std::int64_t k) override {
     const std::int64_t lateness = monotonic_ns() - (start_mono_ns_ + loop_.step_offset_ns(k));
     node_.step(k);
-    if (node_.peer_control() != PeerControl::kNone || node_.limit_breached()) {
+    if (node_.peer_control() != PeerControl::kNone || node_.tripped()) {
       return false;
     }
     const std::int64_t now = clock_.now_ns();
@@ -157,19 +208,36 @@ class SiteTick final : public TickHandler {
   bool peer_lost_ = false;
 };
 
+// What the site writes beside its record: why it stopped, its packets (handshake and session, the
+// socket's own drops), the loop timing and each channel's tracking and plant counters.
+struct SiteOutcome {
+  int exit_code = kExitCompleted;
+  std::string reason;
+  std::int64_t planned_steps = 0;
+  bool insecure = false;
+};
+
 void write_site_summary(const std::filesystem::path& path, const PhysicalNode& node, const LoopStats& loop,
-                        int exit_code, const std::string& reason, std::int64_t planned_steps, double rate_hz) {
+                        const SiteOutcome& outcome, const PacketCounters& handshake, const UdpLink& link,
+                        double rate_hz) {
   JsonWriter json;
   json.begin_object();
   json.field("site", node.name());
-  json.field("exit_code", static_cast<std::int64_t>(exit_code));
-  json.field("stop_reason", reason);
-  json.field("planned_steps", planned_steps);
+  json.field("exit_code", static_cast<std::int64_t>(outcome.exit_code));
+  json.field("stop_reason", outcome.reason);
+  json.field("insecure", outcome.insecure);
+  json.field("planned_steps", outcome.planned_steps);
   json.field("steps", node.stats().steps);
   json.field("held_steps", node.stats().held_steps);
+  json.field("extrapolated_steps", node.stats().extrapolated_steps);
   json.field("commands_used", node.stats().commands_used);
+  json.field("interlock", node.tripped() ? node.trip().describe() : std::string("not tripped"));
   json.key("packets");
   write_packet_counters(json, node.stats().packets);
+  json.key("handshake_packets");
+  write_packet_counters(json, handshake);
+  json.key("socket");
+  write_udp_counters(json, link.counters());
   json.key("loop");
   write_loop_stats(json, loop);
   json.key("channels").raw(node.substructure().report_json(site_tracking(node, rate_hz)));
@@ -190,27 +258,34 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   if (site == nullptr) {
     throw ConfigError(fmt::format("{}: no site named \"{}\"", loaded.source.string(), options.site_name));
   }
+  const SiteKey key = site_key(cfg, *site, loaded.base_dir, loaded.source.string(), options.listen.host);
   const wire::SiteTerms terms = site_terms(cfg, *site);
 
   asio::io_context io;
   UdpLink link(io, options.listen.host, options.listen.port);
   const std::string where = fmt::format("{}:{}", options.listen.host, link.local_port());
   spdlog::info("site {} listening on {}", site->name(), where);
+  if (key.insecure) {
+    spdlog::warn(
+        "realtime.insecure: the packets are sealed with a public key; anyone who can reach {} can forge "
+        "them (a test on this machine only)",
+        where);
+  }
   if (options.announce) {
     std::printf("listening on %s\n", where.c_str());
     std::fflush(stdout);
   }
 
-  const Handshake hs = agree(link, terms, cfg, options.wait_s, stop_flag);
+  PacketCounters handshake_packets;
+  const Handshake hs = agree(link, terms, key.key, cfg, options.wait_s, stop_flag, handshake_packets);
   if (hs.exit_code != kExitCompleted) {
     spdlog::error("{}", hs.reason);
     return hs.exit_code;
   }
 
   const WallClock clock;
-  PhysicalNode node(
-      make_site_setup(cfg, *site, hs.session.id, hs.session.site_id, static_cast<std::size_t>(hs.session.steps)), link,
-      clock, make_physical_substructure(*site, cfg.rate_hz()), make_part2(*site));
+  PhysicalNode node(make_site_setup(cfg, *site, hs.session.site_id, static_cast<std::size_t>(hs.session.steps)),
+                    hs.session.keys, link, clock, make_physical_substructure(*site, cfg.rate_hz()), make_part2(*site));
 
   RealtimeOptions rt;
   rt.rate_hz = cfg.rate_hz();
@@ -229,37 +304,37 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
                                   static_cast<std::int64_t>(std::llround(0.5e9 / cfg.rate_hz()));
   SiteTick handler(node, clock, loop, start_mono, static_cast<std::int64_t>(cfg.realtime().peer_timeout_s() * 1e9),
                    hs.session.start_wall_ns);
-  spdlog::info("session {:016x}: {} steps from the agreed start", hs.session.id, hs.session.steps);
+  spdlog::info("session {:016x} with {}: {} steps from the agreed start", hs.session.keys.session,
+               link.peer_description(), hs.session.steps);
   const RunResult result = loop.run(start_mono, 0, hs.session.steps, handler, stop_flag);
 
-  int code = kExitCompleted;
-  std::string reason = "completed";
+  SiteOutcome outcome{kExitCompleted, "completed", hs.session.steps, key.insecure};
   if (node.peer_control() == PeerControl::kAbort) {
-    code = kExitPeerAborted;
-    reason = "the numerical node aborted: " + node.peer_reason();
+    outcome.exit_code = kExitPeerAborted;
+    outcome.reason = "the numerical node aborted: " + node.peer_reason();
+  } else if (node.tripped()) {
+    outcome.exit_code = kExitLimit;
+    outcome.reason = "interlock: " + node.trip().describe() + "; the actuator holds its last admitted target";
+    node.send_abort(outcome.reason);
   } else if (node.peer_control() == PeerControl::kStop) {
-    reason = "stopped by the numerical node: " + node.peer_reason();
-  } else if (node.limit_breached()) {
-    code = kExitLimit;
-    reason = "a target beyond the stroke limit arrived; the actuator holds its last position";
-    node.send_abort(reason);
+    outcome.reason = "stopped by the numerical node: " + node.peer_reason();
   } else if (handler.peer_lost()) {
-    code = kExitPeerLost;
-    reason = fmt::format("no packet from the numerical node for {} s; the actuator holds its last position",
-                         cfg.realtime().peer_timeout_s());
-    node.send_abort(reason);
+    outcome.exit_code = kExitPeerLost;
+    outcome.reason = fmt::format("no packet from the numerical node for {} s; the actuator holds its last position",
+                                 cfg.realtime().peer_timeout_s());
+    node.send_abort(outcome.reason);
   } else if (result.end == LoopEnd::kStopFlag) {
-    code = kExitInterrupted;
-    reason = "interrupted; the actuator holds its last position";
+    outcome.exit_code = kExitInterrupted;
+    outcome.reason = "interrupted; the actuator holds its last position";
     node.send_abort("site interrupted");
   }
-  (code == kExitCompleted ? spdlog::info("{} after {} steps", reason, result.steps_run)
-                          : spdlog::error("{} after {} steps", reason, result.steps_run));
+  (outcome.exit_code == kExitCompleted ? spdlog::info("{} after {} steps", outcome.reason, result.steps_run)
+                                       : spdlog::error("{} after {} steps", outcome.reason, result.steps_run));
   node.substructure().log_warnings(site->name());
   node.recorder().write_csv(options.out_dir / ("site_" + site->name() + ".csv"));
-  write_site_summary(options.out_dir / ("site_" + site->name() + ".json"), node, loop.stats(), code, reason,
-                     hs.session.steps, cfg.rate_hz());
-  return code;
+  write_site_summary(options.out_dir / ("site_" + site->name() + ".json"), node, loop.stats(), outcome,
+                     handshake_packets, link, cfg.rate_hz());
+  return outcome.exit_code;
 }
 
 }  // namespace rths

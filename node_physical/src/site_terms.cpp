@@ -1,6 +1,7 @@
 #include "rths/node_physical/site_terms.hpp"
 
 #include <sstream>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -48,9 +49,14 @@ wire::SiteTerms site_terms(const config::Experiment& experiment, const config::S
   terms.set_channels(static_cast<std::uint32_t>(site.channel_size()));
   terms.set_site_name(site.name());
   terms.set_compensation(static_cast<std::uint32_t>(site.compensation().mode()));
+  terms.set_peer_timeout_s(experiment.realtime().peer_timeout_s());
+  terms.set_hold(static_cast<std::uint32_t>(experiment.realtime().hold()));
+  terms.set_max_extrapolation_s(experiment.realtime().max_extrapolation_s());
   std::string description;
   for (const auto& channel : site.channel()) {
     terms.add_stroke_limit_m(channel.stroke_limit_m());
+    terms.add_velocity_limit_m_per_s(channel.velocity_limit_m_per_s());
+    terms.add_force_limit_n(channel.force_limit_n());
     const auto model = make_model(channel.has_prediction() ? channel.prediction() : channel.specimen());
     description += (description.empty() ? "" : " | ") + model->describe();
   }
@@ -77,11 +83,36 @@ std::string terms_mismatch(const wire::SiteTerms& numerical, const wire::SiteTer
                        config::CompensationMode_Name(static_cast<config::CompensationMode>(numerical.compensation())),
                        config::CompensationMode_Name(static_cast<config::CompensationMode>(site.compensation())));
   }
-  for (int c = 0; c < numerical.stroke_limit_m_size() && c < site.stroke_limit_m_size(); ++c) {
-    if (numerical.stroke_limit_m(c) != site.stroke_limit_m(c)) {
-      return fmt::format("channel {} stroke_limit_m differs: {} at the numerical node, {} at the site", c + 1,
-                         numerical.stroke_limit_m(c), site.stroke_limit_m(c));
+  using Limits = google::protobuf::RepeatedField<double>;
+  const auto limit_mismatch = [](const char* name, const Limits& a, const Limits& b) -> std::string {
+    if (a.size() != b.size()) {
+      return fmt::format("{} differs: {} channels at the numerical node, {} at the site", name, a.size(), b.size());
     }
+    for (int c = 0; c < a.size(); ++c) {
+      if (a[c] != b[c]) {
+        return fmt::format("channel {} {} differs: {} at the numerical node, {} at the site (0: none)", c + 1, name,
+                           a[c], b[c]);
+      }
+    }
+    return {};
+  };
+  for (auto [name, a, b] :
+       {std::tuple{"stroke_limit_m", &numerical.stroke_limit_m(), &site.stroke_limit_m()},
+        std::tuple{"velocity_limit_m_per_s", &numerical.velocity_limit_m_per_s(), &site.velocity_limit_m_per_s()},
+        std::tuple{"force_limit_n", &numerical.force_limit_n(), &site.force_limit_n()}}) {
+    if (std::string why = limit_mismatch(name, *a, *b); !why.empty()) {
+      return why;
+    }
+  }
+  if (numerical.peer_timeout_s() != site.peer_timeout_s()) {
+    return fmt::format("realtime.peer_timeout_s differs: {} at the numerical node, {} at the site",
+                       numerical.peer_timeout_s(), site.peer_timeout_s());
+  }
+  if (numerical.hold() != site.hold() || numerical.max_extrapolation_s() != site.max_extrapolation_s()) {
+    return fmt::format(
+        "realtime.hold differs: {} (max_extrapolation_s {}) at the numerical node, {} ({}) at the site",
+        config::HoldPolicy_Name(static_cast<config::HoldPolicy>(numerical.hold())), numerical.max_extrapolation_s(),
+        config::HoldPolicy_Name(static_cast<config::HoldPolicy>(site.hold())), site.max_extrapolation_s());
   }
   if (numerical.model_digest() != site.model_digest()) {
     return model_difference(numerical.model_description(), site.model_description());

@@ -14,4 +14,8 @@ struct HostPort {
 // what was expected.
 HostPort parse_host_port(const std::string& text);
 
+// Whether host names this machine's loopback interface: 127.0.0.0/8, ::1, ::ffff:127.x.x.x or
+// "localhost". Nothing is resolved (a name that merely resolves to 127.0.0.1 does not count).
+bool is_loopback_host(const std::string& host);
+
 }  // namespace rths

@@ -13,7 +13,7 @@ enum ExitCode : int {
   kExitPeerAborted = 5,  // the peer aborted the test (its reason is logged)
   kExitInterrupted = 6,  // SIGINT/SIGTERM: safe stop
   kExitNoAnswer = 7,     // a peer never answered the handshake
-  kExitLimit = 8,        // a target beyond a channel's stroke limit
+  kExitLimit = 8,        // a site's interlock tripped: a value beyond a limit or not finite
 };
 
 }  // namespace rths

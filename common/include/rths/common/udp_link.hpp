@@ -26,14 +26,19 @@ struct UdpCounters {
   std::uint64_t receive_errors = 0;  // ICMP errors (ECONNREFUSED: nobody listens at the peer), empty datagrams
 };
 
+class JsonWriter;
+// The counters as a JSON object, for the run summaries.
+void write_udp_counters(JsonWriter& json, const UdpCounters& counters);
+
 // A Link over a UDP socket for the real-time modes (DESIGN §4). The socket is non-blocking and the
 // node drains it once per step, so send() and receive() are single system calls that never block
 // and never allocate; everything that can allocate (resolving names, binding) happens in the
 // constructor and set_peer().
 //
 // The numerical node knows where each site is and calls set_peer(). A site does not: it listens,
-// and the source of the first datagram it accepts (the numerical node's hello) becomes its peer.
-// Once the session is agreed the site locks the peer, and datagrams from anyone else are dropped.
+// and answers the source of a hello that authenticates (adopt_last_source()); once a start
+// authenticates it locks that peer, and datagrams from anyone else are dropped. Nothing that has
+// not authenticated ever becomes the peer.
 class UdpLink final : public Link {
  public:
   // Binds to bind_host:bind_port (port 0: an ephemeral port, see local_port()). bind_host is an IPv4
@@ -44,13 +49,16 @@ class UdpLink final : public Link {
   // Sends to host:port from now on. Resolved once, here; an IPv4 peer on an IPv6 socket is reached
   // through its IPv4-mapped address. Throws std::runtime_error if the host has no usable address.
   void set_peer(const std::string& host, std::uint16_t port);
-  // While locked, datagrams from any address but the peer's are dropped and counted as foreign. Locking
-  // before any peer is known accepts the first sender only.
+  // Sends to the source of the datagram receive() last returned from now on.
+  void adopt_last_source();
+  // While locked, datagrams from any address but the peer's are dropped and counted as foreign.
   void lock_peer(bool locked) { peer_locked_ = locked; }
   [[nodiscard]] bool has_peer() const { return has_peer_; }
   [[nodiscard]] bool peer_locked() const { return peer_locked_; }
   // "127.0.0.1:5000", "[::1]:5000", or "none" while listening; for logs and error messages.
   [[nodiscard]] std::string peer_description() const;
+  // The source of the datagram receive() last returned, for logs.
+  [[nodiscard]] std::string last_source_description() const;
   [[nodiscard]] std::uint16_t local_port() const { return local_.port(); }
 
   // One non-blocking sendto() to the peer. Failures are counted (and kept in last_error()), never thrown.
@@ -78,7 +86,8 @@ class UdpLink final : public Link {
   int fd_ = -1;
   asio::ip::udp::endpoint local_;
   asio::ip::udp::endpoint peer_;
-  asio::ip::udp::endpoint source_;  // scratch: sender of the datagram being read
+  asio::ip::udp::endpoint source_;       // scratch: sender of the datagram being read
+  asio::ip::udp::endpoint last_source_;  // sender of the datagram receive() last returned
   bool has_peer_ = false;
   bool peer_locked_ = false;
   std::int64_t last_receive_ns_ = 0;

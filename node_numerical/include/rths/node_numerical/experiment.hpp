@@ -12,6 +12,7 @@
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/metrics.hpp"
 #include "rths/common/realtime_loop.hpp"
+#include "rths/common/secret_key.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/common/virtual_link.hpp"
 #include "rths/node_numerical/numerical_node.hpp"
@@ -38,6 +39,10 @@ struct SiteReport {
   PhysicalNodeStats physical_side;
   LinkCounters forward;
   LinkCounters backward;
+  // Real time: what the handshake received and what the socket dropped itself.
+  bool has_socket = false;
+  PacketCounters handshake_packets;
+  UdpCounters socket;
   double measured_force_peak_n = 0.0;  // at the specimen (remote sites)
   // Per channel: tracking J1-J3, controller and plant reports (a JSON array; empty when the site
   // ran in another process, whose own summary has it).
@@ -52,6 +57,7 @@ struct RunReport {
   RunMode mode = RunMode::kVirtualTime;
   int exit_code = 0;  // ExitCode
   std::string stop_reason = "completed";
+  bool insecure = false;  // real time with realtime.insecure: packets sealed with a public key
   std::int64_t planned_steps = 0;
   bool has_loop_stats = false;  // real time: the step loop's timing
   LoopStats loop;
@@ -91,10 +97,12 @@ class Experiment {
   // Only the monolithic reference over the whole run (calibration): its record, with the interface
   // motion of every site channel (u_<site>).
   const Recorder& run_reference_only();
-  // Only the hybrid run, without reference or evaluation (benchmarks).
-  void run_hybrid_only();
-  // Hybrid steps [first, last) alone, for tests that look inside a run.
-  void run_hybrid_steps(std::int64_t first, std::int64_t last);
+  // Only the hybrid run, without reference or evaluation (benchmarks); returns the steps run (fewer
+  // than steps() when an interlock stopped it).
+  std::int64_t run_hybrid_only();
+  // Hybrid steps [first, last) alone, for tests that look inside a run; returns the first step not
+  // run (last, or earlier when a site's interlock tripped: report() says why).
+  std::int64_t run_hybrid_steps(std::int64_t first, std::int64_t last);
 
   // The run folder of DESIGN §7: config.textproto, numerical.csv, site_<name>.csv, reference.csv,
   // summary.json. The folder must exist.
@@ -109,6 +117,7 @@ class Experiment {
   void evaluate();
   void run_reference(std::int64_t steps);
   bool handshake(std::vector<std::int64_t>& round_trip_ns, const std::atomic<bool>& stop);
+  std::int64_t stop_on_interlock(std::int64_t steps_run, const std::string& site, const InterlockTrip& trip);
   void stop_sites(const std::string& reason, bool abort);
 
   RunMode mode_;
@@ -121,7 +130,9 @@ class Experiment {
   std::vector<std::unique_ptr<VirtualLink>> links_;
   std::unique_ptr<asio::io_context> io_;
   std::vector<std::unique_ptr<UdpLink>> udp_;
-  std::vector<std::size_t> remote_;  // indices of the remote sites in the node's site list
+  std::vector<SecretKey> site_keys_;               // per remote site, real time: the pre-shared keys
+  std::vector<PacketCounters> handshake_packets_;  // per remote site, real time
+  std::vector<std::size_t> remote_;                // indices of the remote sites in the node's site list
   std::vector<std::unique_ptr<PhysicalNode>> physical_;
   std::unique_ptr<NumericalNode> hybrid_;
   std::unique_ptr<NumericalNode> reference_;

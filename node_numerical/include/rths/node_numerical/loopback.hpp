@@ -10,9 +10,11 @@
 
 namespace rths {
 
-// Single-site loopback (the real-time issue, item 6): one rths-physical process per REMOTE site on
-// 127.0.0.1, each writing into the same run folder as the numerical node. The processes are real
-// (separate clocks, sockets and schedulers); only the network is the loopback interface.
+// Single-site loopback: one rths-physical process per REMOTE site on 127.0.0.1, each writing into
+// the same run folder as the numerical node. The processes are real (separate clocks, sockets and
+// schedulers); only the network is the loopback interface. A site without a key_file (and an
+// experiment not marked insecure) gets a fresh key for this run only, in <out>/keys/, removed when
+// the run ends: the loopback test authenticates its packets like a lab test.
 class LoopbackSites {
  public:
   LoopbackSites(std::filesystem::path config, std::vector<std::string> overrides, std::filesystem::path out);
@@ -23,7 +25,8 @@ class LoopbackSites {
   LoopbackSites& operator=(LoopbackSites&&) = delete;
 
   // Starts a site process for every REMOTE site of experiment, waits until each listens on a free port
-  // and points the site's address there. Throws std::runtime_error naming the site that failed.
+  // and points the site's address (and, for a run key, its key_file) there. Throws
+  // std::runtime_error naming the site that failed.
   void start(config::Experiment& experiment);
   // Waits for every site process to end (they stop with the numerical node); the first nonzero exit
   // code, 0 when all completed.
@@ -38,6 +41,7 @@ class LoopbackSites {
   std::vector<std::string> overrides_;
   std::filesystem::path out_;
   std::vector<Child> children_;
+  std::filesystem::path key_dir_;  // the run keys, when any were made
 };
 
 // rths-physical beside the running executable (the build puts every executable in one folder).

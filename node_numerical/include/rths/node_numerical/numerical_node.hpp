@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,7 @@ struct SiteStats {
   std::uint64_t held_steps = 0;  // steps without a new feedback packet
   std::uint64_t feedback_used = 0;
   std::int64_t newest_echo_step = -1;
-  std::uint64_t highest_sequence = 0;  // of the site's feedback: loss = 1 - distinct / highest
+  std::uint64_t highest_sequence = 0;  // of the site's authentic feedback: loss = 1 - distinct / highest
   std::int64_t last_valid_receive_ns = -1;
   PeerControl peer_control = PeerControl::kNone;
 
@@ -74,7 +75,7 @@ std::string channel_label(const std::string& site, std::size_t channels, std::si
 class NumericalNode {
  public:
   struct Setup {
-    std::uint64_t session = 0;
+    std::uint64_t session = 0;  // of virtual time (real time: use_session())
     double rate_hz = 1024.0;
     std::size_t max_rows = 0;
     std::vector<std::string> dof_names;
@@ -91,6 +92,12 @@ class NumericalNode {
   [[nodiscard]] const std::vector<SiteStats>& site_stats() const { return stats_; }
   [[nodiscard]] const SiteTiming& site_timing(std::size_t s) const { return *timing_[s]; }
   [[nodiscard]] const std::string& site_reason(std::size_t s) const { return reasons_[s]; }
+  // A local site whose interlock tripped (sites()[s].local->interlock().trip() says why): the run
+  // must stop.
+  [[nodiscard]] std::optional<std::size_t> tripped_site() const { return tripped_site_; }
+  // The keys a handshake agreed with remote site s (until then: virtual_session_keys() of the
+  // setup's session, which is what virtual time uses).
+  void use_session(std::size_t s, const SessionKeys& keys);
   // Start-of-session traffic for remote sites and the end of the test (DESIGN §5).
   void send_to_site(std::size_t s, const wire::Envelope& body);
   void send_stop(std::size_t s, const std::string& reason, bool abort);
@@ -101,8 +108,6 @@ class NumericalNode {
  private:
   struct SiteRuntime {
     std::unique_ptr<PacketCodec> codec;
-    std::uint64_t sequence = 0;
-    std::uint64_t newest_sequence = 0;
     bool have_feedback = false;
     std::int64_t newest_received_ns = 0;
     std::vector<ChannelFeedback> newest;
@@ -126,6 +131,7 @@ class NumericalNode {
   std::vector<SiteStats> stats_;
   std::vector<std::unique_ptr<SiteTiming>> timing_;
   std::vector<std::string> reasons_;
+  std::optional<std::size_t> tripped_site_;
   StructuralState state_;
   Eigen::VectorXd total_force_;
   Recorder recorder_;

@@ -20,7 +20,8 @@ enum class PeerControl { kNone, kStop, kAbort };
 struct PhysicalNodeStats {
   PacketCounters packets;
   std::uint64_t steps = 0;
-  std::uint64_t held_steps = 0;  // steps with no new command (last one held)
+  std::uint64_t held_steps = 0;          // steps with no new command (last one held or extrapolated)
+  std::uint64_t extrapolated_steps = 0;  // of those, steps whose target was extrapolated
   std::uint64_t commands_used = 0;
 };
 
@@ -30,21 +31,22 @@ class PhysicalNode {
  public:
   struct Setup {
     std::string name;
-    std::uint64_t session = 0;
     std::uint32_t site_id = 0;
     double rate_hz = 1024.0;
     std::size_t max_rows = 0;
-    // What to do in a step without a new command (DESIGN §3 physical step 1).
+    // What to do in a step without a new command (DESIGN §3 physical step 1), and for how many
+    // steps at most a target is extrapolated before it is held.
     config::HoldPolicy hold = config::HOLD;
-    // Per channel; 0 = no limit. A target beyond it is not applied (the last one is held).
-    std::vector<double> stroke_limit_m;
+    std::int64_t max_extrapolated_steps = 0;
     // The motion part 2 feeds its model: the target (default) or the measured displacement.
     config::Part2Input part2_input = config::TARGET;
   };
 
   // part2 holds one model per channel for the modified Smith predictor, or is empty when the
   // numerical side compensates without it (classic Smith, none): the error sent is then zero.
-  PhysicalNode(Setup setup, Link& link, const Clock& clock, std::unique_ptr<PhysicalSubstructure> substructure,
+  // keys are the session's (the handshake's, or virtual_session_keys() in virtual time).
+  PhysicalNode(Setup setup, const SessionKeys& keys, Link& link, const Clock& clock,
+               std::unique_ptr<PhysicalSubstructure> substructure,
                std::vector<std::unique_ptr<ModifiedSmithPart2>> part2);
 
   void step(std::int64_t j);
@@ -56,16 +58,16 @@ class PhysicalNode {
   // Stop/abort received from the numerical node, and its reason.
   [[nodiscard]] PeerControl peer_control() const { return peer_control_; }
   [[nodiscard]] const std::string& peer_reason() const { return peer_reason_; }
-  // Wall-clock arrival of the last valid packet (for the peer-loss timeout); -1 before any.
+  // Arrival of the last sign of life, a new authentic packet (for the peer-loss timeout); -1 before any.
   [[nodiscard]] std::int64_t last_valid_receive_ns() const { return last_valid_receive_ns_; }
-  // A target beyond a channel's stroke limit arrived (the test must stop).
-  [[nodiscard]] bool limit_breached() const { return limit_breached_; }
+  // The site's interlock tripped (the test must stop; trip().describe() says why).
+  [[nodiscard]] bool tripped() const { return substructure_->interlock().tripped(); }
+  [[nodiscard]] const InterlockTrip& trip() const { return substructure_->interlock().trip(); }
   // Tells the numerical node this site is stopping (safe stop, limit breach, signal).
   void send_abort(const std::string& reason);
 
  private:
   bool drain();
-  [[nodiscard]] bool beyond_limits(const wire::Command& cmd) const;
 
   Setup setup_;
   Link& link_;
@@ -77,15 +79,13 @@ class PhysicalNode {
   PhysicalNodeStats stats_;
   double dt_s_;
 
-  std::uint64_t sequence_ = 0;
-  std::uint64_t newest_sequence_ = 0;
   bool have_command_ = false;
+  std::int64_t held_run_ = 0;  // consecutive steps without a new command
   std::uint64_t command_step_ = 0;
   std::int64_t command_sent_ns_ = 0;
   std::int64_t command_received_ns_ = 0;
   std::int64_t last_valid_receive_ns_ = -1;
   PeerControl peer_control_ = PeerControl::kNone;
-  bool limit_breached_ = false;
   std::string peer_reason_;
   std::vector<InterfaceMotion> targets_;
   std::vector<Measurement> measured_;
@@ -95,10 +95,10 @@ class PhysicalNode {
 };
 
 // A site's node parts that come from its config: the part-2 models (modified Smith only, one per
-// channel) and the node setup (limits, hold, part-2 input).
+// channel) and the node setup (hold, part-2 input).
 std::vector<std::unique_ptr<ModifiedSmithPart2>> make_part2(const config::Site& site);
 PhysicalNode::Setup make_site_setup(const config::Experiment& experiment, const config::Site& site,
-                                    std::uint64_t session, std::uint32_t site_id, std::size_t max_rows);
+                                    std::uint32_t site_id, std::size_t max_rows);
 
 // J1-J3 of every channel from the node's record (target against measured).
 std::vector<TrackingMetrics> site_tracking(const PhysicalNode& node, double rate_hz);

@@ -8,6 +8,7 @@
 #include "experiment.pb.h"
 #include "rths/common/metrics.hpp"
 #include "rths/node_physical/actuator_controller.hpp"
+#include "rths/node_physical/interlock.hpp"
 #include "rths/node_physical/plant.hpp"
 
 namespace rths {
@@ -23,10 +24,17 @@ class PhysicalSubstructure {
     Measurement last;
   };
 
-  explicit PhysicalSubstructure(std::vector<Channel> channels) : channels_(std::move(channels)) {}
+  PhysicalSubstructure(std::vector<Channel> channels, Interlock interlock)
+      : channels_(std::move(channels)), interlock_(std::move(interlock)), admitted_(channels_.size()) {}
 
-  // One step of every channel: target in, measurement out (both sized channels()).
-  void step(std::span<const InterfaceMotion> targets, std::span<Measurement> measured, double dt_s);
+  // One step of every channel: wanted targets in, measurement out (both sized channels()), every
+  // value through the interlock first. False when the interlock tripped: then nothing new reached
+  // an actuator in this step (a breach of a target or a command) or what was measured is out of
+  // bounds; measured holds the last measurements, and the test must stop.
+  bool step(std::span<const InterfaceMotion> wanted, std::span<Measurement> measured, double dt_s);
+  // The targets the actuators were given in the last step: the wanted ones, rate-limited.
+  [[nodiscard]] std::span<const InterfaceMotion> admitted() const { return admitted_; }
+  [[nodiscard]] const Interlock& interlock() const { return interlock_; }
   [[nodiscard]] std::size_t channels() const { return channels_.size(); }
   // A JSON array, one object per channel: its tracking (J1-J3, one entry per channel) and what its
   // controller and plant report. Off the hot path.
@@ -36,11 +44,16 @@ class PhysicalSubstructure {
 
  private:
   std::vector<Channel> channels_;
+  Interlock interlock_;
+  std::vector<InterfaceMotion> admitted_;
 };
 
+// The interlock limits of a site's channels from the config (absent: 0, none).
+std::vector<ChannelLimits> channel_limits(const config::Site& site);
+
 // The site's channels from the config: each specimen behind its actuator model and controller.
-// ideal: every specimen behind an ideal actuator with pass-through control (the monolithic
-// reference's view, where the structure and the specimens are one model).
+// ideal: every specimen behind an ideal actuator with pass-through control and no interlock (the
+// monolithic reference's view, where the structure and the specimens are one model).
 std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site, double rate_hz,
                                                                  bool ideal = false);
 

@@ -1,0 +1,75 @@
+#pragma once
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rths/node_physical/plant.hpp"
+#include "rths/smith_predictor/prediction_model.hpp"
+
+namespace rths {
+
+// The limits of one actuator channel; 0 means none (only a channel without an actuator may have none).
+struct ChannelLimits {
+  double stroke_m = 0.0;
+  double velocity_m_per_s = 0.0;
+  double force_n = 0.0;
+};
+
+// What tripped an interlock, kept as plain values so that a trip inside the step allocates nothing;
+// describe() turns it into a sentence after the loop.
+struct InterlockTrip {
+  enum class What {
+    kNone,
+    kTargetNotFinite,
+    kTargetStroke,
+    kTargetVelocity,
+    kCommandNotFinite,
+    kCommandStroke,
+    kMeasurementNotFinite,
+    kMeasuredStroke,
+    kMeasuredForce,
+  };
+  What what = What::kNone;
+  std::size_t channel = 0;  // from 0
+  double value = 0.0;
+  double limit = 0.0;
+
+  [[nodiscard]] bool tripped() const { return what != What::kNone; }
+  // "channel 1: target 0.5 m beyond the stroke limit 0.05 m; the actuator holds its last target".
+  [[nodiscard]] std::string describe() const;
+};
+
+// The site's interlock, as a servo-controller's: checked in every step before anything reaches an
+// actuator. Every target (a new command, a held or an extrapolated one) must be finite, inside the
+// stroke and below the velocity limit; the target the actuator gets moves toward it at no more than
+// the velocity limit (so after a gap the actuator ramps to the newest command instead of jumping);
+// the controller's command must be finite and inside the stroke; every measurement must be finite,
+// inside the stroke and below the force limit. The first breach trips it for good: the actuator
+// keeps its last admitted target and the test stops. Allocation-free after construction.
+class Interlock {
+ public:
+  Interlock(std::vector<ChannelLimits> limits, double dt_s);
+
+  // Checks the wanted targets; on success writes what the actuators may be given into admitted
+  // (the wanted targets, rate-limited) and returns true. On a breach trips, leaves admitted at the
+  // last admitted targets and returns false.
+  bool admit(std::span<const InterfaceMotion> wanted, std::span<InterfaceMotion> admitted);
+  bool check_command(std::size_t channel, const InterfaceMotion& command);
+  bool check_measurement(std::size_t channel, const Measurement& measured);
+
+  [[nodiscard]] const InterlockTrip& trip() const { return trip_; }
+  [[nodiscard]] bool tripped() const { return trip_.tripped(); }
+  [[nodiscard]] const std::vector<ChannelLimits>& limits() const { return limits_; }
+
+ private:
+  bool fail(InterlockTrip::What what, std::size_t channel, double value, double limit);
+
+  std::vector<ChannelLimits> limits_;
+  std::vector<InterfaceMotion> last_;  // last admitted targets (at rest before the first)
+  double dt_s_;
+  InterlockTrip trip_;
+};
+
+}  // namespace rths
