@@ -179,6 +179,21 @@ TEST(PacketCodec, GarbageNeverOpens) {
   EXPECT_EQ(ends->site.newest_sequence(), 0U);
 }
 
+TEST(PacketCodec, TextThatIsNotUtf8TravelsAsBytesWithoutAWordFromProtobuf) {
+  // proto3 strings are checked for UTF-8 on parsing, and libprotobuf logs an ERROR line from inside
+  // the step loop when one is not; the wire's text fields are bytes instead.
+  auto ends = std::make_unique<Ends>();
+  const std::string reason = "interlock \xff\xfe tripped";
+  ends->numerical.start(1).mutable_abort()->set_reason(reason);
+  const auto frame = ends->numerical.seal();
+  ::testing::internal::CaptureStderr();
+  const DecodeStatus status = ends->site.open(frame, 0);
+  const std::string printed = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(status, DecodeStatus::kOk);
+  EXPECT_EQ(ends->site.received().abort().reason(), reason);
+  EXPECT_EQ(printed, "");
+}
+
 TEST(PacketCodec, SealAndOpenDoNotAllocateInSteadyState) {
   auto ends = std::make_unique<Ends>();
   for (int i = 0; i < 10; ++i) {

@@ -1,0 +1,114 @@
+// The site's interlock as configured and agreed: limits are positive or absent (and present with
+// an actuator), both ends must hold the same ones, and a tripped interlock stops a virtual-time run
+// with exit code 8 and the reason, whether the site is remote or local.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "rths/common/exit_codes.hpp"
+#include "rths/node_numerical/experiment.hpp"
+#include "rths/node_physical/site_terms.hpp"
+#include "test_support.hpp"
+
+namespace rths {
+namespace {
+
+std::string load_error(const std::string& example, const std::vector<std::string>& overrides) {
+  try {
+    (void)test::load_example(example, overrides);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "loaded";
+}
+
+TEST(InterlockConfig, ALimitIsPositiveOrAbsent) {
+  for (const char* value : {"-1", "0"}) {
+    const std::string e =
+        load_error("seed002/spring.textproto", {std::string("site[0].channel[0].stroke_limit_m=") + value});
+    EXPECT_NE(e.find("site[0].channel[0].stroke_limit_m: is " + std::string(value) + ", expected a positive limit (m)"),
+              std::string::npos)
+        << e;
+  }
+  EXPECT_NE(load_error("seed002/spring.textproto", {"site[0].channel[0].velocity_limit_m_per_s=-0.5"})
+                .find("velocity_limit_m_per_s: is -0.5"),
+            std::string::npos);
+  // Without an actuator a limit may be left out (none).
+  EXPECT_EQ(load_error("seed002/spring.textproto", {"site[0].channel[0].force_limit_n="}), "loaded");
+}
+
+TEST(InterlockConfig, AChannelWithAnActuatorNeedsAllThreeLimits) {
+  for (const char* field : {"stroke_limit_m", "velocity_limit_m_per_s", "force_limit_n"}) {
+    const std::string e =
+        load_error("actuator/spring_iisl.textproto", {std::string("site[0].channel[0].") + field + "="});
+    EXPECT_NE(e.find(std::string("site[0].channel[0].") + field + ": missing; a channel with an actuator needs"),
+              std::string::npos)
+        << e;
+  }
+}
+
+TEST(InterlockConfig, ExtrapolationTimeIsBounded) {
+  EXPECT_NE(
+      load_error("seed002/spring.textproto", {"realtime.max_extrapolation_s=0"}).find("realtime.max_extrapolation_s"),
+      std::string::npos);
+  EXPECT_NE(load_error("seed002/spring.textproto", {"realtime.max_extrapolation_s=5"}).find("<= 1 s"),
+            std::string::npos);
+}
+
+// What the site's terms say when the two ends were given different values of one field.
+std::string mismatch(const std::string& override_at_site) {
+  const LoadedConfig numerical = test::load_example("seed002/spring.textproto");
+  const LoadedConfig site = test::load_example("seed002/spring.textproto", {override_at_site});
+  return terms_mismatch(site_terms(numerical.experiment, numerical.experiment.site(0)),
+                        site_terms(site.experiment, site.experiment.site(0)));
+}
+
+TEST(InterlockTerms, BothEndsMustAgreeOnLimitsTimeoutAndHold) {
+  EXPECT_EQ(mismatch("duration_s=3"), "");  // not a term: each end may run its own length of record
+  EXPECT_EQ(mismatch("site[0].channel[0].stroke_limit_m=0.2"),
+            "channel 1 stroke_limit_m differs: 0.1 at the numerical node, 0.2 at the site (0: none)");
+  EXPECT_EQ(mismatch("site[0].channel[0].velocity_limit_m_per_s=1"),
+            "channel 1 velocity_limit_m_per_s differs: 0.5 at the numerical node, 1 at the site (0: none)");
+  EXPECT_EQ(mismatch("site[0].channel[0].force_limit_n="),
+            "channel 1 force_limit_n differs: 10000 at the numerical node, 0 at the site (0: none)");
+  EXPECT_EQ(mismatch("realtime.peer_timeout_s=0.5"),
+            "realtime.peer_timeout_s differs: 0.1 at the numerical node, 0.5 at the site");
+  EXPECT_NE(mismatch("realtime.hold=EXTRAPOLATE").find("realtime.hold differs: HOLD"), std::string::npos);
+}
+
+// The seed 002 spring frame's interface (floor 1) moves about 16 mm under El Centro x 0.2: a 5 mm
+// stroke trips on the way there.
+void expect_stopped_by_the_interlock(const std::vector<std::string>& overrides, const std::string& site) {
+  Experiment ex(test::load_example("seed002/spring.textproto", overrides));
+  const RunReport& r = ex.run();
+  EXPECT_EQ(r.exit_code, kExitLimit);
+  EXPECT_LT(r.steps, r.planned_steps);
+  EXPECT_GT(r.steps, 100);
+  EXPECT_EQ(ex.numerical().rows(), static_cast<std::size_t>(r.steps));
+  EXPECT_NE(r.stop_reason.find("site \"" + site + "\" interlock: channel 1: target"), std::string::npos)
+      << r.stop_reason;
+  EXPECT_NE(r.stop_reason.find("beyond the stroke limit 0.005 m"), std::string::npos) << r.stop_reason;
+  // What the specimen was given (its measured displacement, behind an ideal actuator) never left the
+  // stroke, although the numerical node's command did.
+  const auto measured = ex.numerical().column(ex.numerical().column_index("xm_" + site));
+  const auto command = ex.numerical().column(ex.numerical().column_index("u_" + site));
+  EXPECT_LE(*std::max_element(measured.begin(), measured.end(),
+                              [](double a, double b) { return std::abs(a) < std::abs(b); }),
+            0.005);
+  EXPECT_GT(std::abs(command.back()), 0.005);
+}
+
+TEST(InterlockRun, ARemoteSiteTripStopsAVirtualRunWithExitCode8) {
+  expect_stopped_by_the_interlock({"site[0].channel[0].stroke_limit_m=0.005"}, "spring");
+}
+
+TEST(InterlockRun, ALocalSiteTripStopsAVirtualRunWithExitCode8) {
+  expect_stopped_by_the_interlock(
+      {"site[0].placement=LOCAL", "site[0].link=", "site[0].channel[0].stroke_limit_m=0.005"}, "spring");
+}
+
+}  // namespace
+}  // namespace rths
