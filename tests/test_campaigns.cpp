@@ -1,0 +1,222 @@
+// Campaigns with the real executables on 127.0.0.1: an on-path attacker injecting 100,000 hostile
+// datagrams at each end of a running test, and links cut for 50 ms, 500 ms and 5 s. Each run must
+// end in its documented state with complete records. The counts go to docs/reliability.md.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <set>
+#include <thread>
+#include <tuple>
+
+#include "hostile_tap.hpp"
+#include "process.hpp"
+#include "rths/common/exit_codes.hpp"
+#include "test_support.hpp"
+
+namespace rths {
+namespace {
+
+using test::csv_column;
+using test::HostileTap;
+using test::json_number;
+using test::Process;
+
+const std::string kSpring = test::example("seed002/spring.textproto").string();
+
+class Campaign : public test::RunFolderTest {
+ protected:
+  struct Outcome {
+    int numerical = -1;
+    int site = -1;
+  };
+
+  // The spring case (exact prediction model) for duration_s, numerical node -> tap -> site.
+  Outcome run(const HostileTap::Options& options, double duration_s, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> sets{"--set", test::site_key_override(dir_, "spring"), "--set",
+                                  "duration_s=" + std::to_string(duration_s)};
+    for (const auto& e : extra) sets.insert(sets.end(), {"--set", e});
+    std::vector<std::string> site_args{"serve",    kSpring,       "--site", "spring",
+                                       "--listen", "127.0.0.1:0", "--out",  (dir_ / "site").string(),
+                                       "--quiet",  "--wait",      "30"};
+    site_args.insert(site_args.end(), sets.begin(), sets.end());
+    Process site("rths-physical", site_args, dir_ / "site");
+    const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
+    EXPECT_FALSE(where.empty()) << site.err();
+    if (where.empty()) return {};
+    tap_ = std::make_unique<HostileTap>(
+        "127.0.0.1", static_cast<std::uint16_t>(std::stoi(where.substr(where.rfind(':') + 1))), options);
+    std::vector<std::string> numerical_args{"run",
+                                            kSpring,
+                                            "--realtime",
+                                            "--set",
+                                            "site[0].address=" + tap_->address(),
+                                            "--out",
+                                            (dir_ / "run").string(),
+                                            "--quiet"};
+    numerical_args.insert(numerical_args.end(), sets.begin(), sets.end());
+    Process numerical("rths-numerical", numerical_args, dir_ / "numerical");
+    Outcome o;
+    o.numerical = numerical.wait(std::chrono::seconds(static_cast<int>(duration_s) + 60));
+    o.site = site.wait(std::chrono::seconds(30));
+    tap_->stop();
+    numerical_err_ = numerical.err();
+    site_err_ = site.err();
+    return o;
+  }
+
+  // Every row from step 0 to the stop, one period apart: nothing lost, nothing doubled.
+  static void expect_contiguous(const std::filesystem::path& csv, std::size_t at_least) {
+    const auto t = csv_column(csv, "t_s");
+    ASSERT_GE(t.size(), at_least) << csv;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+      ASSERT_NEAR(t[i], static_cast<double>(i) / 1024.0, 1e-9) << csv << " row " << i;
+    }
+  }
+
+  std::unique_ptr<HostileTap> tap_;
+  std::string numerical_err_;
+  std::string site_err_;
+};
+
+// Loop timing and held steps of a run, from both summaries, for the record.
+struct Timing {
+  double numerical_p99_us, numerical_late, numerical_held, site_p99_us, site_late, site_held;
+};
+
+Timing timing_of(const std::filesystem::path& dir) {
+  const std::string summary = test::slurp(dir / "run/summary.json");
+  const std::string site = test::slurp(dir / "site/site_spring.json");
+  return {json_number(summary, "loop", "lateness_p99_us"),
+          json_number(summary, "loop", "late_ticks"),
+          json_number(summary, "numerical_side", "held_steps"),
+          json_number(site, "loop", "lateness_p99_us"),
+          json_number(site, "loop", "late_ticks"),
+          json_number(site, "site", "held_steps")};
+}
+
+TEST_F(Campaign, HundredThousandHostileDatagramsAtEachEndAreAllRejectedAndChangeNothing) {
+  constexpr std::uint64_t kHostile = 100000;
+  constexpr double kSeconds = 12.0;
+  const auto rows = static_cast<std::size_t>(kSeconds * 1024) + 1;
+  // A velocity limit that never ramps, so that every applied target must be a command as sent.
+  const std::vector<std::string> limits{"site[0].channel[0].velocity_limit_m_per_s=5"};
+
+  // The same test without an attacker first, for the timing it keeps.
+  ASSERT_EQ(run({}, kSeconds, limits).numerical, kExitCompleted) << numerical_err_;
+  const Timing clean = timing_of(dir_);
+
+  HostileTap::Options options;
+  options.hostile_per_direction = kHostile;
+  options.inject_over_s = kSeconds - 2.0;  // about 10,000 a second at each end
+  const Outcome o = run(options, kSeconds, limits);
+  ASSERT_EQ(o.numerical, kExitCompleted) << numerical_err_;
+  ASSERT_EQ(o.site, kExitCompleted) << site_err_;
+  ASSERT_EQ(tap_->injected_total(0), kHostile);
+  ASSERT_EQ(tap_->injected_total(1), kHostile);
+
+  // The exact model keeps the hybrid run on the monolithic reference to the last bit: a single
+  // accepted forged feedback would move it.
+  const auto x2 = csv_column(dir_ / "run/numerical.csv", "x2_m");
+  const auto ref = csv_column(dir_ / "run/reference.csv", "x2_m");
+  ASSERT_EQ(x2.size(), rows);
+  ASSERT_EQ(ref.size(), rows);
+  EXPECT_EQ(test::max_diff(x2, ref), 0.0);
+  // Every target the site applied is a command the numerical node sent: a single accepted forged
+  // command would not be.
+  const auto sent = csv_column(dir_ / "run/numerical.csv", "u_spring_m");
+  const std::set<double> commands(sent.begin(), sent.end());
+  const auto applied = csv_column(dir_ / "site/site_spring.csv", "target_m");
+  ASSERT_EQ(applied.size(), rows);
+  std::size_t foreign_targets = 0;
+  for (const double a : applied) foreign_targets += (a == 0.0 || commands.contains(a)) ? 0U : 1U;
+  EXPECT_EQ(foreign_targets, 0U);
+
+  // Counted at both ends: every hostile datagram rejected, every genuine one taken (a few late
+  // copies of the start and stop aside).
+  const std::string site = test::slurp(dir_ / "site/site_spring.json");
+  const std::string summary = test::slurp(dir_ / "run/summary.json");
+  const double site_accepted =
+      json_number(site, "packets", "accepted") + json_number(site, "handshake_packets", "accepted");
+  const double site_rejected = json_number(site, "packets", "received") - json_number(site, "packets", "accepted");
+  const double numerical_rejected =
+      json_number(summary, "numerical_side", "received") - json_number(summary, "numerical_side", "accepted");
+  EXPECT_GE(site_rejected, static_cast<double>(kHostile));
+  EXPECT_LE(site_rejected, static_cast<double>(kHostile) + 10.0);
+  EXPECT_GE(numerical_rejected, static_cast<double>(kHostile));
+  EXPECT_LE(numerical_rejected, static_cast<double>(kHostile) + 10.0);
+  EXPECT_GE(site_accepted, static_cast<double>(tap_->genuine[0]) - 10.0);
+  for (std::size_t k = 0; k < test::kHostileNames.size(); ++k) {
+    std::printf("[ measured ] injected %s: %llu toward the site, %llu toward the numerical node\n",
+                test::kHostileNames[k], static_cast<unsigned long long>(tap_->injected[0][k]),
+                static_cast<unsigned long long>(tap_->injected[1][k]));
+  }
+  for (const auto& [end, json, section] :
+       {std::tuple{"site", &site, "packets"}, std::tuple{"numerical node", &summary, "numerical_side"}}) {
+    std::printf(
+        "[ measured ] %s: accepted %.0f; rejected undecodable %.0f, unauthenticated %.0f, wrong session %.0f, "
+        "wrong site %.0f, wrong version %.0f, stale %.0f, duplicate %.0f, too far ahead %.0f\n",
+        end, json_number(*json, section, "accepted"), json_number(*json, section, "undecodable"),
+        json_number(*json, section, "unauthenticated"), json_number(*json, section, "wrong_session"),
+        json_number(*json, section, "wrong_site"), json_number(*json, section, "wrong_version"),
+        json_number(*json, section, "stale"), json_number(*json, section, "duplicate"),
+        json_number(*json, section, "too_far_ahead"));
+  }
+  const Timing attacked = timing_of(dir_);
+  std::printf(
+      "[ measured ] timing clean / attacked: numerical lateness p99 %.1f / %.1f us, late ticks %.0f / %.0f, "
+      "held steps %.0f / %.0f; site lateness p99 %.1f / %.1f us, late ticks %.0f / %.0f, held steps %.0f / "
+      "%.0f\n",
+      clean.numerical_p99_us, attacked.numerical_p99_us, clean.numerical_late, attacked.numerical_late,
+      clean.numerical_held, attacked.numerical_held, clean.site_p99_us, attacked.site_p99_us, clean.site_late,
+      attacked.site_late, clean.site_held, attacked.site_held);
+}
+
+struct OutageCase {
+  const char* name;
+  double outage_s;
+  int expected_exit;  // both ends
+};
+
+class LinkOutage : public Campaign, public ::testing::WithParamInterface<OutageCase> {};
+
+TEST_P(LinkOutage, EndsInItsDocumentedStateWithCompleteRecords) {
+  const OutageCase c = GetParam();
+  HostileTap::Options options;
+  options.outage_after_s = 2.0;
+  options.outage_s = c.outage_s;
+  const double duration = 5.0 + c.outage_s;
+  const Outcome o = run(options, duration);
+  EXPECT_EQ(o.numerical, c.expected_exit) << numerical_err_;
+  EXPECT_EQ(o.site, c.expected_exit) << site_err_;
+  const auto rows = static_cast<std::size_t>(duration * 1024) + 1;
+  if (c.expected_exit == kExitCompleted) {
+    expect_contiguous(dir_ / "run/numerical.csv", rows);
+    expect_contiguous(dir_ / "site/site_spring.csv", rows);
+  } else {
+    // Stopped one peer timeout (0.1 s) into the outage, every step up to it recorded on both ends.
+    expect_contiguous(dir_ / "run/numerical.csv", 2 * 1024);
+    expect_contiguous(dir_ / "site/site_spring.csv", 2 * 1024);
+    EXPECT_LT(csv_column(dir_ / "run/numerical.csv", "t_s").size(), static_cast<std::size_t>(2.5 * 1024));
+    EXPECT_NE(numerical_err_.find("lost"), std::string::npos) << numerical_err_;
+  }
+  EXPECT_NE(test::slurp(dir_ / "run/summary.json").find("\"exit_code\": " + std::to_string(c.expected_exit)),
+            std::string::npos);
+  EXPECT_NE(test::slurp(dir_ / "site/site_spring.json").find("\"exit_code\": " + std::to_string(c.expected_exit)),
+            std::string::npos);
+  std::printf("[ measured ] link cut for %.3f s: exit codes numerical %d, site %d; datagrams dropped %llu / %llu\n",
+              c.outage_s, o.numerical, o.site, static_cast<unsigned long long>(tap_->dropped_in_outage[0]),
+              static_cast<unsigned long long>(tap_->dropped_in_outage[1]));
+}
+
+// Shorter than the peer timeout (0.1 s): both ends hold their last values and carry on. Longer:
+// both ends call the other lost and stop safely (exit 4).
+INSTANTIATE_TEST_SUITE_P(Outages, LinkOutage,
+                         ::testing::Values(OutageCase{"50ms", 0.05, kExitCompleted},
+                                           OutageCase{"500ms", 0.5, kExitPeerLost},
+                                           OutageCase{"5s", 5.0, kExitPeerLost}),
+                         [](const ::testing::TestParamInfo<OutageCase>& p) { return p.param.name; });
+
+}  // namespace
+}  // namespace rths
