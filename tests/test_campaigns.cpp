@@ -3,7 +3,9 @@
 // end in its documented state with complete records. The counts go to docs/reliability.md.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -217,6 +219,142 @@ INSTANTIATE_TEST_SUITE_P(Outages, LinkOutage,
                                            OutageCase{"500ms", 0.5, kExitPeerLost},
                                            OutageCase{"5s", 5.0, kExitPeerLost}),
                          [](const ::testing::TestParamInfo<OutageCase>& p) { return p.param.name; });
+
+// ---------------------------------------------------------------------------------------------
+// Signals to each process of a test through the relay: what each end does and what it leaves.
+
+enum class Victim { kNumerical, kSite, kRelay };
+enum class Action { kKill, kStop200ms, kStop3s, kInterrupt };
+
+struct SignalCase {
+  const char* name;
+  Victim victim;
+  Action action;
+  int numerical_exit;  // documented outcome (-1: killed, no exit code)
+  int site_exit;
+};
+
+class SignalCampaign : public test::RunFolderTest, public ::testing::WithParamInterface<SignalCase> {};
+
+// 128 + N for a process ended by signal N (Process::wait).
+constexpr int kKilled = 128 + SIGKILL;
+
+TEST_P(SignalCampaign, EndsInItsDocumentedStateWithCompleteRecords) {
+  const SignalCase c = GetParam();
+  const std::vector<std::string> sets{"--set", test::site_key_override(dir_, "spring"), "--set", "duration_s=30"};
+  std::vector<std::string> site_args{"serve",    kSpring,       "--site", "spring",
+                                     "--listen", "127.0.0.1:0", "--out",  (dir_ / "site").string(),
+                                     "--quiet",  "--wait",      "30"};
+  site_args.insert(site_args.end(), sets.begin(), sets.end());
+  Process site("rths-physical", site_args, dir_ / "site");
+  const std::string site_at = site.wait_for_line("listening on ", std::chrono::seconds(10));
+  ASSERT_FALSE(site_at.empty()) << site.err();
+  std::vector<std::string> relay_args{
+      kSpring,       "--site", "spring", "--listen", "127.0.0.1:0", "--to", site_at, "--out", (dir_ / "relay").string(),
+      "--idle-exit", "0"};
+  relay_args.insert(relay_args.end(), sets.begin(), sets.end());
+  Process relay("rths-relay", relay_args, dir_ / "relay");
+  const std::string relay_at = relay.wait_for_line("relaying on ", std::chrono::seconds(10));
+  ASSERT_FALSE(relay_at.empty()) << relay.err();
+  std::vector<std::string> numerical_args{
+      "run",    kSpring, "--realtime", "--set", "site[0].address=" + relay_at, "--out", (dir_ / "run").string(),
+      "--quiet"};
+  numerical_args.insert(numerical_args.end(), sets.begin(), sets.end());
+  Process numerical("rths-numerical", numerical_args, dir_ / "numerical");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+
+  Process& victim = c.victim == Victim::kNumerical ? numerical : c.victim == Victim::kSite ? site : relay;
+  switch (c.action) {
+    case Action::kKill:
+      victim.signal(SIGKILL);
+      break;
+    case Action::kInterrupt:
+      victim.signal(SIGINT);
+      break;
+    case Action::kStop200ms:
+    case Action::kStop3s:
+      victim.signal(SIGSTOP);
+      std::this_thread::sleep_for(std::chrono::milliseconds(c.action == Action::kStop3s ? 3000 : 200));
+      victim.signal(SIGCONT);
+      break;
+  }
+  const int numerical_exit = numerical.wait(std::chrono::seconds(40));
+  const int site_exit = site.wait(std::chrono::seconds(40));
+  relay.signal(SIGINT);
+  const int relay_exit = relay.wait(std::chrono::seconds(20));
+  EXPECT_EQ(numerical_exit, c.numerical_exit) << numerical.err();
+  EXPECT_EQ(site_exit, c.site_exit) << site.err();
+  EXPECT_EQ(relay_exit, c.victim == Victim::kRelay && c.action == Action::kKill ? kKilled : kExitCompleted)
+      << relay.err();
+  std::printf("[ measured ] %s: exit codes numerical %d, site %d, relay %d\n", c.name, numerical_exit, site_exit,
+              relay_exit);
+
+  // Every process that ended by itself wrote every step up to its stop, and its summary.
+  for (const auto& [exit, csv, json] :
+       {std::tuple{numerical_exit, dir_ / "run/numerical.csv", dir_ / "run/summary.json"},
+        std::tuple{site_exit, dir_ / "site/site_spring.csv", dir_ / "site/site_spring.json"}}) {
+    if (exit == kKilled) continue;
+    const auto t = csv_column(csv, "t_s");
+    ASSERT_GT(t.size(), 2U * 1024U) << csv;
+    ASSERT_LT(t.size(), 30U * 1024U) << csv;
+    for (std::size_t i = 0; i < t.size(); ++i) ASSERT_NEAR(t[i], static_cast<double>(i) / 1024.0, 1e-9) << csv << i;
+    EXPECT_NE(test::slurp(json).find("\"exit_code\": " + std::to_string(exit)), std::string::npos) << json;
+  }
+}
+
+// The documented outcomes (docs/reliability.md): a killed, stopped or silent peer is lost after
+// realtime.peer_timeout_s (exit 4) and told to abort; a peer that resumes finds the abort (exit 5);
+// SIGINT stops its node safely (exit 6) and the other end is told to abort (exit 5).
+INSTANTIATE_TEST_SUITE_P(
+    Signals, SignalCampaign,
+    ::testing::Values(
+        SignalCase{"KillNumerical", Victim::kNumerical, Action::kKill, kKilled, kExitPeerLost},
+        SignalCase{"KillSite", Victim::kSite, Action::kKill, kExitPeerLost, kKilled},
+        SignalCase{"KillRelay", Victim::kRelay, Action::kKill, kExitPeerLost, kExitPeerLost},
+        SignalCase{"StopNumerical200ms", Victim::kNumerical, Action::kStop200ms, kExitPeerAborted, kExitPeerLost},
+        SignalCase{"StopNumerical3s", Victim::kNumerical, Action::kStop3s, kExitPeerAborted, kExitPeerLost},
+        SignalCase{"StopSite200ms", Victim::kSite, Action::kStop200ms, kExitPeerLost, kExitPeerAborted},
+        SignalCase{"StopSite3s", Victim::kSite, Action::kStop3s, kExitPeerLost, kExitPeerAborted},
+        SignalCase{"StopRelay200ms", Victim::kRelay, Action::kStop200ms, kExitPeerLost, kExitPeerLost},
+        SignalCase{"StopRelay3s", Victim::kRelay, Action::kStop3s, kExitPeerLost, kExitPeerLost},
+        SignalCase{"InterruptNumerical", Victim::kNumerical, Action::kInterrupt, kExitInterrupted, kExitPeerAborted},
+        SignalCase{"InterruptSite", Victim::kSite, Action::kInterrupt, kExitPeerAborted, kExitInterrupted},
+        SignalCase{"InterruptRelay", Victim::kRelay, Action::kInterrupt, kExitPeerLost, kExitPeerLost}),
+    [](const ::testing::TestParamInfo<SignalCase>& p) { return p.param.name; });
+
+// With a peer timeout longer than the stall, a site stopped for 0.5 s is not lost: it resumes, runs
+// its overdue steps back to back and finds the numerical node's command half a second ahead. It
+// must ramp there at the velocity limit, not jump (it used to jump 3.5 mm in one step).
+TEST_F(Campaign, ASiteResumedAfterAStallRampsToTheNewestCommand) {
+  const std::vector<std::string> sets{
+      "--set", test::site_key_override(dir_, "spring"), "--set", "duration_s=8", "--set", "realtime.peer_timeout_s=5"};
+  std::vector<std::string> site_args{"serve",    kSpring,       "--site", "spring",
+                                     "--listen", "127.0.0.1:0", "--out",  (dir_ / "site").string(),
+                                     "--quiet",  "--wait",      "30"};
+  site_args.insert(site_args.end(), sets.begin(), sets.end());
+  Process site("rths-physical", site_args, dir_ / "site");
+  const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
+  ASSERT_FALSE(where.empty()) << site.err();
+  std::vector<std::string> numerical_args{
+      "run", kSpring, "--realtime", "--set", "site[0].address=" + where, "--out", (dir_ / "run").string(), "--quiet"};
+  numerical_args.insert(numerical_args.end(), sets.begin(), sets.end());
+  Process numerical("rths-numerical", numerical_args, dir_ / "numerical");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2300));  // the frame is moving at 2 s
+  site.signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  site.signal(SIGCONT);
+  ASSERT_EQ(numerical.wait(std::chrono::seconds(40)), kExitCompleted) << numerical.err();
+  ASSERT_EQ(site.wait(std::chrono::seconds(40)), kExitCompleted) << site.err();
+  const auto target = csv_column(dir_ / "site/site_spring.csv", "target_m");
+  ASSERT_EQ(target.size(), 8U * 1024U + 1U);
+  double largest_step = 0.0;
+  for (std::size_t i = 1; i < target.size(); ++i)
+    largest_step = std::max(largest_step, std::abs(target[i] - target[i - 1]));
+  const double limit = 0.5 / 1024.0;  // the example's 0.5 m/s
+  EXPECT_LE(largest_step, limit * (1 + 1e-9));
+  std::printf("[ measured ] site resumed after 0.5 s: largest target change in one step %.4f mm (limit %.4f mm)\n",
+              largest_step * 1e3, limit * 1e3);
+}
 
 }  // namespace
 }  // namespace rths
