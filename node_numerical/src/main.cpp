@@ -180,6 +180,7 @@ int main(int argc, char** argv) {
     rths::Experiment experiment(loaded, realtime ? rths::RunMode::kRealTime : rths::RunMode::kVirtualTime);
     spdlog::info("{}: {} steps at {} Hz, {} site(s), {}", experiment.report().name, experiment.steps(),
                  loaded.experiment.rate_hz(), loaded.experiment.site_size(), realtime ? "real time" : "virtual time");
+    experiment.stream_outputs(out);  // before the run: the records reach the disk while it goes on
     const rths::RunReport& report = realtime ? experiment.run_realtime(stop, !cl.quiet) : experiment.run();
     experiment.write_outputs(out);
     code = report.exit_code;

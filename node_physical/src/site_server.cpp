@@ -13,6 +13,7 @@
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/peer_watchdog.hpp"
 #include "rths/common/realtime_loop.hpp"
+#include "rths/common/record_writer.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/physical_node.hpp"
 #include "rths/node_physical/site_terms.hpp"
@@ -211,6 +212,8 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   PhysicalNode node(
       make_site_setup(cfg, *site, hs.session.id, hs.session.site_id, static_cast<std::size_t>(hs.session.steps)), link,
       clock, make_physical_substructure(*site, cfg.rate_hz()), make_part2(*site));
+  // Started before acquire_realtime, so its thread has the process's normal scheduling and CPUs.
+  RecordWriter csv(node.recorder(), options.out_dir / ("site_" + site->name() + ".csv"));
 
   RealtimeOptions rt;
   rt.rate_hz = cfg.rate_hz();
@@ -256,7 +259,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   (code == kExitCompleted ? spdlog::info("{} after {} steps", reason, result.steps_run)
                           : spdlog::error("{} after {} steps", reason, result.steps_run));
   node.substructure().log_warnings(site->name());
-  node.recorder().write_csv(options.out_dir / ("site_" + site->name() + ".csv"));
+  csv.finish();
   write_site_summary(options.out_dir / ("site_" + site->name() + ".json"), node, loop.stats(), code, reason,
                      hs.session.steps, cfg.rate_hz());
   return code;
