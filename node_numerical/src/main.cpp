@@ -55,7 +55,8 @@ Options:
   --version         Program version.
 
 The run folder holds config.textproto (the config as run), numerical.csv, site_<name>.csv per remote
-site, reference.csv, summary.json and run.log (loopback adds each site's .json and .log).
+site, reference.csv, summary.json and run.log (loopback adds each site's .json and .log). The log and
+the CSVs are written while the run goes on: a node that crashes loses at most its last second.
 
 Exit codes: 0 completed; 1 failure; 2 bad command line or config (nothing run); 3 a site refused the
 handshake (the differing field is named); 4 a site lost (no packet within realtime.peer_timeout_s);
