@@ -28,8 +28,9 @@ namespace rths {
 // - The file is the same text as Recorder::write_csv: header `name_unit,...`, then one line per row
 //   at full round-trip precision. A kill can cut the file inside its last line; every line that
 //   ends with a newline is a complete row, and the rows are contiguous from the first.
-// - The thread is created with normal scheduling (it demotes itself, in case its creator already
-//   runs SCHED_FIFO): it must never compete with a step thread for its deadline.
+// - The thread runs with normal scheduling (it demotes itself, in case its creator already runs
+//   SCHED_FIFO): it must never compete with a step thread for its deadline. It inherits its
+//   creator's CPU set, so create it before the step thread pins itself (acquire_realtime).
 // - finish() (or the destructor, on every other way out of a run: safe stop, exception) writes every
 //   row recorded until then, syncs, closes and joins. Nothing is lost on an orderly end.
 class RecordWriter {
