@@ -8,15 +8,21 @@
 
 namespace {
 // The replaced operator new must count into global state: there is no object to own it.
-std::atomic<std::uint64_t> g_allocations{0};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+std::atomic<std::uint64_t> g_allocations{0};   // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
+thread_local std::uint64_t t_allocations = 0;  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
 }  // namespace
 
 std::uint64_t rths::test::allocations() {
   return g_allocations.load(std::memory_order_relaxed);
 }
 
+std::uint64_t rths::test::allocations_on_this_thread() {
+  return t_allocations;
+}
+
 void* operator new(std::size_t size) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
+  ++t_allocations;
   if (void* p = std::malloc(size == 0 ? 1 : size)) {  // NOLINT(cppcoreguidelines-no-malloc): this is operator new
     return p;
   }

@@ -2,9 +2,16 @@
 // Centro record, with every command and feedback packet encoded, delayed and decoded.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <filesystem>
+#include <string>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "rths/common/config.hpp"
+#include "rths/common/record_writer.hpp"
 #include "rths/node_numerical/experiment.hpp"
 
 namespace {
@@ -50,6 +57,62 @@ void BM_Seed002Setup(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Seed002Setup)->Unit(benchmark::kMillisecond);
+
+// The record writer's throughput (docs/performance.md, "Records on disk"): one whole record of a
+// run streamed to a CSV by RecordWriter, with its default flush and sync periods (the last
+// fdatasync included). rows_per_s against the 1024 rows/s a real-time run produces says whether CSV
+// keeps up; MB_per_min is what a minute of the run costs on disk.
+void stream_csv(benchmark::State& state, const rths::Recorder& rec) {
+  spdlog::set_level(spdlog::level::warn);  // not the writer's info line per iteration
+  const auto file = std::filesystem::temp_directory_path() / fmt::format("rths_bench_{}.csv", getpid());
+  double rows = 0.0;
+  double bytes = 0.0;
+  for (auto _ : state) {
+    rths::RecordWriter writer(rec, file);
+    writer.finish();
+    rows += static_cast<double>(writer.stats().rows);
+    bytes += static_cast<double>(writer.stats().bytes);
+  }
+  std::filesystem::remove(file);
+  state.counters["columns"] = static_cast<double>(rec.columns());
+  state.counters["rows_per_s"] = benchmark::Counter(rows, benchmark::Counter::kIsRate);
+  state.counters["MB_per_min"] = bytes / rows * 1024.0 * 60.0 / 1e6;
+}
+
+// numerical.csv of the seed 002 damper case: 11 columns, 55,030 rows.
+void BM_Seed002DamperNumericalCsv(benchmark::State& state) {
+  rths::Experiment ex(damper_config("3"));
+  ex.run_hybrid_only();
+  stream_csv(state, ex.numerical());
+}
+BENCHMARK(BM_Seed002DamperNumericalCsv)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
+
+// numerical.csv of one numerical node with 32 remote sites (a spring of k_s / 32 each, as in
+// deploy/bench-realtime.sh): 134 columns, 20 s of a synthetic record.
+void BM_ThirtyTwoSitesNumericalCsv(benchmark::State& state) {
+  std::string text = R"(name: "scale-32"
+structure {
+  dofs: 2
+  mass_kg: [2701, 0, 0, 2701]
+  stiffness_n_per_m: [558343, -279171, -279171, 279171]
+  damping_ns_per_m { value: [3684, -1228, -1228, 2456] }
+}
+ground_motion { synthetic { seed: 5 duration_s: 20 pga_m_per_s2: 0.7 } }
+)";
+  for (int i = 1; i <= 32; ++i) {
+    text += fmt::format(
+        "site {{ name: \"s{}\" influence: [-1, 0] channel {{ specimen {{ spring {{ stiffness_n_per_m: {} }} }} }} }}\n",
+        i, 55834.4 / 32.0);
+  }
+  rths::LoadedConfig loaded;
+  loaded.experiment = rths::parse_experiment(text, "scale-32");
+  loaded.source = "scale-32";
+  loaded.base_dir = std::filesystem::current_path();
+  rths::Experiment ex(loaded);
+  ex.run_hybrid_only();
+  stream_csv(state, ex.numerical());
+}
+BENCHMARK(BM_ThirtyTwoSitesNumericalCsv)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(2.0);
 
 }  // namespace
 

@@ -289,16 +289,18 @@ TEST_P(SignalCampaign, EndsInItsDocumentedStateWithCompleteRecords) {
   std::printf("[ measured ] %s: exit codes numerical %d, site %d, relay %d\n", c.name, numerical_exit, site_exit,
               relay_exit);
 
-  // Every process that ended by itself wrote every step up to its stop, and its summary.
+  // Every process that ended by itself wrote every step up to its stop, and its summary; a killed
+  // one lost at most its last second (it ran about 2.2 s: more than 1.2 s of rows are there).
   for (const auto& [exit, csv, json] :
        {std::tuple{numerical_exit, dir_ / "run/numerical.csv", dir_ / "run/summary.json"},
         std::tuple{site_exit, dir_ / "site/site_spring.csv", dir_ / "site/site_spring.json"}}) {
-    if (exit == kKilled) continue;
     const auto t = csv_column(csv, "t_s");
-    ASSERT_GT(t.size(), 2U * 1024U) << csv;
+    ASSERT_GT(t.size(), exit == kKilled ? 1200U : 2U * 1024U) << csv;
     ASSERT_LT(t.size(), 30U * 1024U) << csv;
     for (std::size_t i = 0; i < t.size(); ++i) ASSERT_NEAR(t[i], static_cast<double>(i) / 1024.0, 1e-9) << csv << i;
-    EXPECT_NE(test::slurp(json).find("\"exit_code\": " + std::to_string(exit)), std::string::npos) << json;
+    if (exit != kKilled) {
+      EXPECT_NE(test::slurp(json).find("\"exit_code\": " + std::to_string(exit)), std::string::npos) << json;
+    }
   }
 }
 

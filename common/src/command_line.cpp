@@ -2,6 +2,7 @@
 
 #include "rths/common/config.hpp"
 
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -105,8 +106,12 @@ std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const 
   }
   auto log = std::make_shared<spdlog::logger>(program, sinks.begin(), sinks.end());
   log->set_level(spdlog::level::info);
+  // A warning or error reaches the file at once; everything else within a second, from spdlog's own
+  // flusher thread (never a step thread: nothing logs inside a step), so a node killed with kill -9
+  // leaves its log up to the last second.
   log->flush_on(spdlog::level::warn);
   spdlog::set_default_logger(log);
+  spdlog::flush_every(std::chrono::seconds(1));
   return log;
 }
 

@@ -1,11 +1,14 @@
 #include "rths/common/recorder.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <memory>
+#include <cerrno>
+#include <cstring>
 #include <stdexcept>
 
-#include <fmt/format.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "csv_rows.hpp"
 
 namespace rths {
 
@@ -13,12 +16,15 @@ Recorder::Recorder(std::vector<Column> columns, std::size_t max_rows)
     : columns_(std::move(columns)), data_(columns_.size() * max_rows), max_rows_(max_rows) {}
 
 void Recorder::record(std::span<const double> row) {
-  if (rows_ >= max_rows_ || row.size() != columns_.size()) {
-    ++dropped_;
+  // Only the recording thread writes rows_, so its own relaxed load is exact.
+  const std::size_t r = rows_.load(std::memory_order_relaxed);
+  if (r >= max_rows_ || row.size() != columns_.size()) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
-  std::copy(row.begin(), row.end(), data_.begin() + static_cast<std::ptrdiff_t>(rows_ * columns_.size()));
-  ++rows_;
+  std::copy(row.begin(), row.end(), data_.begin() + static_cast<std::ptrdiff_t>(r * columns_.size()));
+  // Release: a reader that sees the count r + 1 sees every value of row r.
+  rows_.store(r + 1, std::memory_order_release);
 }
 
 std::size_t Recorder::column_index(const std::string& name) const {
@@ -31,37 +37,33 @@ std::size_t Recorder::column_index(const std::string& name) const {
 }
 
 std::vector<double> Recorder::column(std::size_t index) const {
-  std::vector<double> out(rows_);
-  for (std::size_t r = 0; r < rows_; ++r) {
+  const std::size_t n = rows();
+  std::vector<double> out(n);
+  for (std::size_t r = 0; r < n; ++r) {
     out[r] = at(r, index);
   }
   return out;
 }
 
 void Recorder::write_csv(const std::filesystem::path& path) const {
-  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "w"), &std::fclose);
-  if (!file) {
-    throw std::runtime_error("cannot write " + path.string());
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    throw std::runtime_error("cannot write " + path.string() + ": " + std::strerror(errno));
   }
   fmt::memory_buffer buf;
-  for (std::size_t c = 0; c < columns_.size(); ++c) {
-    fmt::format_to(std::back_inserter(buf), "{}{}_{}", c == 0 ? "" : ",", columns_[c].name, columns_[c].unit);
+  csv::append_header(buf, columns_);
+  bool ok = true;
+  constexpr std::size_t kRowsPerWrite = 4096;
+  const std::size_t n = rows();
+  for (std::size_t first = 0; ok && first < n; first += kRowsPerWrite) {
+    csv::append_rows(buf, *this, first, std::min(n, first + kRowsPerWrite));
+    ok = csv::write_all(fd, buf.data(), buf.size());
+    buf.clear();
   }
-  buf.push_back('\n');
-  for (std::size_t r = 0; r < rows_; ++r) {
-    for (std::size_t c = 0; c < columns_.size(); ++c) {
-      // Shortest representation that round-trips: the CSV holds exactly what was computed.
-      fmt::format_to(std::back_inserter(buf), "{}{}", c == 0 ? "" : ",", at(r, c));
-    }
-    buf.push_back('\n');
-    if (buf.size() > (1U << 20U)) {
-      std::fwrite(buf.data(), 1, buf.size(), file.get());
-      buf.clear();
-    }
-  }
-  std::fwrite(buf.data(), 1, buf.size(), file.get());
-  if (std::ferror(file.get()) != 0) {
-    throw std::runtime_error("error writing " + path.string());
+  ok = ok && csv::write_all(fd, buf.data(), buf.size());
+  const int error = errno;
+  if (::close(fd) != 0 || !ok) {
+    throw std::runtime_error("error writing " + path.string() + ": " + std::strerror(ok ? errno : error));
   }
 }
 

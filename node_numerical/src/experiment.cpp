@@ -11,6 +11,7 @@
 #include "rths/common/digest.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/json_writer.hpp"
+#include "rths/common/record_writer.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 
@@ -410,23 +411,38 @@ std::string summary_json(const RunReport& report) {
   return json.str() + "\n";
 }
 
-void Experiment::write_outputs(const std::filesystem::path& dir) const {
-  auto write_text = [&](const std::string& file, const std::string& text) {
-    std::ofstream out(dir / file);
-    out << text;
-    if (!out) {
-      throw std::runtime_error("cannot write " + (dir / file).string());
-    }
-  };
-  write_text("config.textproto", to_text(config_));
-  hybrid_->recorder().write_csv(dir / "numerical.csv");
-  for (const auto& node : physical_) {
-    node->recorder().write_csv(dir / ("site_" + node->name() + ".csv"));
+namespace {
+
+void write_text(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream out(file);
+  out << text;
+  if (!out) {
+    throw std::runtime_error("cannot write " + file.string());
   }
+}
+
+}  // namespace
+
+void Experiment::stream_outputs(const std::filesystem::path& dir) {
+  write_text(dir / "config.textproto", to_text(config_));
+  streams_.push_back(std::make_unique<RecordWriter>(hybrid_->recorder(), dir / "numerical.csv"));
+  for (const auto& node : physical_) {
+    streams_.push_back(std::make_unique<RecordWriter>(node->recorder(), dir / ("site_" + node->name() + ".csv")));
+  }
+}
+
+void Experiment::write_outputs(const std::filesystem::path& dir) {
+  if (streams_.empty()) {
+    stream_outputs(dir);
+  }
+  for (const auto& stream : streams_) {
+    stream->finish();
+  }
+  // The reference is computed after the run, in a fraction of a second: written at once.
   if (config_.output().reference_csv()) {
     reference_->recorder().write_csv(dir / "reference.csv");
   }
-  write_text("summary.json", summary_json(report_));
+  write_text(dir / "summary.json", summary_json(report_));
 }
 
 }  // namespace rths

@@ -61,7 +61,8 @@ Options:
   --version         Program version.
 
 The run folder holds config.textproto (the config as run), numerical.csv, site_<name>.csv per remote
-site, reference.csv, summary.json and run.log (loopback adds each site's .json and .log).
+site, reference.csv, summary.json and run.log (loopback adds each site's .json and .log). The log and
+the CSVs are written while the run goes on: a node that crashes loses at most its last second.
 
 Exit codes: 0 completed; 1 failure; 2 bad command line or config (nothing run); 3 a site refused the
 handshake (the differing field is named); 4 a site lost (no packet within realtime.peer_timeout_s);
@@ -205,6 +206,7 @@ int main(int argc, char** argv) {
     rths::Experiment experiment(loaded, realtime ? rths::RunMode::kRealTime : rths::RunMode::kVirtualTime);
     spdlog::info("{}: {} steps at {} Hz, {} site(s), {}", experiment.report().name, experiment.steps(),
                  loaded.experiment.rate_hz(), loaded.experiment.site_size(), realtime ? "real time" : "virtual time");
+    experiment.stream_outputs(out);  // before the run: the records reach the disk while it goes on
     const rths::RunReport& report = realtime ? experiment.run_realtime(stop, !cl.quiet) : experiment.run();
     experiment.write_outputs(out);
     code = report.exit_code;

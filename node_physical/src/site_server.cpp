@@ -18,6 +18,7 @@
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/peer_watchdog.hpp"
 #include "rths/common/realtime_loop.hpp"
+#include "rths/common/record_writer.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/common/session_keys.hpp"
 #include "rths/common/udp_link.hpp"
@@ -286,6 +287,8 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   const WallClock clock;
   PhysicalNode node(make_site_setup(cfg, *site, hs.session.site_id, static_cast<std::size_t>(hs.session.steps)),
                     hs.session.keys, link, clock, make_physical_substructure(*site, cfg.rate_hz()), make_part2(*site));
+  // Started before acquire_realtime, so its thread has the process's normal scheduling and CPUs.
+  RecordWriter csv(node.recorder(), options.out_dir / ("site_" + site->name() + ".csv"));
 
   RealtimeOptions rt;
   rt.rate_hz = cfg.rate_hz();
@@ -331,7 +334,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   (outcome.exit_code == kExitCompleted ? spdlog::info("{} after {} steps", outcome.reason, result.steps_run)
                                        : spdlog::error("{} after {} steps", outcome.reason, result.steps_run));
   node.substructure().log_warnings(site->name());
-  node.recorder().write_csv(options.out_dir / ("site_" + site->name() + ".csv"));
+  csv.finish();
   write_site_summary(options.out_dir / ("site_" + site->name() + ".json"), node, loop.stats(), outcome,
                      handshake_packets, link, cfg.rate_hz());
   return outcome.exit_code;

@@ -43,6 +43,7 @@ std::filesystem::path default_run_folder(const std::filesystem::path& config, co
 
 // Creates the run folder and a logger that writes everything to <dir>/<log_name> and warnings and errors
 // (errors only with quiet) to stderr as "<program>: <level>: <message>". Installs it as the default.
+// The file is flushed at every warning and error and at least once a second (a thread of spdlog's).
 // An empty dir logs to stderr only.
 std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const std::filesystem::path& dir,
                                               const std::string& log_name, bool quiet);

@@ -20,6 +20,8 @@
 
 namespace rths {
 
+class RecordWriter;
+
 // Network timing of a remote site in real time (µs), from the numerical node's SiteTiming.
 struct SiteTimingReport {
   bool valid = false;
@@ -104,9 +106,15 @@ class Experiment {
   // run (last, or earlier when a site's interlock tripped: report() says why).
   std::int64_t run_hybrid_steps(std::int64_t first, std::int64_t last);
 
-  // The run folder of DESIGN §7: config.textproto, numerical.csv, site_<name>.csv, reference.csv,
-  // summary.json. The folder must exist.
-  void write_outputs(const std::filesystem::path& dir) const;
+  // Opens the run folder of DESIGN §7 before the run: writes config.textproto and starts streaming
+  // numerical.csv and (virtual time) every site_<name>.csv while the run records them, so a killed
+  // run leaves all but its last fraction of a second (RecordWriter). Without this call a run writes
+  // no file and starts no thread (studies). The folder must exist.
+  void stream_outputs(const std::filesystem::path& dir);
+  // Completes the run folder: finishes the streams (every recorded row in its file; streams them now
+  // if stream_outputs was not called), writes reference.csv (output.reference_csv) and summary.json.
+  // Throws std::runtime_error naming the file when a write failed.
+  void write_outputs(const std::filesystem::path& dir);
 
   [[nodiscard]] const RunReport& report() const { return report_; }
   [[nodiscard]] const Recorder& numerical() const { return hybrid_->recorder(); }
@@ -136,6 +144,8 @@ class Experiment {
   std::vector<std::unique_ptr<PhysicalNode>> physical_;
   std::unique_ptr<NumericalNode> hybrid_;
   std::unique_ptr<NumericalNode> reference_;
+  // After the recorders they read, so that on every way out (an exception too) they finish first.
+  std::vector<std::unique_ptr<RecordWriter>> streams_;
   RunReport report_;
 };
 
