@@ -6,9 +6,11 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "rths/common/address.hpp"
 #include "rths/common/digest.hpp"
+#include "rths/common/exit_codes.hpp"
 #include "rths/common/json_writer.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 
@@ -176,7 +178,7 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
   report_.ground_motion = ground_.source();
 }
 
-void Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last) {
+std::int64_t Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last) {
   for (std::int64_t k = first; k < last; ++k) {
     // Sites run half a period ahead of the numerical node (VirtualClock): site step k, then step k.
     clock_.set_site_step(k);
@@ -185,13 +187,29 @@ void Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last) {
     }
     clock_.set_numerical_step(k);
     hybrid_->step(k);
+    if (!hybrid_->finite()) {
+      return k + 1 - first;
+    }
   }
+  return last - first;
 }
 
 void Experiment::run_hybrid_only() {
   const auto start = std::chrono::steady_clock::now();
-  run_hybrid_steps(0, steps_);
+  report_.steps = run_hybrid_steps(0, steps_);
+  report_.duration_s = static_cast<double>(std::max<std::int64_t>(report_.steps - 1, 0)) / rate_hz_;
   report_.run_time_s = seconds_since(start);
+  if (!hybrid_->finite()) {
+    stop_non_finite();
+    spdlog::error("{} after {} of {} steps", report_.stop_reason, report_.steps, steps_);
+  }
+}
+
+void Experiment::stop_non_finite() {
+  report_.exit_code = kExitNonFinite;
+  report_.stop_step = hybrid_->non_finite_step();
+  report_.stop_time_s = static_cast<double>(report_.stop_step) / rate_hz_;
+  report_.stop_reason = hybrid_->non_finite_description() + "; the run stopped";
 }
 
 void Experiment::run_reference(std::int64_t steps) {
@@ -209,7 +227,7 @@ const Recorder& Experiment::run_reference_only() {
 
 const RunReport& Experiment::run() {
   run_hybrid_only();
-  run_reference(steps_);
+  run_reference(report_.steps);
   evaluate();
   return report_;
 }
@@ -276,13 +294,46 @@ void Experiment::evaluate() {
       sr.backward = links_[remote]->backward.counters();
       for (std::size_t c = 0; c < node.recorder().columns(); ++c) {
         if (node.recorder().column_names()[c].name.starts_with("force")) {
-          sr.measured_force_peak_n = std::max(sr.measured_force_peak_n, peak_abs(node.recorder().column(c)));
+          // std::max(peak, NaN) would keep the old peak: a NaN force must stay visible.
+          const double peak = peak_abs(node.recorder().column(c));
+          sr.measured_force_peak_n = std::isnan(peak) ? peak : std::max(sr.measured_force_peak_n, peak);
         }
       }
       ++remote;
     }
     report_.sites.push_back(sr);
   }
+  // Success is claimed only for numbers: a NaN metric is a run that went wrong (exit code 9).
+  if (report_.exit_code == kExitCompleted) {
+    if (const std::string why = non_finite_metrics(report_); !why.empty()) {
+      report_.exit_code = kExitNonFinite;
+      report_.stop_reason = why;
+      spdlog::error("{}", why);
+    }
+  }
+}
+
+std::string non_finite_metrics(const RunReport& report) {
+  for (const auto& [name, m] : report.responses) {
+    if (!m.finite()) {
+      return fmt::format(
+          "the metrics of {} are not finite (peak {}, reference peak {}, J_peak {} %, J_RMS {} %, "
+          "rho {}): a history held a non-finite value",
+          name, m.peak, m.reference_peak, m.j_peak_pct, m.j_rms_pct, m.rho);
+    }
+  }
+  for (const SiteReport& site : report.sites) {
+    for (std::size_t c = 0; c < site.tracking.size(); ++c) {
+      const TrackingMetrics& t = site.tracking[c];
+      if (!std::isfinite(t.j1_delay_ms) || !std::isfinite(t.j2_nrms_pct) || !std::isfinite(t.j3_peak_pct)) {
+        return fmt::format(
+            "the tracking of site {} channel {} is not finite (J1 {} ms, J2 {} %, J3 {} %): its "
+            "target or measured history held a non-finite value",
+            site.name, c, t.j1_delay_ms, t.j2_nrms_pct, t.j3_peak_pct);
+      }
+    }
+  }
+  return {};
 }
 
 namespace {}  // namespace
@@ -294,6 +345,10 @@ std::string summary_json(const RunReport& report) {
   json.field("mode", report.mode == RunMode::kRealTime ? "real_time" : "virtual_time");
   json.field("exit_code", static_cast<std::int64_t>(report.exit_code));
   json.field("stop_reason", report.stop_reason);
+  if (report.stop_step >= 0) {
+    json.field("stop_step", report.stop_step);
+    json.field("stop_time_s", report.stop_time_s);
+  }
   json.field("planned_steps", report.planned_steps);
   json.field("ground_motion", report.ground_motion);
   json.field("rate_hz", report.rate_hz);

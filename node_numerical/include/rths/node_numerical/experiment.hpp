@@ -52,6 +52,9 @@ struct RunReport {
   RunMode mode = RunMode::kVirtualTime;
   int exit_code = 0;  // ExitCode
   std::string stop_reason = "completed";
+  // The step that went non-finite (exit code 9) and its time; -1 when none did.
+  std::int64_t stop_step = -1;
+  double stop_time_s = 0.0;
   std::int64_t planned_steps = 0;
   bool has_loop_stats = false;  // real time: the step loop's timing
   LoopStats loop;
@@ -93,8 +96,9 @@ class Experiment {
   const Recorder& run_reference_only();
   // Only the hybrid run, without reference or evaluation (benchmarks).
   void run_hybrid_only();
-  // Hybrid steps [first, last) alone, for tests that look inside a run.
-  void run_hybrid_steps(std::int64_t first, std::int64_t last);
+  // Hybrid steps [first, last) alone, for tests that look inside a run. Stops after a step that went
+  // non-finite (the run's end, exit code 9); returns how many steps ran.
+  std::int64_t run_hybrid_steps(std::int64_t first, std::int64_t last);
 
   // The run folder of DESIGN §7: config.textproto, numerical.csv, site_<name>.csv, reference.csv,
   // summary.json. The folder must exist.
@@ -107,6 +111,7 @@ class Experiment {
 
  private:
   void evaluate();
+  void stop_non_finite();
   void run_reference(std::int64_t steps);
   bool handshake(std::vector<std::int64_t>& round_trip_ns, const std::atomic<bool>& stop);
   void stop_sites(const std::string& reason, bool abort);
@@ -130,5 +135,9 @@ class Experiment {
 
 // Writes summary.json for a report (used by write_outputs; separate for the study runner).
 std::string summary_json(const RunReport& report);
+
+// Why the report's metrics cannot be trusted ("" when every one is finite, see
+// ResponseMetrics::finite): a response or a site channel's tracking computed from a non-finite value.
+std::string non_finite_metrics(const RunReport& report);
 
 }  // namespace rths
