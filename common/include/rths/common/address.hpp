@@ -11,7 +11,10 @@ struct HostPort {
 };
 
 // "127.0.0.1:47000", "lab.example.org:47000", "[::1]:47000". Throws std::invalid_argument with
-// what was expected.
+// what was expected: a port outside 0..65535, a missing host or port, a host of digits and dots that
+// is not a dotted-quad IPv4 address (256.1.1.1, 10.1.1). Port 0 is accepted (a listener's "any
+// free port"); a peer's address must not have it (config validation says so). Names are not
+// resolved here.
 HostPort parse_host_port(const std::string& text);
 
 }  // namespace rths

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -50,5 +51,14 @@ GroundMotion make_synthetic(const config::SyntheticMotion& spec);
 GroundMotion load_ground_motion(const config::GroundMotion& spec, const std::filesystem::path& base_dir);
 
 constexpr double kStandardGravity = 9.80665;
+
+// The largest ground acceleration a motion may reach after unit conversion and scale: 100 m/s^2, about
+// 10.2 g. The strongest accelerations ever recorded are about 4 g (Iwate-Miyagi 2008, 4.36 g
+// vertical), so any real record scaled for a test stays below it; beyond it lies a unit mistake (a
+// record in cm/s^2 read as m/s^2 is 100x too large) or a corrupt value (1e308).
+constexpr double kMaxGroundAccelerationMPerS2 = 100.0;
+// The most samples a ground motion may hold: 10 million (80 MB), a 200 Hz record of 13.9 hours. A
+// reader never reserves more than this, nor more than the file can hold, whatever its header says.
+constexpr std::size_t kMaxGroundMotionSamples = 10'000'000;
 
 }  // namespace rths
