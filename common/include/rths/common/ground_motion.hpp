@@ -40,11 +40,14 @@ class GroundMotion {
 };
 
 // Two-column text file: time (s), acceleration. The time step must be uniform (checked).
-// unit_scale converts the file's unit to m/s^2 (9.80665 for g). Throws std::runtime_error naming
-// the file and line on anything malformed.
-GroundMotion load_two_column(const std::filesystem::path& path, double unit_scale);
-// PEER NGA .AT2 (acceleration in g, NPTS and DT on the fourth header line).
-GroundMotion load_peer_at2(const std::filesystem::path& path);
+// unit_scale converts the file's unit to m/s^2 (9.80665 for g), scale multiplies after it. Throws
+// std::runtime_error naming the file and line on anything malformed, on a value beyond
+// kMaxGroundAccelerationMPerS2 after unit and scale, and past kMaxGroundMotionSamples samples.
+GroundMotion load_two_column(const std::filesystem::path& path, double unit_scale, double scale = 1.0);
+// PEER NGA .AT2 (acceleration in g, NPTS and DT on the fourth header line), times scale. NPTS must be a
+// whole number up to kMaxGroundMotionSamples that the file has room for, DT > 0; the same value
+// bound and file:line errors as load_two_column.
+GroundMotion load_peer_at2(const std::filesystem::path& path, double scale = 1.0);
 // Kanai-Tajimi filtered white noise under an envelope, reproducible from the seed.
 GroundMotion make_synthetic(const config::SyntheticMotion& spec);
 // Whatever the config's ground_motion says, scaled; relative paths resolve against base_dir.
