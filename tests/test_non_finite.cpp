@@ -20,6 +20,8 @@
 #include "rths/common/virtual_link.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/numerical_node.hpp"
+#include "rths/node_physical/actuator_plant.hpp"
+#include "rths/node_physical/linear_system.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
 
 namespace rths {
@@ -127,6 +129,24 @@ TEST(NonFiniteMetrics, ARunWithANonFiniteMetricIsNotASuccess) {
   EXPECT_NE(non_finite_metrics(tracked).find("site lab"), std::string::npos);
 }
 
+// Guards written `!(|x| <= limit)` catch NaN; `|x| > limit` lets it through.
+TEST(NonFiniteGuards, AStepLengthThatIsNaNIsRefused) {
+  config::Structure spec;
+  spec.set_dofs(1);
+  spec.add_mass_kg(1000);
+  spec.add_stiffness_n_per_m(1e6);
+  const StructuralModel structure = make_structure(spec);
+  const auto newmark = make_newmark(structure, 1.0 / 1024);
+  StructuralState state{Eigen::VectorXd::Zero(1), Eigen::VectorXd::Zero(1), Eigen::VectorXd::Zero(1)};
+  const GroundMotion ground(std::vector<double>{0.0, 1.0}, 0.01, "test");
+  EXPECT_THROW(newmark->step(state, Eigen::VectorXd::Zero(1), ground, 0.0, kNaN), std::invalid_argument);
+
+  const std::vector<double> numerator{100.0};
+  const std::vector<double> denominator{1.0, 100.0};
+  LinearActuator actuator(from_transfer_function(numerator, denominator), 1.0 / 1024);
+  EXPECT_THROW((void)actuator.step(0.001, 0.0, kNaN), std::invalid_argument);
+}
+
 // A site that sends a NaN model error: the step that uses it stops the node, and the site gets no
 // command computed from it (nothing non-finite reaches an actuator).
 TEST(NonFiniteNode, ANaNForceFromASiteStopsTheNodeBeforeItSendsACommand) {
@@ -207,7 +227,7 @@ site {
 class NonFiniteRun : public test::RunFolderTest {
  protected:
   [[nodiscard]] std::filesystem::path config_file() const {
-    const auto file = dir_ / "diverging.textproto";
+    auto file = dir_ / "diverging.textproto";
     std::ofstream(file) << diverging_config();
     return file;
   }

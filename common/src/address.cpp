@@ -5,6 +5,9 @@
 #include <stdexcept>
 #include <string_view>
 
+#include <netdb.h>
+#include <sys/socket.h>
+
 namespace rths {
 
 namespace {
@@ -61,6 +64,19 @@ HostPort parse_host_port(const std::string& text) {
   }
   out.port = static_cast<std::uint16_t>(port);
   return out;
+}
+
+std::string resolve_problem(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  const int status = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (status != 0) {
+    return gai_strerror(status);
+  }
+  freeaddrinfo(found);
+  return {};
 }
 
 }  // namespace rths

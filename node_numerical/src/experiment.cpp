@@ -12,6 +12,7 @@
 #include "rths/common/digest.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/json_writer.hpp"
+#include "rths/common/memory_budget.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 
 namespace rths {
@@ -67,14 +68,50 @@ const ResponseMetrics& RunReport::response(const std::string& response_name) con
 
 Experiment::~Experiment() = default;
 
-Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
-    : mode_(mode), config_(loaded.experiment), rate_hz_(config_.rate_hz()), clock_(config_.rate_hz()) {
+namespace {
+
+GroundMotion load_motion(const LoadedConfig& loaded) {
+  const config::GroundMotion& spec = loaded.experiment.ground_motion();
   try {
-    ground_ = load_ground_motion(config_.ground_motion(), loaded.base_dir);
+    return load_ground_motion(spec, loaded.base_dir);
   } catch (const std::exception& e) {
-    const char* field = config_.ground_motion().has_record() ? "ground_motion.record.path" : "ground_motion";
+    const char* field = spec.has_record() ? "ground_motion.record.path" : "ground_motion";
     throw ConfigError(fmt::format("{}: {}: {}", loaded.source.string(), field, e.what()));
   }
+}
+
+// The run's steps, once its records are known to fit output.memory_budget_mb (computed in double:
+// an absurd duration must be refused, not overflow an integer).
+std::int64_t checked_steps(const LoadedConfig& loaded, const GroundMotion& ground, RunMode mode) {
+  const config::Experiment& cfg = loaded.experiment;
+  const double duration = cfg.duration_s() > 0.0 ? cfg.duration_s() : ground.end_s();
+  const double steps = run_steps(duration, cfg.rate_hz());
+  const RecordBudget records = numerical_process_records(cfg, steps, mode == RunMode::kVirtualTime);
+  if (const std::string over = over_memory_budget(cfg, records); !over.empty()) {
+    const std::string length =
+        cfg.duration_s() > 0.0
+            ? fmt::format("duration_s: {:g} s", duration)
+            : fmt::format("duration_s: 0 runs to the end of the ground motion, {:g} s (ground_motion.record.path)",
+                          duration);
+    throw ConfigError(fmt::format("{}: {} at {:g} Hz is {} steps; {}", loaded.source.string(), length, cfg.rate_hz(),
+                                  count_text(steps), over));
+  }
+  return static_cast<std::int64_t>(steps);
+}
+
+}  // namespace
+
+void Experiment::check_before_start(const LoadedConfig& loaded, RunMode mode) {
+  (void)checked_steps(loaded, load_motion(loaded), mode);
+}
+
+Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
+    : mode_(mode),
+      config_(loaded.experiment),
+      ground_(load_motion(loaded)),
+      steps_(checked_steps(loaded, ground_, mode)),
+      rate_hz_(config_.rate_hz()),
+      clock_(config_.rate_hz()) {
   if (config_.ground_motion().has_record()) {
     // The saved config must run again from any folder: record the resolved path.
     const std::filesystem::path p = config_.ground_motion().record().path();
@@ -93,8 +130,6 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
       }
     }
   }
-  const double duration = config_.duration_s() > 0.0 ? config_.duration_s() : ground_.end_s();
-  steps_ = static_cast<std::int64_t>(std::floor(duration * rate_hz_ + 1e-9)) + 1;
   const auto rows = static_cast<std::size_t>(steps_);
 
   // Virtual runs are reproducible to the bit, session id included; a real-time session must not be
@@ -140,12 +175,30 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
       }
       // An IPv6 peer needs an IPv6 socket; an ephemeral port, the site learns it from the hello.
       udp_.push_back(std::make_unique<UdpLink>(*io_, peer.host.find(':') != std::string::npos ? "::" : "0.0.0.0", 0));
-      udp_.back()->set_peer(peer.host, peer.port);
+      try {
+        udp_.back()->set_peer(peer.host, peer.port);
+      } catch (const std::exception& e) {
+        // A name that does not resolve (or to no address this socket reaches) is the config's mistake.
+        throw ConfigError(
+            fmt::format("{}: site[{}].address: {}; expected the address of the host where "
+                        "rths-physical serves site \"{}\"",
+                        loaded.source.string(), i, e.what(), site.name()));
+      }
       udp_.back()->lock_peer(true);
       hyb.link = udp_.back().get();
     } else {
-      links_.push_back(std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward(), loaded.base_dir),
-                                                     Impairment(site.link().backward(), loaded.base_dir)));
+      // A delay trace is read here: a missing or malformed one is the config's mistake, named by field.
+      const auto impairment = [&](bool forward) {
+        const config::Impairment& leg = forward ? site.link().forward() : site.link().backward();
+        try {
+          return Impairment(leg, loaded.base_dir);
+        } catch (const std::exception& e) {
+          throw ConfigError(fmt::format("{}: site[{}].link.{}{}: {}", loaded.source.string(), i,
+                                        forward ? "forward" : "backward",
+                                        leg.empirical().has_trace_path() ? ".empirical.trace_path" : "", e.what()));
+        }
+      };
+      links_.push_back(std::make_unique<VirtualLink>(clock_, impairment(true), impairment(false)));
       hyb.link = &links_.back()->numerical_end;
     }
     const config::CompensationMode compensation = site.compensation().mode();

@@ -174,6 +174,8 @@ int main(int argc, char** argv) {
     std::unique_ptr<rths::LoopbackSites> sites;
     const bool realtime = cl.has("realtime") || cl.command == "loopback";
     if (cl.command == "loopback") {
+      // Nothing is started for a run that cannot start: the site processes come after these checks.
+      rths::Experiment::check_before_start(loaded, rths::RunMode::kRealTime);
       // The sites get the same file and overrides, so both ends derive the same terms.
       sites = std::make_unique<rths::LoopbackSites>(cl.config, cl.overrides, out);
       sites->start(loaded.experiment);

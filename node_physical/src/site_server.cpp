@@ -10,6 +10,7 @@
 
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/json_writer.hpp"
+#include "rths/common/memory_budget.hpp"
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/peer_watchdog.hpp"
 #include "rths/common/realtime_loop.hpp"
@@ -205,6 +206,19 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   if (hs.exit_code != kExitCompleted) {
     spdlog::error("{}", hs.reason);
     return hs.exit_code;
+  }
+  // A start whose record would not fit this machine is refused before anything moves.
+  if (const std::string refusal = site_start_refusal(cfg, *site, hs.session.steps); !refusal.empty()) {
+    spdlog::error("{}", refusal);
+    wire::Envelope abort;
+    abort.set_session(hs.session.id);
+    abort.set_site(hs.session.site_id);
+    abort.mutable_abort()->set_reason(refusal);
+    std::uint64_t sequence = 0;
+    for (int copy = 0; copy < 3; ++copy) {
+      send_envelope(link, abort, sequence, WallClock{});
+    }
+    return kExitRefused;
   }
 
   const WallClock clock;

@@ -17,4 +17,8 @@ struct HostPort {
 // resolved here.
 HostPort parse_host_port(const std::string& text);
 
+// "" when `host` (a name or a numeric address) resolves to an address on this machine, else the
+// resolver's reason. May ask the DNS: call it before a run starts, never inside one.
+std::string resolve_problem(const std::string& host);
+
 }  // namespace rths

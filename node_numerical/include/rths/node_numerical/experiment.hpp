@@ -79,6 +79,9 @@ class Experiment {
   // Builds every part; throws ConfigError for anything the config gets wrong (ground motion too).
   // In real time the remote sites are reached over UDP at their `address` instead of in memory.
   explicit Experiment(const LoadedConfig& loaded, RunMode mode = RunMode::kVirtualTime);
+  // The checks of the constructor that read files and size the run (ground motion, memory budget),
+  // without building anything: for a caller that starts other processes first (loopback).
+  static void check_before_start(const LoadedConfig& loaded, RunMode mode);
   ~Experiment();
   Experiment(const Experiment&) = delete;
   Experiment& operator=(const Experiment&) = delete;
