@@ -23,6 +23,7 @@
 #include "rths/node_physical/actuator_plant.hpp"
 #include "rths/node_physical/linear_system.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
+#include "test_support.hpp"
 
 namespace rths {
 namespace {
@@ -127,6 +128,19 @@ TEST(NonFiniteMetrics, ARunWithANonFiniteMetricIsNotASuccess) {
   site.tracking.push_back(tracking_metrics(sine(100), nan_history, 1024.0));
   tracked.sites.push_back(site);
   EXPECT_NE(non_finite_metrics(tracked).find("site lab"), std::string::npos);
+}
+
+// The tests' own helpers obey the same rule: a bound on a NaN difference must fail, not pass.
+TEST(NonFiniteGuards, TestHelpersDoNotSkipNaN) {
+  EXPECT_TRUE(std::isnan(test::peak({1.0, kNaN, 2.0})));
+  EXPECT_TRUE(std::isnan(test::max_diff({1.0, kNaN, 2.0}, {1.0, 1.0, 2.0})));
+  Recorder a({{"x", "m"}}, 3);
+  Recorder b({{"x", "m"}}, 3);
+  for (const double v : {0.0, kNaN, 0.0}) {
+    a.record(std::vector<double>{v});
+    b.record(std::vector<double>{0.0});
+  }
+  EXPECT_TRUE(std::isnan(test::max_abs_difference(a, b, "x")));
 }
 
 // Guards written `!(|x| <= limit)` catch NaN; `|x| > limit` lets it through.
