@@ -6,7 +6,6 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "rths/common/address.hpp"
 #include "rths/common/digest.hpp"
@@ -254,7 +253,6 @@ void Experiment::run_hybrid_only() {
   report_.run_time_s = seconds_since(start);
   if (!hybrid_->finite()) {
     stop_non_finite();
-    spdlog::error("{} after {} of {} steps", report_.stop_reason, report_.steps, steps_);
   }
 }
 
@@ -361,7 +359,6 @@ void Experiment::evaluate() {
     if (const std::string why = non_finite_metrics(report_); !why.empty()) {
       report_.exit_code = kExitNonFinite;
       report_.stop_reason = why;
-      spdlog::error("{}", why);
     }
   }
 }

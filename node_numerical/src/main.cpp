@@ -184,6 +184,12 @@ int main(int argc, char** argv) {
     spdlog::info("{}: {} steps at {} Hz, {} site(s), {}", experiment.report().name, experiment.steps(),
                  loaded.experiment.rate_hz(), loaded.experiment.site_size(), realtime ? "real time" : "virtual time");
     const rths::RunReport& report = realtime ? experiment.run_realtime(stop, !cl.quiet) : experiment.run();
+    // A real-time stop is logged as it happens; what ended a virtual-time run, or metrics that made a
+    // run fail after it ended (no stop step), is logged here, once.
+    if (report.exit_code != rths::kExitCompleted &&
+        (!realtime || (report.exit_code == rths::kExitNonFinite && report.stop_step < 0))) {
+      spdlog::error("{}", report.stop_reason);
+    }
     experiment.write_outputs(out);
     code = report.exit_code;
     if (sites) {
