@@ -271,6 +271,46 @@ TEST(Config, StiffnessNotSymmetric) {
       contains(error_of(text), at_line(text, "stiffness_n_per_m") + "structure.stiffness_n_per_m: is not symmetric"));
 }
 
+// Rayleigh damping fits to the modes and so already needed a positive-definite K; without it nothing
+// looked at K, and a negative-definite stiffness ran to 1e303 m "successfully".
+const std::string kRayleigh = "  rayleigh { mode_a: 1 zeta_a: 0.02 mode_b: 2 zeta_b: 0.02 }\n";
+
+TEST(Config, StiffnessWithANegativeEigenvalueIsRejected) {
+  const std::string undamped = replaced(kValid, kRayleigh, "");
+  const std::string negative = replaced(undamped, "[2e6, -1e6, -1e6, 1e6]", "[-2e6, 1e6, 1e6, -1e6]");
+  EXPECT_TRUE(contains(error_of(negative), at_line(negative, "stiffness_n_per_m") +
+                                               "structure.stiffness_n_per_m: has a negative eigenvalue -2.61803e+06"));
+  // Beyond rounding: eigenvalues 1e6 +- 1.001e6, the smallest -1000 = -5e-4 of the largest.
+  const std::string slightly = replaced(undamped, "[2e6, -1e6, -1e6, 1e6]", "[1e6, -1.001e6, -1.001e6, 1e6]");
+  EXPECT_TRUE(contains(error_of(slightly), "structure.stiffness_n_per_m: has a negative eigenvalue -1000 "));
+  // Semi-definite (a free rigid-body mode held only by the sites' specimens) is physical and loads.
+  const std::string free_mode = replaced(undamped, "[2e6, -1e6, -1e6, 1e6]", "[1e6, -1e6, -1e6, 1e6]");
+  EXPECT_NO_THROW(parse_experiment(free_mode, kSource));
+  // As does a zero eigenvalue that rounding leaves at -1e-10 relative: [1, 1+1e-10; 1+1e-10, 1] x 1e6
+  // has eigenvalues 2e6 and -1e-4, i.e. -5e-11 of the largest (tolerance 1e-9).
+  const std::string rounded =
+      replaced(undamped, "[2e6, -1e6, -1e6, 1e6]", "[1e6, -1.0000000001e6, -1.0000000001e6, 1e6]");
+  EXPECT_NO_THROW(parse_experiment(rounded, kSource));
+}
+
+TEST(Config, MassThatIsNumericallySingularIsRejected) {
+  // Positive in exact arithmetic but 1e-15 of the largest: every solve with M loses all its digits.
+  const std::string text = replaced(kValid, "[1000, 0, 0, 1000]", "[1000, 0, 0, 1e-12]");
+  EXPECT_TRUE(contains(error_of(text), at_line(text, "mass_kg") + "structure.mass_kg: is not positive definite"));
+}
+
+TEST(Config, DampingMustBeSymmetricAndNotNegative) {
+  const auto with_damping = [](const std::string& values) {
+    return replaced(kValid, kRayleigh, "  damping_ns_per_m { value: " + values + " }\n");
+  };
+  EXPECT_NO_THROW(parse_experiment(with_damping("[3684, -1228, -1228, 2456]"), kSource));
+  const std::string negative = with_damping("[-3684, 0, 0, 2456]");
+  EXPECT_TRUE(contains(error_of(negative), at_line(negative, "damping_ns_per_m") +
+                                               "structure.damping_ns_per_m.value: has a negative eigenvalue -3684"));
+  EXPECT_TRUE(
+      contains(error_of(with_damping("[3684, -1228, 0, 2456]")), "structure.damping_ns_per_m.value: is not symmetric"));
+}
+
 TEST(Config, RayleighModes) {
   const std::string text = replaced(kValid, "mode_b: 2", "mode_b: 3");
   EXPECT_EQ(error_of(text),
@@ -314,6 +354,71 @@ TEST(Config, SiteChecks) {
                        "site[1].channel[0].specimen: has no model; expected spring"));
   EXPECT_TRUE(contains(error_of(replaced(kValid, "rate_hz: 1024", "rate_hz: 0")),
                        "case.textproto:3: rate_hz: is 0, expected a step rate > 0 and <= 100000 Hz"));
+}
+
+TEST(Config, SyntheticMotionBeyondTenGIsRejected) {
+  std::string text = replaced(kValid, R"(record { path: "elcentro.txt" format: TWO_COLUMN unit: G })",
+                              "synthetic { pga_m_per_s2: 50 }");
+  EXPECT_NO_THROW(parse_experiment(text, kSource));  // 50 x 0.2 = 10 m/s^2
+  text = replaced(text, "scale: 0.2", "scale: 3");
+  EXPECT_TRUE(contains(error_of(text), at_line(text, "scale: 3") +
+                                           "ground_motion.scale: 50 m/s^2 (pga_m_per_s2) x 3 = 150 m/s^2 is beyond"));
+  EXPECT_TRUE(contains(error_of(text), "100 m/s^2"));
+  text = replaced(text, "scale: 3", "scale: 1");
+  text = replaced(text, "pga_m_per_s2: 50", "pga_m_per_s2: 1e308");
+  EXPECT_TRUE(contains(error_of(text), at_line(text, "pga_m_per_s2") + "ground_motion.synthetic.pga_m_per_s2: "));
+}
+
+TEST(Config, SyntheticMotionLongerThanTheSampleBoundIsRejected) {
+  const std::string text = replaced(kValid, R"(record { path: "elcentro.txt" format: TWO_COLUMN unit: G })",
+                                    "synthetic { duration_s: 1e9 }");
+  EXPECT_TRUE(contains(error_of(text), at_line(text, "duration_s: 1e9") +
+                                           "ground_motion.synthetic.duration_s: 1e+09 s at 100 Hz is 100000000001 "
+                                           "samples, more than a ground motion may hold (10000000)"));
+}
+
+TEST(Config, RemoteSiteAddressIsAHostAndAPortToSendTo) {
+  const auto with_address = [](const std::string& address) {
+    return replaced(kValid, "  compensation { mode: MODIFIED_SMITH }\n",
+                    "  compensation { mode: MODIFIED_SMITH }\n  address: \"" + address + "\"\n");
+  };
+  for (const char* good : {"127.0.0.1:47000", "[::1]:47000", "lab.example.org:1", "10.77.1.2:65535"}) {
+    EXPECT_NO_THROW(parse_experiment(with_address(good), kSource)) << good;
+  }
+  const std::string port0 = with_address("127.0.0.1:0");
+  EXPECT_TRUE(contains(error_of(port0), at_line(port0, "address:") + "site[0].address: \"127.0.0.1:0\" has port 0"));
+  EXPECT_TRUE(contains(error_of(with_address("256.1.1.1:47000")),
+                       "site[0].address: \"256.1.1.1:47000\": 256.1.1.1 is not an IPv4 address"));
+  EXPECT_TRUE(contains(error_of(with_address("10.77.1:47000")), "site[0].address: "));
+  EXPECT_TRUE(contains(error_of(with_address("127.0.0.1")), "site[0].address: \"127.0.0.1\" is not an address"));
+  EXPECT_TRUE(contains(error_of(with_address("127.0.0.1:65536")), "site[0].address: "));
+  // A LOCAL site has no address to check; a default-constructed REMOTE one is 127.0.0.1:47000.
+  EXPECT_NO_THROW(valid());
+}
+
+TEST(Config, RealtimeTimeoutsAreBounded) {
+  const auto with_realtime = [](const std::string& body) {
+    return std::string(kValid) + "realtime { " + body + " }\n";
+  };
+  EXPECT_NO_THROW(
+      parse_experiment(with_realtime("peer_timeout_s: 0.002 handshake_timeout_s: 600 start_delay_s: 10"), kSource));
+  // A peer silent for 1e9 s let a site run alone to "completed".
+  const std::string huge = with_realtime("peer_timeout_s: 1e9");
+  EXPECT_TRUE(contains(error_of(huge), at_line(huge, "peer_timeout_s") +
+                                           "realtime.peer_timeout_s: is 1e+09, expected a timeout from 2 steps "
+                                           "(0.00195312 s at 1024 Hz) to 10 s"));
+  EXPECT_TRUE(contains(error_of(with_realtime("peer_timeout_s: 0.001")), "realtime.peer_timeout_s: is 0.001"));
+  EXPECT_TRUE(contains(error_of(with_realtime("handshake_timeout_s: 0.01")), "realtime.handshake_timeout_s: is 0.01"));
+  EXPECT_TRUE(contains(error_of(with_realtime("handshake_timeout_s: 1e7")), "realtime.handshake_timeout_s: is 1e+07"));
+  EXPECT_TRUE(contains(error_of(with_realtime("start_delay_s: 60")), "realtime.start_delay_s: is 60"));
+  EXPECT_TRUE(contains(error_of(with_realtime("start_delay_s: -1")), "realtime.start_delay_s: is -1"));
+}
+
+TEST(Config, MemoryBudgetMustBePositive) {
+  EXPECT_NO_THROW(parse_experiment(std::string(kValid) + "output { memory_budget_mb: 16384 }\n", kSource));
+  EXPECT_TRUE(contains(error_of(std::string(kValid) + "output { memory_budget_mb: 0 }\n"),
+                       "output.memory_budget_mb: is 0, expected a memory budget > 0 MB"));
+  EXPECT_EQ(valid().output().memory_budget_mb(), 4096.0);
 }
 
 TEST(Config, NaNIsRejected) {

@@ -13,6 +13,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "experiment.pb.h"
@@ -220,6 +221,96 @@ TEST(GroundMotion, PeerAt2CountMismatchAndBadHeaderFail) {
 
   const auto bad_value = dir.write("badvalue.AT2", std::string(kAt2Title) + "NPTS= 3, DT= .01 SEC\n .1 x .3\n");
   EXPECT_NE(error_of([&] { (void)load_peer_at2(bad_value); }).find("badvalue.AT2:5:"), std::string::npos);
+}
+
+// The NPTS/DT header of an AT2 file is untrusted input: 1e96 used to be cast to size_t (undefined
+// behaviour) and 5e9 reserved 40 GB before a value was read.
+TEST(GroundMotion, PeerAt2HeaderIsBoundedBeforeAnythingIsReserved) {
+  const TempDir dir;
+  const std::string values = "  .1E-01 -.2E-01  .3E-01\n";
+  const auto header_error = [&](const std::string& name, const std::string& header) {
+    const auto file = dir.write(name, std::string(kAt2Title) + header + "\n" + values);
+    return error_of([&] { (void)load_peer_at2(file); });
+  };
+  for (const auto& [name, header, expected] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"huge.AT2", "NPTS= 1e96, DT= .01 SEC",
+            "NPTS is 1e+96, expected a whole number of samples from 2 to 10000000"},
+           {"over.AT2", "NPTS= 10000001, DT= .01 SEC", "NPTS is 10000001, expected a whole number"},
+           {"negative.AT2", "NPTS= -5, DT= .01 SEC", "NPTS is -5, expected a whole number"},
+           {"fraction.AT2", "NPTS= 3.5, DT= .01 SEC", "NPTS is 3.5, expected a whole number"},
+           {"nan.AT2", "NPTS= nan, DT= .01 SEC", "expected NPTS and DT"},
+           {"nandt.AT2", "NPTS= 3, DT= nan SEC", "expected NPTS and DT"},
+           {"zerodt.AT2", "NPTS= 3, DT= 0 SEC", "DT is 0 s, expected > 0"},
+           {"negdt.AT2", "NPTS= 3, DT= -.01 SEC", "DT is -0.01 s, expected > 0"},
+           // Within the bound, but the 3 values after the header cannot be 5 million.
+           {"roomless.AT2", "NPTS= 5000000, DT= .01 SEC", "has room for at most"},
+       }) {
+    const std::string error = header_error(name, header);
+    EXPECT_NE(error.find(name + ":4: "), std::string::npos) << error;
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+  }
+  // More values than NPTS stop at the first extra value's line: the file cannot fill memory.
+  const auto extra = dir.write("extra.AT2", std::string(kAt2Title) + "NPTS= 2, DT= .01 SEC\n .1 .2\n .3 .4\n");
+  const std::string extra_error = error_of([&] { (void)load_peer_at2(extra); });
+  EXPECT_NE(extra_error.find("extra.AT2:6: more values than line 4 says (NPTS=2)"), std::string::npos) << extra_error;
+}
+
+// After unit and scale no value may exceed 100 m/s^2 (10.2 g): a 1e308 in a file, a record in cm/s^2
+// read as m/s^2, or a scale meant as a percentage is named by file and line instead of run.
+TEST(GroundMotion, ValuesBeyondTenGAreNamedByFileAndLine) {
+  const TempDir dir;
+  const auto absurd = dir.write("absurd.dat", "0.00 0.1\n0.01 1e308\n0.02 0.1\n");
+  const std::string absurd_error = error_of([&] { (void)load_two_column(absurd, kStandardGravity); });
+  EXPECT_NE(absurd_error.find("absurd.dat:2: acceleration 1e+308 is inf m/s^2 after unit and scale"), std::string::npos)
+      << absurd_error;
+  EXPECT_NE(absurd_error.find("beyond the 100 m/s^2"), std::string::npos) << absurd_error;
+
+  // 0.5 g x 20 = 98 m/s^2 loads; x 21 = 103 m/s^2 does not, at the line of the 0.5 g value.
+  const auto strong = dir.write("strong.dat", "0.00 0.1\n0.01 -0.5\n0.02 0.1\n");
+  EXPECT_NEAR(load_two_column(strong, kStandardGravity, 20.0).peak_m_per_s2(), 98.0665, 1e-12);
+  EXPECT_NE(error_of([&] { (void)load_two_column(strong, kStandardGravity, 21.0); }).find("strong.dat:2: "),
+            std::string::npos);
+
+  // The same through the config: the scale is applied as the file is read.
+  config::GroundMotion spec;
+  spec.mutable_record()->set_path("strong.dat");
+  spec.mutable_record()->set_unit(config::G);
+  spec.set_scale(21.0);
+  EXPECT_NE(error_of([&] { (void)load_ground_motion(spec, dir.path()); }).find("strong.dat:2: "), std::string::npos);
+  spec.set_scale(2.0);
+  const GroundMotion scaled = load_ground_motion(spec, dir.path());
+  EXPECT_EQ(scaled.source(), "strong.dat x 2");
+  EXPECT_EQ(scaled.samples()[1], -0.5 * kStandardGravity * 2.0);  // the same two multiplications as before
+
+  // Non-finite values in a file are refused at their line, in both formats.
+  const auto nan_value = dir.write("nan.dat", "0.00 0.1\n0.01 nan\n");
+  EXPECT_NE(error_of([&] { (void)load_two_column(nan_value, 1.0); }).find("nan.dat:2: "), std::string::npos);
+  const auto at2 = dir.write("absurd.AT2", std::string(kAt2Title) + "NPTS= 3, DT= .01 SEC\n .1 .2\n 1e308\n");
+  const std::string at2_error = error_of([&] { (void)load_peer_at2(at2); });
+  EXPECT_NE(at2_error.find("absurd.AT2:6: acceleration 1e+308"), std::string::npos) << at2_error;
+  const auto at2_inf = dir.write("inf.AT2", std::string(kAt2Title) + "NPTS= 3, DT= .01 SEC\n .1 .2 inf\n");
+  EXPECT_NE(error_of([&] { (void)load_peer_at2(at2_inf); }).find("inf.AT2:5: "), std::string::npos);
+}
+
+// A two-column record holds at most 10 million samples (80 MB); the next line is refused.
+TEST(GroundMotion, TwoColumnRecordLengthIsBounded) {
+  const TempDir dir;
+  const auto file = dir.path() / "long.dat";
+  {
+    std::ofstream out(file);
+    std::string chunk;
+    for (std::size_t i = 0; i <= kMaxGroundMotionSamples; ++i) {
+      chunk += std::to_string(i);
+      chunk += " 0\n";
+      if (chunk.size() > (1U << 20U)) {
+        out << chunk;
+        chunk.clear();
+      }
+    }
+    out << chunk;
+  }
+  const std::string error = error_of([&] { (void)load_two_column(file, 1.0); });
+  EXPECT_NE(error.find("long.dat:10000001: more than 10000000 samples"), std::string::npos) << error;
 }
 
 config::SyntheticMotion synthetic_spec(std::uint64_t seed) {

@@ -27,13 +27,18 @@ inline LoadedConfig load_example(const std::string& relative, const std::vector<
   return load_experiment(example(relative), overrides);
 }
 
-// Largest |a - b| over a column present in both recorders.
+// Largest |a - b| over a column present in both recorders; NaN when a difference is (std::max would
+// skip it, and a bound on the result would pass).
 inline double max_abs_difference(const Recorder& a, const Recorder& b, const std::string& column) {
   const auto ca = a.column(a.column_index(column));
   const auto cb = b.column(b.column_index(column));
   double worst = 0.0;
   for (std::size_t i = 0; i < std::min(ca.size(), cb.size()); ++i) {
-    worst = std::max(worst, std::abs(ca[i] - cb[i]));
+    const double diff = std::abs(ca[i] - cb[i]);
+    if (std::isnan(diff)) {
+      return diff;
+    }
+    worst = std::max(worst, diff);
   }
   return worst;
 }

@@ -1,11 +1,38 @@
 #include "rths/common/address.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <stdexcept>
+#include <string_view>
+
+#include <netdb.h>
+#include <sys/socket.h>
 
 #include <asio/ip/address.hpp>
 
 namespace rths {
+
+namespace {
+
+bool is_dotted_quad(std::string_view host) {
+  int parts = 0;
+  while (true) {
+    const std::size_t dot = host.find('.');
+    const std::string_view part = host.substr(0, dot);
+    unsigned value = 0;
+    const auto [ptr, ec] = std::from_chars(part.data(), part.data() + part.size(), value);
+    if (part.empty() || part.size() > 3 || ec != std::errc{} || ptr != part.data() + part.size() || value > 255) {
+      return false;
+    }
+    ++parts;
+    if (dot == std::string_view::npos) {
+      return parts == 4;
+    }
+    host.remove_prefix(dot + 1);
+  }
+}
+
+}  // namespace
 
 HostPort parse_host_port(const std::string& text) {
   const auto colon = text.rfind(':');
@@ -22,6 +49,13 @@ HostPort parse_host_port(const std::string& text) {
     out.host = out.host.substr(1, out.host.size() - 2);
   } else if (out.host.find(':') != std::string::npos) {
     return fail();  // a bare IPv6 address needs brackets to tell its colons from the port's
+  }
+  // A host of digits and dots can only mean an IPv4 address; getaddrinfo would otherwise send
+  // 256.1.1.1 to the DNS as a name, to fail later (or hang) instead of here.
+  if (std::all_of(out.host.begin(), out.host.end(), [](char c) { return c == '.' || (c >= '0' && c <= '9'); }) &&
+      !is_dotted_quad(out.host)) {
+    throw std::invalid_argument("\"" + text + "\": " + out.host +
+                                " is not an IPv4 address; expected four numbers 0..255 separated by dots");
   }
   unsigned port = 0;
   const char* first = text.data() + colon + 1;
@@ -47,6 +81,19 @@ bool is_loopback_host(const std::string& host) {
     return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).is_loopback();
   }
   return address.is_loopback();
+}
+
+std::string resolve_problem(const std::string& host) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_DGRAM;
+  addrinfo* found = nullptr;
+  const int status = getaddrinfo(host.c_str(), nullptr, &hints, &found);
+  if (status != 0) {
+    return gai_strerror(status);
+  }
+  freeaddrinfo(found);
+  return {};
 }
 
 }  // namespace rths

@@ -68,6 +68,9 @@ CommandLine parse_command_line(int argc, char** argv, const std::set<std::string
     } else if (a.starts_with("--") && valued.contains(a.substr(2))) {
       cl.options[a.substr(2)] = take();
     } else if (a.starts_with("--") && flags.contains(a.substr(2))) {
+      if (has_value) {
+        throw std::invalid_argument(fmt::format("{} takes no value, found {}={} (see --help)", a, a, value));
+      }
       cl.flags.insert(a.substr(2));
     } else if (a.starts_with("-")) {
       throw std::invalid_argument(fmt::format("unknown option {} (see --help)", a));

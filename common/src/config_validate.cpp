@@ -17,7 +17,9 @@
 #include <set>
 #include <string_view>
 
+#include "rths/common/address.hpp"
 #include "rths/common/config.hpp"
+#include "rths/common/ground_motion.hpp"
 
 namespace rths {
 namespace {
@@ -30,6 +32,22 @@ constexpr double kMaxRateHz = 100e3;
 // Symmetry of M and K is checked relative to the largest entry: the matrices come from tables
 // typed by hand or converted units, so exact equality would reject rounding in the last digit.
 constexpr double kSymmetryTolerance = 1e-9;
+// A stiffness or damping eigenvalue below -1e-9 x the largest is negative beyond rounding: a
+// negative-definite stiffness feeds energy in and the run grows without bound (to 1e303 m), but a
+// semi-definite one (a rigid-body mode held only by the sites' specimens) is physical and allowed.
+constexpr double kEigenvalueTolerance = 1e-9;
+// A mass eigenvalue below 1e-12 x the largest leaves every solve with M without a correct digit.
+constexpr double kMassConditionLimit = 1e-12;
+// Real-time bounds (proto/experiment.proto, Realtime). A peer silent for longer than 10 s is lost for
+// any network a test runs over, and the actuators wait that long holding; a timeout below two steps
+// would end a test on one late packet.
+constexpr double kMaxPeerTimeoutS = 10.0;
+constexpr double kMinPeerTimeoutSteps = 2.0;
+// The numerical node says hello every 0.1 s: a shorter handshake timeout gives a site one chance. Ten
+// minutes is time enough to start the sites by hand.
+constexpr double kMinHandshakeTimeoutS = 0.1;
+constexpr double kMaxHandshakeTimeoutS = 600.0;
+constexpr double kMaxStartDelayS = 10.0;
 
 using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -124,6 +142,23 @@ void check_symmetric(const Checker& check, const std::string& path, const RowMaj
   }
 }
 
+// Eigenvalues of a symmetric matrix, ascending.
+Eigen::VectorXd eigenvalues(const RowMajor& matrix) {
+  return Eigen::SelfAdjointEigenSolver<RowMajor>(matrix, Eigen::EigenvaluesOnly).eigenvalues();
+}
+
+// No eigenvalue negative beyond rounding (kEigenvalueTolerance of the largest in magnitude).
+void check_not_negative(const Checker& check, const std::string& path, const RowMajor& matrix, std::string_view what) {
+  const Eigen::VectorXd values = eigenvalues(matrix);
+  const double largest = values.cwiseAbs().maxCoeff();
+  const double lowest = values(0);
+  if (lowest >= -kEigenvalueTolerance * largest) return;
+  check.fail(path, fmt::format("has a negative eigenvalue {:.6g} (largest magnitude {:.6g}, tolerance {:g} of it); "
+                               "expected a positive semi-definite {} (a negative one feeds energy into the structure "
+                               "and the response grows without bound)",
+                               lowest, largest, kEigenvalueTolerance, what));
+}
+
 void check_structure(const config::Structure& structure, const Checker& check) {
   check.require(structure.has_dofs(), "structure.dofs", "missing; expected the number of degrees of freedom (>= 1)");
   const std::uint32_t dofs = structure.dofs();
@@ -132,22 +167,33 @@ void check_structure(const config::Structure& structure, const Checker& check) {
   check_square(check, "structure.mass_kg", structure.mass_kg_size(), dofs);
   const RowMajor mass = to_matrix(structure.mass_kg(), dofs);
   check_symmetric(check, "structure.mass_kg", mass);
-  // The integrators solve with M every step; a massless or negative-mass DOF has no solution.
-  if (Eigen::LLT<RowMajor> cholesky(mass); cholesky.info() != Eigen::Success) {
-    const double lowest = Eigen::SelfAdjointEigenSolver<RowMajor>(mass, Eigen::EigenvaluesOnly).eigenvalues()(0);
+  // The integrators solve with M every step; a massless or negative-mass DOF has no solution, and a
+  // nearly massless one no accurate solution.
+  const Eigen::VectorXd mass_values = eigenvalues(mass);
+  if (Eigen::LLT<RowMajor> cholesky(mass); cholesky.info() != Eigen::Success || !(mass_values(0) > 0)) {
     check.fail("structure.mass_kg", fmt::format("is not positive definite (smallest eigenvalue {:.6g}); expected a "
                                                 "symmetric positive-definite mass matrix, with mass on every DOF",
-                                                lowest));
+                                                mass_values(0)));
   }
+  check.require(mass_values(0) > kMassConditionLimit * mass_values(mass_values.size() - 1), "structure.mass_kg",
+                fmt::format("is not positive definite beyond rounding (smallest eigenvalue {:.6g} is below {:g} of the "
+                            "largest, {:.6g}); expected a mass on every DOF",
+                            mass_values(0), kMassConditionLimit, mass_values(mass_values.size() - 1)));
 
   check_square(check, "structure.stiffness_n_per_m", structure.stiffness_n_per_m_size(), dofs);
   const RowMajor stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
   check_symmetric(check, "structure.stiffness_n_per_m", stiffness);
+  check_not_negative(check, "structure.stiffness_n_per_m", stiffness, "stiffness matrix");
 
   switch (structure.damping_case()) {
-    case config::Structure::kDampingNsPerM:
-      check_square(check, "structure.damping_ns_per_m.value", structure.damping_ns_per_m().value_size(), dofs);
+    case config::Structure::kDampingNsPerM: {
+      const std::string path = "structure.damping_ns_per_m.value";
+      check_square(check, path, structure.damping_ns_per_m().value_size(), dofs);
+      const RowMajor damping = to_matrix(structure.damping_ns_per_m().value(), dofs);
+      check_symmetric(check, path, damping);
+      check_not_negative(check, path, damping, "damping matrix");
       break;
+    }
     case config::Structure::kRayleigh: {
       const auto& rayleigh = structure.rayleigh();
       const std::string path = "structure.rayleigh";
@@ -213,6 +259,7 @@ void check_structure(const config::Structure& structure, const Checker& check) {
 }
 
 void check_ground_motion(const config::GroundMotion& motion, const Checker& check) {
+  const double scale = motion.scale();
   switch (motion.source_case()) {
     case config::GroundMotion::kRecord: {
       const auto& record = motion.record();
@@ -238,6 +285,21 @@ void check_ground_motion(const config::GroundMotion& motion, const Checker& chec
             std::pair{"strong_s", synthetic.strong_s()}, std::pair{"decay_per_s", synthetic.decay_per_s()}}) {
         check.require(value >= 0, child(path, name), fmt::format("is {}, expected >= 0", value));
       }
+      // A recorded motion's values are checked as its file is read (ground_motion.cpp); a synthetic
+      // one peaks at exactly pga_m_per_s2 x scale.
+      const double peak = synthetic.pga_m_per_s2() * std::abs(scale);
+      check.require(peak <= kMaxGroundAccelerationMPerS2,
+                    scale == 1.0 ? child(path, "pga_m_per_s2") : std::string("ground_motion.scale"),
+                    fmt::format("{:g} m/s^2 (pga_m_per_s2) x {:g} = {:g} m/s^2 is beyond the {:g} m/s^2 ({:.1f} g) a "
+                                "ground motion may reach; expected a peak in m/s^2 after scale (a unit mistake?)",
+                                synthetic.pga_m_per_s2(), scale, peak, kMaxGroundAccelerationMPerS2,
+                                kMaxGroundAccelerationMPerS2 / kStandardGravity));
+      const double samples = std::round(synthetic.duration_s() * synthetic.sample_rate_hz()) + 1;
+      check.require(
+          samples <= static_cast<double>(kMaxGroundMotionSamples), child(path, "duration_s"),
+          fmt::format("{:g} s at {:g} Hz is {:.0f} samples, more than a ground motion may hold ({}); expected "
+                      "a shorter duration_s or a lower sample_rate_hz",
+                      synthetic.duration_s(), synthetic.sample_rate_hz(), samples, kMaxGroundMotionSamples));
       break;
     }
     case config::GroundMotion::SOURCE_NOT_SET:
@@ -657,6 +719,19 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
     }
   }
 
+  if (site.placement() == config::REMOTE) {
+    // Where the numerical node sends in real time: checked here so a bad one never waits for a run.
+    const std::string at = child(path, "address");
+    HostPort peer;
+    try {
+      peer = parse_host_port(site.address());
+    } catch (const std::invalid_argument& e) {
+      check.fail(at, e.what());
+    }
+    check.require(peer.port != 0, at,
+                  fmt::format("\"{}\" has port 0; expected the port the site's rths-physical listens on (1..65535)",
+                              site.address()));
+  }
   if (site.has_compensation()) {
     const double assumed = site.compensation().assumed_round_trip_s();
     check.require(assumed >= 0, child(path, "compensation.assumed_round_trip_s"),
@@ -675,19 +750,24 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
 }  // namespace
 
 namespace {
-void check_realtime(const config::Realtime& rt, const Checker& check) {
-  check.require(
-      rt.peer_timeout_s() > 0, "realtime.peer_timeout_s",
-      fmt::format("is {}, expected a timeout > 0 s (a silent peer ends the test after it)", rt.peer_timeout_s()));
+void check_realtime(const config::Realtime& rt, double rate_hz, const Checker& check) {
+  const double min_peer_timeout_s = kMinPeerTimeoutSteps / rate_hz;
+  check.require(rt.peer_timeout_s() >= min_peer_timeout_s && rt.peer_timeout_s() <= kMaxPeerTimeoutS,
+                "realtime.peer_timeout_s",
+                fmt::format("is {:g}, expected a timeout from {:g} steps ({:g} s at {:g} Hz) to {:g} s (a silent "
+                            "peer ends the test after it)",
+                            rt.peer_timeout_s(), kMinPeerTimeoutSteps, min_peer_timeout_s, rate_hz, kMaxPeerTimeoutS));
   check.require(rt.priority() >= 0 && rt.priority() <= 99, "realtime.priority",
                 fmt::format("is {}, expected 0 (normal scheduling) or a SCHED_FIFO priority 1..99", rt.priority()));
   check.require(rt.spin_s() >= 0 && rt.spin_s() < 0.01, "realtime.spin_s",
                 fmt::format("is {}, expected a busy-wait >= 0 and well below a period (s)", rt.spin_s()));
   check.require(rt.cpu() >= -1, "realtime.cpu", fmt::format("is {}, expected a CPU number or -1 (any)", rt.cpu()));
-  check.require(rt.handshake_timeout_s() > 0, "realtime.handshake_timeout_s",
-                fmt::format("is {}, expected > 0 s", rt.handshake_timeout_s()));
-  check.require(rt.start_delay_s() >= 0, "realtime.start_delay_s",
-                fmt::format("is {}, expected >= 0 s", rt.start_delay_s()));
+  check.require(rt.handshake_timeout_s() >= kMinHandshakeTimeoutS && rt.handshake_timeout_s() <= kMaxHandshakeTimeoutS,
+                "realtime.handshake_timeout_s",
+                fmt::format("is {:g}, expected {:g} to {:g} s (the hello is repeated every 0.1 s)",
+                            rt.handshake_timeout_s(), kMinHandshakeTimeoutS, kMaxHandshakeTimeoutS));
+  check.require(rt.start_delay_s() >= 0 && rt.start_delay_s() <= kMaxStartDelayS, "realtime.start_delay_s",
+                fmt::format("is {:g}, expected 0 to {:g} s", rt.start_delay_s(), kMaxStartDelayS));
 }
 // What can be told of the keys before a real-time run (site_key() checks the files themselves).
 void check_keys_and_hold(const config::Experiment& experiment, const Checker& check) {
@@ -727,7 +807,10 @@ void validate(const config::Experiment& experiment, const std::string& source_na
   check.require(experiment.site_size() >= 1, "site",
                 "missing; expected at least one site { name: \"...\" influence: [...] channel { specimen { ... } } }");
   for (int i = 0; i < experiment.site_size(); ++i) check_site(experiment, i, check);
-  check_realtime(experiment.realtime(), check);
+  check_realtime(experiment.realtime(), experiment.rate_hz(), check);
+  check.require(experiment.output().memory_budget_mb() > 0, "output.memory_budget_mb",
+                fmt::format("is {:g}, expected a memory budget > 0 MB for the run's records",
+                            experiment.output().memory_budget_mb()));
   check_keys_and_hold(experiment, check);
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <limits>
 #include <numbers>
 #include <random>
 #include <sstream>
@@ -85,6 +86,31 @@ std::string_view trimmed(std::string_view text) {
     text.remove_suffix(1);
   }
   return text;
+}
+
+// A value of the file times the unit and the scale must be a ground acceleration: beyond
+// kMaxGroundAccelerationMPerS2 (or not finite after the multiplication) the file or the config is wrong.
+double checked_acceleration(const std::filesystem::path& path, std::size_t line, double value, double unit_scale,
+                            double scale) {
+  const double acceleration = value * unit_scale * scale;
+  if (!(std::abs(acceleration) <= kMaxGroundAccelerationMPerS2)) {
+    fail_at(path, line,
+            "acceleration " + format_number(value) + " is " + format_number(acceleration) +
+                " m/s^2 after unit and scale (x " + format_number(unit_scale * scale) + "), beyond the " +
+                format_number(kMaxGroundAccelerationMPerS2) +
+                " m/s^2 (10.2 g) a ground motion may reach; expected a value in the record's unit (a unit "
+                "mistake, a scale too large or a corrupt value?)");
+  }
+  return acceleration;
+}
+
+// Every sample past kMaxGroundMotionSamples is refused at its line: a record may not fill memory.
+void check_sample_count(const std::filesystem::path& path, std::size_t line, std::size_t samples) {
+  if (samples >= kMaxGroundMotionSamples) {
+    fail_at(path, line,
+            "more than " + std::to_string(kMaxGroundMotionSamples) +
+                " samples; a ground motion holds at most that many (a 200 Hz record of 13.9 hours)");
+  }
 }
 
 std::ifstream open_or_throw(const std::filesystem::path& path) {
@@ -211,12 +237,16 @@ double GroundMotion::duration_s() const {
 double GroundMotion::peak_m_per_s2() const {
   double peak = 0.0;
   for (const double a : samples_) {
-    peak = std::max(peak, std::abs(a));
+    // std::max(peak, NaN) would keep peak: a NaN sample must show as a NaN peak.
+    peak = std::isnan(a) ? a : std::max(peak, std::abs(a));
+    if (std::isnan(peak)) {
+      break;
+    }
   }
   return peak;
 }
 
-GroundMotion load_two_column(const std::filesystem::path& path, double unit_scale) {
+GroundMotion load_two_column(const std::filesystem::path& path, double unit_scale, double scale) {
   std::ifstream in = open_or_throw(path);
   std::vector<double> acceleration;
   double first_time_s = 0.0;
@@ -251,14 +281,15 @@ GroundMotion load_two_column(const std::filesystem::path& path, double unit_scal
       if (acceleration.size() == 1) {
         first_step_s = step_s;
         first_step_line = line_number;
-      } else if (std::abs(step_s - first_step_s) > kUniformStepTolerance * first_step_s) {
+      } else if (!(std::abs(step_s - first_step_s) <= kUniformStepTolerance * first_step_s)) {
         fail_at(path, line_number,
                 "non-uniform time step: " + format_number(step_s) + " s since the previous sample, expected " +
                     format_number(first_step_s) + " s as on line " + std::to_string(first_step_line));
       }
     }
     previous_time_s = time_s;
-    acceleration.push_back(value * unit_scale);
+    check_sample_count(path, line_number, acceleration.size());
+    acceleration.push_back(checked_acceleration(path, line_number, value, unit_scale, scale));
   }
   if (acceleration.size() < 2) {
     fail_at(path, line_number,
@@ -270,7 +301,7 @@ GroundMotion load_two_column(const std::filesystem::path& path, double unit_scal
   return {std::move(acceleration), dt_s, path.filename().string(), first_time_s};
 }
 
-GroundMotion load_peer_at2(const std::filesystem::path& path) {
+GroundMotion load_peer_at2(const std::filesystem::path& path, double scale) {
   std::ifstream in = open_or_throw(path);
   std::string line;
   std::size_t line_number = 0;
@@ -313,13 +344,30 @@ GroundMotion load_peer_at2(const std::filesystem::path& path) {
                   shown(header));
     }
   }
-  if (!(npts_value >= 1.0) || npts_value != std::floor(npts_value)) {
-    fail_at(path, header_line, "NPTS is " + format_number(npts_value) + ", expected a positive whole number");
+  // Checked before the count becomes an integer: 1e96 cast to size_t is undefined behaviour.
+  if (!(npts_value >= 1.0) || npts_value != std::floor(npts_value) ||
+      npts_value > static_cast<double>(kMaxGroundMotionSamples)) {
+    fail_at(path, header_line,
+            "NPTS is " + format_number(npts_value) + ", expected a whole number of samples from 2 to " +
+                std::to_string(kMaxGroundMotionSamples));
   }
   if (!(dt_s > 0.0)) {
     fail_at(path, header_line, "DT is " + format_number(dt_s) + " s, expected > 0");
   }
   const auto npts = static_cast<std::size_t>(npts_value);
+  // The header is not trusted with memory: every value takes at least two bytes (a digit and a
+  // separator, the last one a digit), so the rest of the file bounds what it can hold.
+  std::error_code size_error;
+  const auto file_bytes = std::filesystem::file_size(path, size_error);
+  const std::streamoff consumed = in.tellg();
+  if (!size_error && consumed >= 0 && file_bytes >= static_cast<std::uintmax_t>(consumed)) {
+    const std::uintmax_t room = (file_bytes - static_cast<std::uintmax_t>(consumed) + 1) / 2;
+    if (npts > room) {
+      fail_at(path, header_line,
+              "NPTS=" + std::to_string(npts) + ", but the " + std::to_string(file_bytes) +
+                  "-byte file has room for at most " + std::to_string(room) + " values after its header");
+    }
+  }
 
   std::vector<double> acceleration;
   acceleration.reserve(npts);
@@ -332,7 +380,11 @@ GroundMotion load_peer_at2(const std::filesystem::path& path) {
       if (!take_number(rest, value_g)) {
         fail_at(path, line_number, "expected acceleration values in g, found " + shown(rest));
       }
-      acceleration.push_back(value_g * kStandardGravity);
+      if (acceleration.size() == npts) {
+        fail_at(path, line_number,
+                "more values than line " + std::to_string(header_line) + " says (NPTS=" + std::to_string(npts) + ")");
+      }
+      acceleration.push_back(checked_acceleration(path, line_number, value_g, kStandardGravity, scale));
       skip_separators(rest);
     }
   }
@@ -400,7 +452,7 @@ GroundMotion make_synthetic(const config::SyntheticMotion& spec) {
   }
   double peak = 0.0;
   for (const double a : acceleration) {
-    peak = std::max(peak, std::abs(a));
+    peak = std::isnan(a) || std::isnan(peak) ? std::numeric_limits<double>::quiet_NaN() : std::max(peak, std::abs(a));
   }
   if (!(peak > 0.0)) {
     throw std::invalid_argument("ground_motion.synthetic: the envelope is zero over the whole record");
@@ -413,9 +465,14 @@ GroundMotion make_synthetic(const config::SyntheticMotion& spec) {
 }
 
 GroundMotion load_ground_motion(const config::GroundMotion& spec, const std::filesystem::path& base_dir) {
-  GroundMotion unscaled;
+  const double scale = spec.scale();
+  if (!std::isfinite(scale)) {
+    throw std::invalid_argument("ground_motion.scale: is not finite");
+  }
+  GroundMotion scaled;
   switch (spec.source_case()) {
     case config::GroundMotion::kRecord: {
+      // The readers scale as they read, so that a value beyond any ground motion is named by its line.
       const config::RecordFile& record = spec.record();
       std::filesystem::path path(record.path());
       if (path.is_relative()) {
@@ -423,33 +480,31 @@ GroundMotion load_ground_motion(const config::GroundMotion& spec, const std::fil
       }
       if (record.format() == config::PEER_AT2) {
         // AT2 values are in g by definition of the format; the unit field does not apply.
-        unscaled = load_peer_at2(path);
+        scaled = load_peer_at2(path, scale);
       } else {
         const double unit_scale = record.unit() == config::M_PER_S2 ? 1.0 : kStandardGravity;
-        unscaled = load_two_column(path, unit_scale);
+        scaled = load_two_column(path, unit_scale, scale);
       }
       break;
     }
-    case config::GroundMotion::kSynthetic:
-      unscaled = make_synthetic(spec.synthetic());
+    case config::GroundMotion::kSynthetic: {
+      const GroundMotion unscaled = make_synthetic(spec.synthetic());
+      std::vector<double> samples = unscaled.samples();
+      for (double& a : samples) {
+        a *= scale;
+      }
+      scaled = GroundMotion(std::move(samples), unscaled.dt_s(), unscaled.source(), unscaled.start_s());
       break;
+    }
     case config::GroundMotion::SOURCE_NOT_SET:
     default:
       throw std::invalid_argument("ground_motion: neither 'record' nor 'synthetic' is given");
   }
-  const double scale = spec.scale();
-  if (!std::isfinite(scale)) {
-    throw std::invalid_argument("ground_motion.scale: is not finite");
+  if (scale == 1.0) {
+    return scaled;
   }
-  std::vector<double> samples = unscaled.samples();
-  for (double& a : samples) {
-    a *= scale;
-  }
-  std::string source = unscaled.source();
-  if (scale != 1.0) {
-    source += " x " + format_number(scale);
-  }
-  return {std::move(samples), unscaled.dt_s(), std::move(source), unscaled.start_s()};
+  std::vector<double> samples = scaled.samples();
+  return {std::move(samples), scaled.dt_s(), scaled.source() + " x " + format_number(scale), scaled.start_s()};
 }
 
 }  // namespace rths

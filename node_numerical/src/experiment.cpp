@@ -11,6 +11,7 @@
 #include "rths/common/digest.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/json_writer.hpp"
+#include "rths/common/memory_budget.hpp"
 #include "rths/common/record_writer.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
@@ -68,14 +69,50 @@ const ResponseMetrics& RunReport::response(const std::string& response_name) con
 
 Experiment::~Experiment() = default;
 
-Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
-    : mode_(mode), config_(loaded.experiment), rate_hz_(config_.rate_hz()), clock_(config_.rate_hz()) {
+namespace {
+
+GroundMotion load_motion(const LoadedConfig& loaded) {
+  const config::GroundMotion& spec = loaded.experiment.ground_motion();
   try {
-    ground_ = load_ground_motion(config_.ground_motion(), loaded.base_dir);
+    return load_ground_motion(spec, loaded.base_dir);
   } catch (const std::exception& e) {
-    const char* field = config_.ground_motion().has_record() ? "ground_motion.record.path" : "ground_motion";
+    const char* field = spec.has_record() ? "ground_motion.record.path" : "ground_motion";
     throw ConfigError(fmt::format("{}: {}: {}", loaded.source.string(), field, e.what()));
   }
+}
+
+// The run's steps, once its records are known to fit output.memory_budget_mb (computed in double:
+// an absurd duration must be refused, not overflow an integer).
+std::int64_t checked_steps(const LoadedConfig& loaded, const GroundMotion& ground, RunMode mode) {
+  const config::Experiment& cfg = loaded.experiment;
+  const double duration = cfg.duration_s() > 0.0 ? cfg.duration_s() : ground.end_s();
+  const double steps = run_steps(duration, cfg.rate_hz());
+  const RecordBudget records = numerical_process_records(cfg, steps, mode == RunMode::kVirtualTime);
+  if (const std::string over = over_memory_budget(cfg, records); !over.empty()) {
+    const std::string length =
+        cfg.duration_s() > 0.0
+            ? fmt::format("duration_s: {:g} s", duration)
+            : fmt::format("duration_s: 0 runs to the end of the ground motion, {:g} s (ground_motion.record.path)",
+                          duration);
+    throw ConfigError(fmt::format("{}: {} at {:g} Hz is {} steps; {}", loaded.source.string(), length, cfg.rate_hz(),
+                                  count_text(steps), over));
+  }
+  return static_cast<std::int64_t>(steps);
+}
+
+}  // namespace
+
+void Experiment::check_before_start(const LoadedConfig& loaded, RunMode mode) {
+  (void)checked_steps(loaded, load_motion(loaded), mode);
+}
+
+Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
+    : mode_(mode),
+      config_(loaded.experiment),
+      ground_(load_motion(loaded)),
+      steps_(checked_steps(loaded, ground_, mode)),
+      rate_hz_(config_.rate_hz()),
+      clock_(config_.rate_hz()) {
   if (config_.ground_motion().has_record()) {
     // The saved config must run again from any folder: record the resolved path.
     const std::filesystem::path p = config_.ground_motion().record().path();
@@ -102,8 +139,6 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
           std::filesystem::absolute(p.is_absolute() ? p : loaded.base_dir / p).lexically_normal().string());
     }
   }
-  const double duration = config_.duration_s() > 0.0 ? config_.duration_s() : ground_.end_s();
-  steps_ = static_cast<std::int64_t>(std::floor(duration * rate_hz_ + 1e-9)) + 1;
   const auto rows = static_cast<std::size_t>(steps_);
 
   // Virtual runs are reproducible to the bit, session id included; a real-time session gets a random
@@ -146,17 +181,35 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
       } catch (const std::invalid_argument& e) {
         throw ConfigError(fmt::format("{}: site[{}].address: {}", loaded.source.string(), i, e.what()));
       }
+      // An IPv6 peer needs an IPv6 socket; an ephemeral port, the site learns it from the hello.
+      udp_.push_back(std::make_unique<UdpLink>(*io_, peer.host.find(':') != std::string::npos ? "::" : "0.0.0.0", 0));
+      try {
+        udp_.back()->set_peer(peer.host, peer.port);
+      } catch (const std::exception& e) {
+        // A name that does not resolve (or to no address this socket reaches) is the config's mistake.
+        throw ConfigError(
+            fmt::format("{}: site[{}].address: {}; expected the address of the host where "
+                        "rths-physical serves site \"{}\"",
+                        loaded.source.string(), i, e.what(), site.name()));
+      }
+      udp_.back()->lock_peer(true);
+      hyb.link = udp_.back().get();
       SiteKey key = site_key(config_, site, loaded.base_dir, loaded.source.string(), peer.host);
       report_.insecure = report_.insecure || key.insecure;
       site_keys_.push_back(std::move(key.key));
-      // An IPv6 peer needs an IPv6 socket; an ephemeral port, the site learns it from the hello.
-      udp_.push_back(std::make_unique<UdpLink>(*io_, peer.host.find(':') != std::string::npos ? "::" : "0.0.0.0", 0));
-      udp_.back()->set_peer(peer.host, peer.port);
-      udp_.back()->lock_peer(true);
-      hyb.link = udp_.back().get();
     } else {
-      links_.push_back(std::make_unique<VirtualLink>(clock_, Impairment(site.link().forward(), loaded.base_dir),
-                                                     Impairment(site.link().backward(), loaded.base_dir)));
+      // A delay trace is read here: a missing or malformed one is the config's mistake, named by field.
+      const auto impairment = [&](bool forward) {
+        const config::Impairment& leg = forward ? site.link().forward() : site.link().backward();
+        try {
+          return Impairment(leg, loaded.base_dir);
+        } catch (const std::exception& e) {
+          throw ConfigError(fmt::format("{}: site[{}].link.{}{}: {}", loaded.source.string(), i,
+                                        forward ? "forward" : "backward",
+                                        leg.empirical().has_trace_path() ? ".empirical.trace_path" : "", e.what()));
+        }
+      };
+      links_.push_back(std::make_unique<VirtualLink>(clock_, impairment(true), impairment(false)));
       hyb.link = &links_.back()->numerical_end;
     }
     const config::CompensationMode compensation = site.compensation().mode();
@@ -196,16 +249,20 @@ std::int64_t Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last)
     for (auto& site : physical_) {
       site->step(k);
       if (site->tripped()) {
-        return stop_on_interlock(k, site->name(), site->trip());
+        return stop_on_interlock(k - first, site->name(), site->trip());
       }
     }
     clock_.set_numerical_step(k);
     hybrid_->step(k);
     if (const auto s = hybrid_->tripped_site()) {
-      return stop_on_interlock(k + 1, hybrid_->sites()[*s].name, hybrid_->sites()[*s].local->interlock().trip());
+      return stop_on_interlock(k + 1 - first, hybrid_->sites()[*s].name,
+                               hybrid_->sites()[*s].local->interlock().trip());
+    }
+    if (!hybrid_->finite()) {
+      return k + 1 - first;
     }
   }
-  return last;
+  return last - first;
 }
 
 std::int64_t Experiment::stop_on_interlock(std::int64_t steps_run, const std::string& site, const InterlockTrip& trip) {
@@ -215,11 +272,21 @@ std::int64_t Experiment::stop_on_interlock(std::int64_t steps_run, const std::st
   return steps_run;
 }
 
-std::int64_t Experiment::run_hybrid_only() {
+void Experiment::run_hybrid_only() {
   const auto start = std::chrono::steady_clock::now();
-  const std::int64_t steps = run_hybrid_steps(0, steps_);
+  report_.steps = run_hybrid_steps(0, steps_);
+  report_.duration_s = static_cast<double>(std::max<std::int64_t>(report_.steps - 1, 0)) / rate_hz_;
   report_.run_time_s = seconds_since(start);
-  return steps;
+  if (!hybrid_->finite()) {
+    stop_non_finite();
+  }
+}
+
+void Experiment::stop_non_finite() {
+  report_.exit_code = kExitNonFinite;
+  report_.stop_step = hybrid_->non_finite_step();
+  report_.stop_time_s = static_cast<double>(report_.stop_step) / rate_hz_;
+  report_.stop_reason = hybrid_->non_finite_description() + "; the run stopped";
 }
 
 void Experiment::run_reference(std::int64_t steps) {
@@ -236,12 +303,8 @@ const Recorder& Experiment::run_reference_only() {
 }
 
 const RunReport& Experiment::run() {
-  const std::int64_t steps = run_hybrid_only();
-  if (steps < steps_) {
-    report_.steps = steps;
-    report_.duration_s = static_cast<double>(std::max<std::int64_t>(steps - 1, 0)) / rate_hz_;
-  }
-  run_reference(steps);
+  run_hybrid_only();
+  run_reference(report_.steps);
   evaluate();
   return report_;
 }
@@ -314,13 +377,45 @@ void Experiment::evaluate() {
       sr.backward = links_[remote]->backward.counters();
       for (std::size_t c = 0; c < node.recorder().columns(); ++c) {
         if (node.recorder().column_names()[c].name.starts_with("force")) {
-          sr.measured_force_peak_n = std::max(sr.measured_force_peak_n, peak_abs(node.recorder().column(c)));
+          // std::max(peak, NaN) would keep the old peak: a NaN force must stay visible.
+          const double peak = peak_abs(node.recorder().column(c));
+          sr.measured_force_peak_n = std::isnan(peak) ? peak : std::max(sr.measured_force_peak_n, peak);
         }
       }
       ++remote;
     }
     report_.sites.push_back(sr);
   }
+  // Success is claimed only for numbers: a NaN metric is a run that went wrong (exit code 9).
+  if (report_.exit_code == kExitCompleted) {
+    if (const std::string why = non_finite_metrics(report_); !why.empty()) {
+      report_.exit_code = kExitNonFinite;
+      report_.stop_reason = why;
+    }
+  }
+}
+
+std::string non_finite_metrics(const RunReport& report) {
+  for (const auto& [name, m] : report.responses) {
+    if (!m.finite()) {
+      return fmt::format(
+          "the metrics of {} are not finite (peak {}, reference peak {}, J_peak {} %, J_RMS {} %, "
+          "rho {}): a history held a non-finite value",
+          name, m.peak, m.reference_peak, m.j_peak_pct, m.j_rms_pct, m.rho);
+    }
+  }
+  for (const SiteReport& site : report.sites) {
+    for (std::size_t c = 0; c < site.tracking.size(); ++c) {
+      const TrackingMetrics& t = site.tracking[c];
+      if (!std::isfinite(t.j1_delay_ms) || !std::isfinite(t.j2_nrms_pct) || !std::isfinite(t.j3_peak_pct)) {
+        return fmt::format(
+            "the tracking of site {} channel {} is not finite (J1 {} ms, J2 {} %, J3 {} %): its "
+            "target or measured history held a non-finite value",
+            site.name, c, t.j1_delay_ms, t.j2_nrms_pct, t.j3_peak_pct);
+      }
+    }
+  }
+  return {};
 }
 
 namespace {}  // namespace
@@ -333,6 +428,10 @@ std::string summary_json(const RunReport& report) {
   json.field("exit_code", static_cast<std::int64_t>(report.exit_code));
   json.field("stop_reason", report.stop_reason);
   json.field("insecure", report.insecure);
+  if (report.stop_step >= 0) {
+    json.field("stop_step", report.stop_step);
+    json.field("stop_time_s", report.stop_time_s);
+  }
   json.field("planned_steps", report.planned_steps);
   json.field("ground_motion", report.ground_motion);
   json.field("rate_hz", report.rate_hz);

@@ -169,7 +169,7 @@ class NewmarkIntegrator final : public Integrator {
 
   void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
             double dt_s) override {
-    if (std::abs(dt_s - dt_s_) > 1e-9 * dt_s_) {
+    if (!(std::abs(dt_s - dt_s_) <= 1e-9 * dt_s_)) {  // negated: a NaN dt fails it too
       // The effective matrix was factorised for one step; a different dt would be silently wrong.
       throw std::invalid_argument("Newmark: step called with dt = " + std::to_string(dt_s) +
                                   " s, but the integrator was built for dt = " + std::to_string(dt_s_) + " s");

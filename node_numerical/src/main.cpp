@@ -66,7 +66,8 @@ the CSVs are written while the run goes on: a node that crashes loses at most it
 
 Exit codes: 0 completed; 1 failure; 2 bad command line or config (nothing run); 3 a site refused the
 handshake (the differing field is named); 4 a site lost (no packet within realtime.peer_timeout_s);
-5 a site aborted; 6 interrupted (SIGINT/SIGTERM); 7 a site never answered the handshake; 8 stroke limit.
+5 a site aborted; 6 interrupted (SIGINT/SIGTERM); 7 a site never answered the handshake; 8 stroke limit;
+9 a non-finite or diverged value: the run stopped (summary.json and the report name the step and time).
 From 3 on, every site was told to hold and stop and the recordings hold every step up to the stop.
 )";
 
@@ -199,6 +200,8 @@ int main(int argc, char** argv) {
     std::unique_ptr<rths::LoopbackSites> sites;
     const bool realtime = cl.has("realtime") || cl.command == "loopback";
     if (cl.command == "loopback") {
+      // Nothing is started for a run that cannot start: the site processes come after these checks.
+      rths::Experiment::check_before_start(loaded, rths::RunMode::kRealTime);
       // The sites get the same file and overrides, so both ends derive the same terms.
       sites = std::make_unique<rths::LoopbackSites>(cl.config, cl.overrides, out);
       sites->start(loaded.experiment);
@@ -208,6 +211,12 @@ int main(int argc, char** argv) {
                  loaded.experiment.rate_hz(), loaded.experiment.site_size(), realtime ? "real time" : "virtual time");
     experiment.stream_outputs(out);  // before the run: the records reach the disk while it goes on
     const rths::RunReport& report = realtime ? experiment.run_realtime(stop, !cl.quiet) : experiment.run();
+    // A real-time stop is logged as it happens; what ended a virtual-time run, or metrics that made a
+    // run fail after it ended (no stop step), is logged here, once.
+    if (report.exit_code != rths::kExitCompleted &&
+        (!realtime || (report.exit_code == rths::kExitNonFinite && report.stop_step < 0))) {
+      spdlog::error("{}", report.stop_reason);
+    }
     experiment.write_outputs(out);
     code = report.exit_code;
     if (sites) {

@@ -1,5 +1,7 @@
 #include "rths/node_numerical/numerical_node.hpp"
 
+#include <fmt/format.h>
+
 namespace rths {
 
 namespace {
@@ -238,6 +240,9 @@ void NumericalNode::step(std::int64_t k) {
   recorder_.record(row_);
 
   integrator_->step(state_, total_force_, ground_, t, dt_s_);
+  if (!check_finite(k)) {
+    return;  // nothing non-finite reaches a site; the caller stops the run
+  }
 
   for (std::size_t s = 0; s < sites_.size(); ++s) {
     if (!sites_[s].is_local()) {
@@ -245,6 +250,41 @@ void NumericalNode::step(std::int64_t k) {
       send_command(s, k + 1);
     }
   }
+}
+
+// A diverged run must stop rather than send or record its NaNs as if they were motion (exit code 9).
+bool NumericalNode::check_finite(std::int64_t k) {
+  if (non_finite_step_ >= 0) {
+    return false;
+  }
+  // The forces first: a NaN from a site is the cause of the state that follows from it.
+  for (std::size_t s = 0; s < runtime_.size(); ++s) {
+    if (!runtime_[s].force.allFinite()) {
+      non_finite_step_ = k;
+      non_finite_site_ = static_cast<std::ptrdiff_t>(s);
+      return false;
+    }
+  }
+  if (total_force_.allFinite() && state_.displacement.allFinite() && state_.velocity.allFinite() &&
+      state_.acceleration.allFinite()) {
+    return true;
+  }
+  non_finite_step_ = k;
+  non_finite_site_ = -1;
+  return false;
+}
+
+std::string NumericalNode::non_finite_description() const {
+  if (non_finite_step_ < 0) {
+    return {};
+  }
+  if (non_finite_site_ >= 0) {
+    const NumericalSite& site = sites_[static_cast<std::size_t>(non_finite_site_)];
+    return fmt::format("step {} (t = {:.6g} s) used a non-finite force from site \"{}\"", non_finite_step_,
+                       static_cast<double>(non_finite_step_) * dt_s_, site.name);
+  }
+  return fmt::format("step {} (t = {:.6g} s) left the structure's state non-finite: the integration diverged",
+                     non_finite_step_, static_cast<double>(non_finite_step_) * dt_s_);
 }
 
 }  // namespace rths

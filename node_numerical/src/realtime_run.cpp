@@ -33,7 +33,7 @@ struct LiveFigures {
   std::atomic<std::size_t> round_trip_count{0};
 };
 
-enum class TickEnd { kNone, kPeerControl, kPeerLost, kLocalInterlock };
+enum class TickEnd { kNone, kPeerControl, kPeerLost, kLocalInterlock, kNonFinite };
 
 class NumericalTick final : public TickHandler {
  public:
@@ -53,6 +53,10 @@ class NumericalTick final : public TickHandler {
       live_.late_ticks.fetch_add(1, std::memory_order_relaxed);
     }
     node_.step(k);
+    if (!node_.finite()) {
+      end_ = TickEnd::kNonFinite;  // the step sent nothing; every site is told to abort
+      return false;
+    }
     if (node_.tripped_site()) {
       end_ = TickEnd::kLocalInterlock;
       return false;
@@ -341,6 +345,9 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
     report_.exit_code = kExitPeerLost;
     report_.stop_reason = fmt::format("site \"{}\" lost: no packet for {} s; every site told to hold and stop",
                                       sites[handler.site()].name, config_.realtime().peer_timeout_s());
+    stop_sites(report_.stop_reason, true);
+  } else if (handler.end() == TickEnd::kNonFinite) {
+    stop_non_finite();
     stop_sites(report_.stop_reason, true);
   } else if (result.end == LoopEnd::kStopFlag) {
     report_.exit_code = kExitInterrupted;

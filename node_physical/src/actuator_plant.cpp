@@ -120,7 +120,7 @@ LinearActuator::LinearActuator(const ContinuousStateSpace& model, double dt_s)
 }
 
 InterfaceMotion LinearActuator::step(double command_m, double /*load_force_n*/, double dt_s) {
-  if (std::abs(dt_s - dt_s_) > kDtTolerance * dt_s_) {
+  if (!(std::abs(dt_s - dt_s_) <= kDtTolerance * dt_s_)) {  // negated: a NaN dt fails it too
     throw std::invalid_argument(
         fmt::format("LinearActuator: stepped with dt {} s, discretised at {} s (the site rate)", dt_s, dt_s_));
   }

@@ -15,6 +15,7 @@
 
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/json_writer.hpp"
+#include "rths/common/memory_budget.hpp"
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/peer_watchdog.hpp"
 #include "rths/common/realtime_loop.hpp"
@@ -282,6 +283,18 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   if (hs.exit_code != kExitCompleted) {
     spdlog::error("{}", hs.reason);
     return hs.exit_code;
+  }
+  // A start whose record would not fit this machine is refused before anything moves.
+  if (const std::string refusal = site_start_refusal(cfg, *site, hs.session.steps); !refusal.empty()) {
+    spdlog::error("{}", refusal);
+    const WallClock clock;
+    const auto codec =
+        std::make_unique<PacketCodec>(CodecRole::kSite, hs.session.site_id, hs.session.keys, cfg.rate_hz(), 0);
+    for (int copy = 0; copy < 3; ++copy) {
+      codec->start(clock.now_ns()).mutable_abort()->set_reason(refusal);
+      link.send(codec->seal());
+    }
+    return kExitRefused;
   }
 
   const WallClock clock;

@@ -11,11 +11,18 @@ struct HostPort {
 };
 
 // "127.0.0.1:47000", "lab.example.org:47000", "[::1]:47000". Throws std::invalid_argument with
-// what was expected.
+// what was expected: a port outside 0..65535, a missing host or port, a host of digits and dots that
+// is not a dotted-quad IPv4 address (256.1.1.1, 10.1.1). Port 0 is accepted (a listener's "any
+// free port"); a peer's address must not have it (config validation says so). Names are not
+// resolved here.
 HostPort parse_host_port(const std::string& text);
 
 // Whether host names this machine's loopback interface: 127.0.0.0/8, ::1, ::ffff:127.x.x.x or
 // "localhost". Nothing is resolved (a name that merely resolves to 127.0.0.1 does not count).
 bool is_loopback_host(const std::string& host);
+
+// "" when `host` (a name or a numeric address) resolves to an address on this machine, else the
+// resolver's reason. May ask the DNS: call it before a run starts, never inside one.
+std::string resolve_problem(const std::string& host);
 
 }  // namespace rths

@@ -14,6 +14,7 @@ enum ExitCode : int {
   kExitInterrupted = 6,  // SIGINT/SIGTERM: safe stop
   kExitNoAnswer = 7,     // a peer never answered the handshake
   kExitLimit = 8,        // a site's interlock tripped: a value beyond a limit or not finite
+  kExitNonFinite = 9,    // a non-finite or diverged value: the run stopped
 };
 
 }  // namespace rths

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -39,16 +40,28 @@ class GroundMotion {
 };
 
 // Two-column text file: time (s), acceleration. The time step must be uniform (checked).
-// unit_scale converts the file's unit to m/s^2 (9.80665 for g). Throws std::runtime_error naming
-// the file and line on anything malformed.
-GroundMotion load_two_column(const std::filesystem::path& path, double unit_scale);
-// PEER NGA .AT2 (acceleration in g, NPTS and DT on the fourth header line).
-GroundMotion load_peer_at2(const std::filesystem::path& path);
+// unit_scale converts the file's unit to m/s^2 (9.80665 for g), scale multiplies after it. Throws
+// std::runtime_error naming the file and line on anything malformed, on a value beyond
+// kMaxGroundAccelerationMPerS2 after unit and scale, and past kMaxGroundMotionSamples samples.
+GroundMotion load_two_column(const std::filesystem::path& path, double unit_scale, double scale = 1.0);
+// PEER NGA .AT2 (acceleration in g, NPTS and DT on the fourth header line), times scale. NPTS must be a
+// whole number up to kMaxGroundMotionSamples that the file has room for, DT > 0; the same value
+// bound and file:line errors as load_two_column.
+GroundMotion load_peer_at2(const std::filesystem::path& path, double scale = 1.0);
 // Kanai-Tajimi filtered white noise under an envelope, reproducible from the seed.
 GroundMotion make_synthetic(const config::SyntheticMotion& spec);
 // Whatever the config's ground_motion says, scaled; relative paths resolve against base_dir.
 GroundMotion load_ground_motion(const config::GroundMotion& spec, const std::filesystem::path& base_dir);
 
 constexpr double kStandardGravity = 9.80665;
+
+// The largest ground acceleration a motion may reach after unit conversion and scale: 100 m/s^2, about
+// 10.2 g. The strongest accelerations ever recorded are about 4 g (Iwate-Miyagi 2008, 4.36 g
+// vertical), so any real record scaled for a test stays below it; beyond it lies a unit mistake (a
+// record in cm/s^2 read as m/s^2 is 100x too large) or a corrupt value (1e308).
+constexpr double kMaxGroundAccelerationMPerS2 = 100.0;
+// The most samples a ground motion may hold: 10 million (80 MB), a 200 Hz record of 13.9 hours. A
+// reader never reserves more than this, nor more than the file can hold, whatever its header says.
+constexpr std::size_t kMaxGroundMotionSamples = 10'000'000;
 
 }  // namespace rths

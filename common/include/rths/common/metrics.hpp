@@ -5,7 +5,10 @@
 namespace rths {
 
 // Seed 002 Eqs. 16-19 of one response against its reference (the monolithic run), plus peaks.
-// Peaks are of the absolute value, as the paper's tables report them.
+// Peaks are of the absolute value, as the paper's tables report them. A non-finite sample in either
+// history makes every metric computed from that history NaN (never skipped): a diverged run cannot
+// report a peak or an error. A ratio whose reference gives no denominator (a reference peak, range
+// or SD of 0) is NaN too, by definition.
 struct ResponseMetrics {
   double peak = 0.0;            // max |r|
   double reference_peak = 0.0;  // max |r_ref|
@@ -14,6 +17,12 @@ struct ResponseMetrics {
   double rho = 0.0;             // Eq. 18: correlation coefficient
   double sd = 0.0;              // Eq. 19: standard deviation of r
   double reference_sd = 0.0;
+  double reference_range = 0.0;  // max r_ref - min r_ref, Eq. 17's denominator
+
+  // Every metric is a number, or NaN only because the reference leaves its ratio undefined (see
+  // above). False when a history held a non-finite value or a metric overflowed: a run with such
+  // metrics must not report success.
+  [[nodiscard]] bool finite() const;
 };
 
 // Both histories must have the same length (the runs share their steps).
@@ -32,10 +41,12 @@ struct TrackingMetrics {
 };
 
 // J1-J3 over the samples [from, end) of both histories (same length, sampled at rate_hz); the lag
-// search spans +-max_lag_s. Histories with a zero target give zeros, not NaN.
+// search spans +-max_lag_s. Histories with a zero target give zeros, not NaN; a non-finite sample in
+// either history gives NaN for all three.
 TrackingMetrics tracking_metrics(std::span<const double> target, std::span<const double> measured, double rate_hz,
                                  double max_lag_s = 0.1);
 
+// max |r|; NaN when r holds a NaN. rms(r) likewise propagates a non-finite sample.
 double peak_abs(std::span<const double> r);
 double rms(std::span<const double> r);
 

@@ -60,6 +60,9 @@ struct RunReport {
   int exit_code = 0;  // ExitCode
   std::string stop_reason = "completed";
   bool insecure = false;  // real time with realtime.insecure: packets sealed with a public key
+  // The step that went non-finite (exit code 9) and its time; -1 when none did.
+  std::int64_t stop_step = -1;
+  double stop_time_s = 0.0;
   std::int64_t planned_steps = 0;
   bool has_loop_stats = false;  // real time: the step loop's timing
   LoopStats loop;
@@ -84,6 +87,9 @@ class Experiment {
   // Builds every part; throws ConfigError for anything the config gets wrong (ground motion too).
   // In real time the remote sites are reached over UDP at their `address` instead of in memory.
   explicit Experiment(const LoadedConfig& loaded, RunMode mode = RunMode::kVirtualTime);
+  // The checks of the constructor that read files and size the run (ground motion, memory budget),
+  // without building anything: for a caller that starts other processes first (loopback).
+  static void check_before_start(const LoadedConfig& loaded, RunMode mode);
   ~Experiment();
   Experiment(const Experiment&) = delete;
   Experiment& operator=(const Experiment&) = delete;
@@ -99,11 +105,11 @@ class Experiment {
   // Only the monolithic reference over the whole run (calibration): its record, with the interface
   // motion of every site channel (u_<site>).
   const Recorder& run_reference_only();
-  // Only the hybrid run, without reference or evaluation (benchmarks); returns the steps run (fewer
-  // than steps() when an interlock stopped it).
-  std::int64_t run_hybrid_only();
-  // Hybrid steps [first, last) alone, for tests that look inside a run; returns the first step not
-  // run (last, or earlier when a site's interlock tripped: report() says why).
+  // Only the hybrid run, without reference or evaluation (benchmarks). Sets report().steps: fewer
+  // than steps() when a site's interlock tripped or a value went non-finite (report() says why).
+  void run_hybrid_only();
+  // Hybrid steps [first, last) alone, for tests that look inside a run. Stops after a step that went
+  // non-finite (exit code 9) or tripped a site's interlock (exit code 8); returns how many steps ran.
   std::int64_t run_hybrid_steps(std::int64_t first, std::int64_t last);
 
   // Opens the run folder of DESIGN §7 before the run: writes config.textproto and starts streaming
@@ -123,6 +129,7 @@ class Experiment {
 
  private:
   void evaluate();
+  void stop_non_finite();
   void run_reference(std::int64_t steps);
   bool handshake(std::vector<std::int64_t>& round_trip_ns, const std::atomic<bool>& stop);
   std::int64_t stop_on_interlock(std::int64_t steps_run, const std::string& site, const InterlockTrip& trip);
@@ -151,5 +158,9 @@ class Experiment {
 
 // Writes summary.json for a report (used by write_outputs; separate for the study runner).
 std::string summary_json(const RunReport& report);
+
+// Why the report's metrics cannot be trusted ("" when every one is finite, see
+// ResponseMetrics::finite): a response or a site channel's tracking computed from a non-finite value.
+std::string non_finite_metrics(const RunReport& report);
 
 }  // namespace rths

@@ -89,6 +89,13 @@ class NumericalNode {
 
   [[nodiscard]] const Recorder& recorder() const { return recorder_; }
   [[nodiscard]] const StructuralState& state() const { return state_; }
+  // False from the first step whose integration used a non-finite force or produced a non-finite
+  // state (a diverged structure, a NaN from a site). That step sent nothing to the sites; the caller
+  // stops the run (exit code 9). The check is allocation-free, in every step.
+  [[nodiscard]] bool finite() const { return non_finite_step_ < 0; }
+  // The step that went non-finite (-1: none) and what it was, for the stop reason.
+  [[nodiscard]] std::int64_t non_finite_step() const { return non_finite_step_; }
+  [[nodiscard]] std::string non_finite_description() const;
   [[nodiscard]] const std::vector<SiteStats>& site_stats() const { return stats_; }
   [[nodiscard]] const SiteTiming& site_timing(std::size_t s) const { return *timing_[s]; }
   [[nodiscard]] const std::string& site_reason(std::size_t s) const { return reasons_[s]; }
@@ -120,6 +127,7 @@ class NumericalNode {
   static void record_timing(SiteTiming& timing, std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4);
   void send_command(std::size_t s, std::int64_t next_step);
   void interface_motion(std::size_t s);
+  bool check_finite(std::int64_t k);
 
   Setup setup_;
   StructuralModel structure_;
@@ -137,6 +145,8 @@ class NumericalNode {
   Recorder recorder_;
   std::vector<double> row_;
   double dt_s_;
+  std::int64_t non_finite_step_ = -1;
+  std::ptrdiff_t non_finite_site_ = -1;  // the site whose force was not finite; -1: the structure's state
   std::array<std::byte, kMaxDatagramBytes> rx_{};
 };
 
