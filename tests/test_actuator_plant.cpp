@@ -302,7 +302,7 @@ TEST(Seed004Actuator, SimulatedSinesMatchTheContinuousModel) {
 }
 
 TEST(Seed004Actuator, OracleValuesOfTheSeed004Digest) {
-  // ../shared/docs/seed-004-stability-switch.md section 1.3 / O23, asserted to the printed digits.
+  // docs/reference-values.md, "Seed 004 actuator (Eq. 7)", asserted to the printed digits.
   const ContinuousStateSpace continuous = continuous_model(seed004_config());
   struct Oracle {
     double f_hz, magnitude, phase_deg;

@@ -1,4 +1,4 @@
-// Ground-motion input: the shared records, the text formats and their errors, and the synthetic
+// Ground-motion input: the records in examples/data, the text formats and their errors, and the synthetic
 // Kanai-Tajimi motion.
 #include <gtest/gtest.h>
 
@@ -22,8 +22,8 @@
 namespace rths {
 namespace {
 
-std::filesystem::path shared_record(const std::string& name) {
-  return std::filesystem::path(RTHS_SHARED_DIR) / "ground_motions" / name;
+std::filesystem::path data_record(const std::string& name) {
+  return std::filesystem::path(RTHS_DATA_DIR) / "ground_motions" / name;
 }
 
 // A scratch folder per test, removed afterwards.
@@ -68,7 +68,7 @@ std::string error_of(Load load) {
 }
 
 TEST(GroundMotion, ElCentroLoadsWithPublishedPeak) {
-  const GroundMotion motion = load_two_column(shared_record("elcentro_1940_ns_g.dat"), kStandardGravity);
+  const GroundMotion motion = load_two_column(data_record("elcentro_1940_ns_g.dat"), kStandardGravity);
   EXPECT_EQ(motion.samples().size(), 2688U);
   // Times are printed with 8 significant digits: the mean step is 0.02 s to rounding.
   EXPECT_NEAR(motion.dt_s(), 0.02, 1e-12);
@@ -84,7 +84,7 @@ TEST(GroundMotion, KobeInMetresPerSecondSquaredThroughTheConfig) {
   config::GroundMotion spec;
   spec.mutable_record()->set_path("kobe_1995_mps2.dat");
   spec.mutable_record()->set_unit(config::M_PER_S2);
-  const GroundMotion motion = load_ground_motion(spec, shared_record(""));
+  const GroundMotion motion = load_ground_motion(spec, data_record(""));
   // README: 0.02 s, 24.98 s, PGA 6.80 m/s^2 (rounded to 0.01 m/s^2, hence 0.005).
   EXPECT_NEAR(motion.dt_s(), 0.02, 1e-12);
   EXPECT_NEAR(motion.duration_s(), 24.98, 1e-9);
@@ -95,8 +95,8 @@ TEST(GroundMotion, ConfigRecordIsConvertedScaledAndDescribed) {
   config::GroundMotion spec;
   spec.mutable_record()->set_path("elcentro_1940_ns_g.dat");  // unit defaults to g
   spec.set_scale(0.2);
-  const GroundMotion scaled = load_ground_motion(spec, shared_record(""));
-  const GroundMotion raw = load_two_column(shared_record("elcentro_1940_ns_g.dat"), 1.0);
+  const GroundMotion scaled = load_ground_motion(spec, data_record(""));
+  const GroundMotion raw = load_two_column(data_record("elcentro_1940_ns_g.dat"), 1.0);
   ASSERT_EQ(scaled.samples().size(), raw.samples().size());
   for (std::size_t i = 0; i < raw.samples().size(); i += 97) {
     // One multiplication by g and one by the scale: a few ulps.
@@ -107,7 +107,7 @@ TEST(GroundMotion, ConfigRecordIsConvertedScaledAndDescribed) {
 }
 
 TEST(GroundMotion, InterpolatesLinearlyAndIsZeroOutsideTheRecord) {
-  const GroundMotion motion = load_two_column(shared_record("elcentro_1940_ns_g.dat"), kStandardGravity);
+  const GroundMotion motion = load_two_column(data_record("elcentro_1940_ns_g.dat"), kStandardGravity);
   const std::vector<double>& a = motion.samples();
   const double dt = motion.dt_s();
   // Linear interpolation is exact at the nodes and gives the mean at midpoints; only the rounding

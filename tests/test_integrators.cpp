@@ -1,5 +1,5 @@
 // Structural model and integrators against closed forms, the seed 002 paper and the independent
-// reference values in ../shared/docs/reference-values.md.
+// reference values in docs/reference-values.md.
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
@@ -441,7 +441,7 @@ TEST(MonolithicReference, Seed002FrameWithSpringMatchesIndependentPeaks) {
   // (Lambda = [-1, 0], f = k_s x1), El Centro NS x 0.2, RK4 at 1024 Hz, force held over the step.
   const StructuralModel frame = seed002_frame();
   const GroundMotion ground =
-      load_two_column(std::string(RTHS_SHARED_DIR) + "/ground_motions/elcentro_1940_ns_g.dat", 0.2 * kStandardGravity);
+      load_two_column(std::string(RTHS_DATA_DIR) + "/ground_motions/elcentro_1940_ns_g.dat", 0.2 * kStandardGravity);
   constexpr double kSpring_n_per_m = 0.2 * 279172.0;
   constexpr double kDt = 1.0 / 1024.0;
   const auto rk4 = make_rk4(frame);

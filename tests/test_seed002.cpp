@@ -1,5 +1,5 @@
 // Acceptance tests of the core issue against seed 002 (Li et al. 2017) and the independent
-// reference values in ../shared/docs/reference-values.md.
+// reference values in docs/reference-values.md.
 #include <gtest/gtest.h>
 
 #include <array>

@@ -296,7 +296,7 @@ TEST_F(StudyTest, PlotsShowTheTablesAndThePureSimulation) {
   }
 
   // The pure simulations are the independent reference's "pure simulation with the wrong model"
-  // (../shared/docs/reference-values.md, linear case: -30 % 0.25, +30 % 1.92; exact model 0).
+  // (docs/reference-values.md, linear case: -30 % 0.25, +30 % 1.92; exact model 0).
   EXPECT_NEAR(std::stod(pure.rows[0][pj]), 0.25, 0.01);
   EXPECT_EQ(std::stod(pure.rows[1][pj]), 0.0);
   EXPECT_NEAR(std::stod(pure.rows[2][pj]), 1.92, 0.01);
@@ -490,10 +490,9 @@ TEST_F(StudyTest, FailedRowIsRecordedAndTheStudyGoesOn) {
   // A missing ground-motion record passes validation but fails when the run is built.
   const auto config = std::filesystem::path(RTHS_SOURCE_DIR) / "examples/seed002/spring.textproto";
   const auto file = dir_ / "fail.study";
-  std::ofstream(file)
-      << "config " << config.string() << "\nset duration_s=1\n"
-      << "axis record ground_motion.record.path = ../../../shared/ground_motions/elcentro_1940_ns_g.dat "
-         "/nonexistent/record.dat\n";
+  std::ofstream(file) << "config " << config.string() << "\nset duration_s=1\n"
+                      << "axis record ground_motion.record.path = ../data/ground_motions/elcentro_1940_ns_g.dat "
+                         "/nonexistent/record.dat\n";
   Process p("rths-study", {"run", file.string(), "--out", (dir_ / "out").string(), "--quiet"}, dir_ / "fail");
   EXPECT_EQ(p.wait(kTimeout), rths::kExitFailure) << p.err();
   const Table t = read_csv(dir_ / "out/study.csv");

@@ -16,8 +16,8 @@ namespace rths::test {
 inline std::filesystem::path source_dir() {
   return RTHS_SOURCE_DIR;
 }
-inline std::filesystem::path shared_dir() {
-  return RTHS_SHARED_DIR;
+inline std::filesystem::path data_dir() {
+  return RTHS_DATA_DIR;
 }
 inline std::filesystem::path example(const std::string& relative) {
   return source_dir() / "examples" / relative;

@@ -65,8 +65,8 @@ Options:
                      where a registry is reachable).
   -h, --help         This text.
 
-Environment: CONTAINERS_CONF (default deploy/containers/containers.conf); RTHS_SHARED, the folder
-holding ground_motions/ (default ../shared beside the repository); RTHS_RELAY_ARGS (compose.yaml).
+Environment: CONTAINERS_CONF (default deploy/containers/containers.conf); RTHS_RELAY_ARGS
+(compose.yaml).
 
 Exit codes: the numerical node's (0 completed; see rths-numerical --help); 1 failure of this script
 (image build, compose); 2 bad command line; 77 podman or podman-compose missing, or containers cannot
@@ -278,9 +278,6 @@ if [[ $MODE == run ]]; then
   fi
   SITE1=${SITES[0]}
   SITE2=${SITES[1]:-none}
-
-  SHARED=${RTHS_SHARED:-$(cd "$REPO/.." && pwd)/shared}
-  [[ -d $SHARED ]] || note "warning: no folder $SHARED (the examples' ground motions; set RTHS_SHARED)"
 fi
 
 check_tools
@@ -441,7 +438,7 @@ teardown() {
 }
 
 export RTHS_IMAGE=$IMAGE RTHS_BASE_IMAGE=$BASE RTHS_CONFIG=$IMAGE_CONFIG RTHS_SITE1=$SITE1 RTHS_SITE2=$SITE2
-export RTHS_SETS=$rths_sets RTHS_OUT=$OUT RTHS_SHARED=$SHARED RTHS_WAIT_S=$WAIT_S
+export RTHS_SETS=$rths_sets RTHS_OUT=$OUT RTHS_WAIT_S=$WAIT_S
 
 # A fresh pre-shared key per site for this run (the format rths-numerical keygen writes), readable by
 # root only; removed with the run's containers.

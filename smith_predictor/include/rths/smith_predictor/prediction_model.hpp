@@ -26,7 +26,7 @@ struct InterfaceMotion {
 // the end of it; the caller holds that force over the step. Reading the force from the state at t_k
 // instead would let a hysteretic force lag its motion by one step: on the seed 002 damper at 3 V
 // that costs 0.5 % of the floor-1 peak at 1024 Hz, against 0.03 % this way (both against a run at
-// 16384 Hz), and this is the convention of ../shared/docs/reference-values.md. It allocates nothing.
+// 16384 Hz), and this is the convention of docs/reference-values.md. It allocates nothing.
 class PredictionModel {
  public:
   PredictionModel() = default;

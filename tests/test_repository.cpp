@@ -1,0 +1,104 @@
+// A clone stands alone: no file of the repository reaches outside the clone for data (the folder
+// the developers keep beside it is absent from a public clone, from CI and from an installed
+// package), and every data file it ships is listed with its checksum (examples/data/SHA256SUMS,
+// checked byte for byte by the ctest Data.FilesMatchTheirChecksums).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+namespace rths {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Spelled in pieces so that this file does not match itself: the developers' folder beside the
+// clone (by a relative path or its variable in the build and container files) and machine paths.
+std::vector<std::string> forbidden_patterns() {
+  return {std::string("..") + "/shared", std::string("/") + "shared/", std::string("RTHS_") + "SHARED",
+          std::string("/") + "work/"};
+}
+
+// Top-level entries that are not the repository's content: git's own, and what .gitignore keeps
+// out (build folders, run folders, caches).
+bool outside_the_repository(const fs::path& top_level_entry) {
+  const std::string name = top_level_entry.filename().string();
+  return name == ".git" || name.starts_with("build") || name == "out" || name == "runs" || name == ".cache";
+}
+
+std::vector<fs::path> repository_files() {
+  std::vector<fs::path> files;
+  for (const auto& top : fs::directory_iterator(test::source_dir())) {
+    if (outside_the_repository(top.path())) continue;
+    if (top.is_regular_file()) {
+      files.push_back(top.path());
+    } else if (top.is_directory()) {
+      for (const auto& entry : fs::recursive_directory_iterator(top.path())) {
+        if (entry.is_regular_file()) files.push_back(entry.path());
+      }
+    }
+  }
+  return files;
+}
+
+TEST(Repository, NothingReadsOutsideTheClone) {
+  const std::vector<std::string> patterns = forbidden_patterns();
+  std::string hits;
+  const std::vector<fs::path> files = repository_files();
+  for (const fs::path& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      for (const std::string& pattern : patterns) {
+        if (line.find(pattern) != std::string::npos) {
+          hits += fmt::format("\n{}:{}: `{}` in: {}", fs::relative(file, test::source_dir()).string(), number, pattern,
+                              line);
+        }
+      }
+    }
+  }
+  // The walk saw the repository (a wrong source folder would pass vacuously).
+  EXPECT_GT(files.size(), 100U);
+  EXPECT_TRUE(hits.empty()) << "files that reach outside the clone (use examples/data):" << hits;
+}
+
+TEST(Repository, EveryDataFileHasAChecksum) {
+  // SHA256SUMS lines: "<64 hex digits>  <path relative to examples/data>".
+  const fs::path data = test::data_dir();
+  std::ifstream sums(data / "SHA256SUMS");
+  ASSERT_TRUE(sums) << data / "SHA256SUMS";
+  std::set<std::string> listed;
+  std::string line;
+  for (int number = 1; std::getline(sums, line); ++number) {
+    ASSERT_GT(line.size(), 66U) << "SHA256SUMS:" << number;
+    EXPECT_EQ(line.find_first_not_of("0123456789abcdef"), 64U) << "SHA256SUMS:" << number;
+    EXPECT_EQ(line.substr(64, 2), "  ") << "SHA256SUMS:" << number;
+    listed.insert(line.substr(66));
+  }
+  // Every file but the descriptions (README, LICENSE), git's attributes and the list itself is data
+  // and is listed.
+  std::size_t data_files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(data)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() || name == "SHA256SUMS" || name == "README.md" || name == "LICENSE" ||
+        name == ".gitattributes") {
+      continue;
+    }
+    ++data_files;
+    EXPECT_TRUE(listed.contains(fs::relative(entry.path(), data).string()))
+        << fs::relative(entry.path(), data).string() << " is not in examples/data/SHA256SUMS";
+  }
+  for (const std::string& file : listed) {
+    EXPECT_TRUE(fs::is_regular_file(data / file)) << "SHA256SUMS lists " << file << ", which is not there";
+  }
+  EXPECT_GE(data_files, 2U);  // El Centro 1940 NS and Kobe 1995 at least
+}
+
+}  // namespace
+}  // namespace rths
