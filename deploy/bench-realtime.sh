@@ -24,11 +24,12 @@ while [ $# -gt 0 ]; do
 done
 mkdir -p "$out"
 
-# Prints selected numbers of a JSON file: json FILE key... (flat "key": value lines, as rths writes them).
+# Prints selected numbers of a JSON file: json FILE key... (one "key": value a line, as rths writes
+# them; 64-bit counts are quoted, proto/results.proto).
 json() {
   local file=$1; shift
   for key in "$@"; do
-    printf '%s=%s ' "$key" "$(grep -m1 "\"$key\":" "$file" | sed 's/.*: //; s/,$//')"
+    printf '%s=%s ' "$key" "$(grep -m1 "\"$key\":" "$file" | sed 's/.*: //; s/,$//; s/"//g')"
   done
   echo
 }

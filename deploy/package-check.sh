@@ -144,7 +144,7 @@ for tool in rths-physical rths-relay rths-study rths-bench-loop; do
 done
 rths-numerical run /usr/share/rths/examples/seed002/spring.textproto --out /tmp/x --quiet
 grep -q '"exit_code": *0' /tmp/x/summary.json || { echo "summary.json: no exit_code 0"; exit 1; }
-echo "run: \$(grep -o '"steps": *[0-9]*' /tmp/x/summary.json | head -1), record \$(grep -o 'path: "[^"]*"' /tmp/x/config.textproto | head -1)"
+echo "run: \$(grep -o '"steps": *"*[0-9]*' /tmp/x/summary.json | head -1), record \$(grep -o 'path: "[^"]*"' /tmp/x/config.textproto | head -1)"
 EOF
 )
 rc=0

@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -23,10 +22,10 @@
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/impairment.hpp"
-#include "rths/common/json_writer.hpp"
 #include "rths/common/latency_histogram.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/realtime_loop.hpp"
+#include "rths/common/results.hpp"
 #include "rths/common/udp_link.hpp"
 
 namespace {
@@ -290,27 +289,27 @@ double us(std::int64_t ns) {
   return static_cast<double>(ns) * 1e-3;
 }
 
-void write_direction(rths::JsonWriter& json, const Direction& dir, const rths::UdpCounters& in) {
+// One direction's counters, with what its receiving socket dropped itself (in).
+rths::results::RelayDirection direction_summary(const Direction& dir, const rths::UdpCounters& in) {
   const DirectionStats& s = dir.stats;
-  json.key(dir.name).begin_object();
-  json.field("received", s.received);
-  json.field("delivered", s.delivered);
-  json.field("lost", s.lost);
-  json.field("duplicated", s.duplicated);
-  json.field("reordered", s.reordered);
-  json.field("dropped_overflow", s.dropped_overflow);
-  json.field("send_errors", s.send_errors);
-  json.field("pending_at_exit", s.pending_at_exit);
-  json.field("foreign", in.foreign);
-  json.field("oversized", in.oversized);
-  json.key("lateness_us").begin_object();
-  json.field("count", s.lateness.count());
-  json.field("p50", us(s.lateness.percentile(50)));
-  json.field("p99", us(s.lateness.percentile(99)));
-  json.field("p99_9", us(s.lateness.percentile(99.9)));
-  json.field("max", us(s.lateness.max_ns()));
-  json.end_object();
-  json.end_object();
+  rths::results::RelayDirection out;
+  out.set_received(s.received);
+  out.set_delivered(s.delivered);
+  out.set_lost(s.lost);
+  out.set_duplicated(s.duplicated);
+  out.set_reordered(s.reordered);
+  out.set_dropped_overflow(s.dropped_overflow);
+  out.set_send_errors(s.send_errors);
+  out.set_pending_at_exit(s.pending_at_exit);
+  out.set_foreign(in.foreign);
+  out.set_oversized(in.oversized);
+  rths::results::RelayLateness& lateness = *out.mutable_lateness_us();
+  lateness.set_count(s.lateness.count());
+  lateness.set_p50(us(s.lateness.percentile(50)));
+  lateness.set_p99(us(s.lateness.percentile(99)));
+  lateness.set_p99_9(us(s.lateness.percentile(99.9)));
+  lateness.set_max(us(s.lateness.max_ns()));
+  return out;
 }
 
 std::string summary_line(const Direction& dir) {
@@ -395,18 +394,15 @@ int relay(const rths::CommandLine& cl, const std::filesystem::path& out, const s
 
   relay.run(stop, static_cast<std::int64_t>(idle_s * 1e9), static_cast<std::int64_t>(spin_us * 1e3));
 
-  rths::JsonWriter json;
-  json.begin_object();
-  json.field("site", std::string_view(site_name));
-  json.field("listen", std::string_view(where));
-  json.field("numerical", std::string_view(to_numerical.peer_description()));
-  json.field("to", std::string_view(to_site.peer_description()));
-  write_direction(json, relay.direction(0), to_numerical.counters());
-  write_direction(json, relay.direction(1), to_site.counters());
-  json.field("exit_code", std::int64_t{rths::kExitCompleted});
-  json.end_object();
-  const auto file = out / ("relay_" + site_name + ".json");
-  std::ofstream(file) << json.str() << "\n";
+  rths::results::RelaySummary summary;
+  summary.set_site(site_name);
+  summary.set_listen(where);
+  summary.set_numerical(to_numerical.peer_description());
+  summary.set_to(to_site.peer_description());
+  *summary.mutable_forward() = direction_summary(relay.direction(0), to_numerical.counters());
+  *summary.mutable_backward() = direction_summary(relay.direction(1), to_site.counters());
+  summary.set_exit_code(rths::kExitCompleted);
+  rths::write_results_json(out / ("relay_" + site_name + ".json"), summary);
   for (int d = 0; d < 2; ++d) {
     const std::string line = summary_line(relay.direction(d));
     spdlog::info("{}", line);

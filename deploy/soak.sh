@@ -117,8 +117,9 @@ planned=$((seconds * 1024 + 1))
 n_rows=$(rows "$out/numerical.csv")
 s_rows=$(rows "$out/site_spring.csv")
 wall=$(awk "BEGIN{printf \"%.3f\", $ended - $started}")
-steps=$(grep -o '"steps": [0-9]*' "$out/summary.json" | head -1 | grep -o '[0-9]*$' || echo 0)
-late=$(grep -o '"late_ticks": [0-9]*' "$out/summary.json" | head -1 | grep -o '[0-9]*$' || echo -1)
+# 64-bit counts are quoted strings in the summaries (proto/results.proto): "steps": "614401".
+steps=$(grep -o '"steps": "*[0-9]*' "$out/summary.json" | head -1 | grep -o '[0-9]*$' || echo 0)
+late=$(grep -o '"late_ticks": "*[0-9]*' "$out/summary.json" | head -1 | grep -o '[0-9]*$' || echo -1)
 loss_seen=$(grep -o '"loss_rate": [0-9.e-]*' "$out/summary.json" | head -1 | sed 's/.*: //' || echo nan)
 
 failed=0

@@ -38,6 +38,7 @@
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/results.hpp"
 #include "rths/node_numerical/experiment.hpp"
 
 // POSIX has the program declare environ, for posix_spawnp (gnuplot).
@@ -688,39 +689,55 @@ struct Outcome {
   std::string error;
 };
 
-std::string csv_row(const Study& st, std::size_t row, const std::vector<std::string>& responses, const Outcome& o) {
-  std::vector<std::string> cells{std::to_string(row)};
+// A row of study.csv or pure.csv as the results schema has it (results::StudyRow).
+rths::results::StudyRow study_row(const Study& st, std::size_t row, const Outcome& o) {
+  rths::results::StudyRow r;
+  r.set_row(row);
   const auto idx = st.point(row);
   for (std::size_t a = 0; a < st.axes.size(); ++a) {
-    cells.push_back(st.axes[a].tokens[idx[a]]);
+    r.add_axis_values(st.axes[a].tokens[idx[a]]);
   }
   for (std::size_t a = 0; a < st.axes.size(); ++a) {
     for (const auto& v : st.axes[a].values[idx[a]]) {
-      cells.push_back(v);
+      r.add_path_values(v);
     }
   }
   std::string rerun = "rths-numerical run " + shell_quote(st.config.string());
   for (const auto& ov : st.overrides(row)) {
     rerun += " --set " + shell_quote(ov);
   }
-  cells.push_back(rerun);
+  r.set_rerun(rerun);
+  if (o.report) {
+    for (const auto& [name, m] : o.report->responses) {
+      (*r.mutable_responses())[name] = rths::to_results(m);
+    }
+    r.set_steps(o.report->steps);
+    r.set_run_time_s(o.report->run_time_s);
+  }
+  r.set_error(o.error);
+  return r;
+}
+
+// The row's CSV line, in the columns of csv_header (a response the run did not reach: empty cells).
+std::string csv_row(const rths::results::StudyRow& r, const std::vector<std::string>& responses) {
+  std::vector<std::string> cells{std::to_string(r.row())};
+  cells.insert(cells.end(), r.axis_values().begin(), r.axis_values().end());
+  cells.insert(cells.end(), r.path_values().begin(), r.path_values().end());
+  cells.push_back(r.rerun());
   for (const auto& name : responses) {
-    for (std::size_t m = 0; m < kMetrics.size(); ++m) {
-      std::string v;
-      if (o.report) {
-        for (const auto& [n, r] : o.report->responses) {
-          if (n == name) {
-            const double x[] = {r.peak, r.reference_peak, r.j_peak_pct, r.j_rms_pct, r.rho};
-            v = fmt::format("{}", x[m]);
-          }
-        }
-      }
-      cells.push_back(v);
+    const auto it = r.responses().find(name);
+    if (it == r.responses().end()) {
+      cells.insert(cells.end(), kMetrics.size(), std::string{});
+      continue;
+    }
+    const rths::results::ResponseMetrics& m = it->second;
+    for (const double v : {m.peak(), m.reference_peak(), m.j_peak_pct(), m.j_rms_pct(), m.rho()}) {
+      cells.push_back(fmt::format("{}", v));
     }
   }
-  cells.push_back(o.report ? std::to_string(o.report->steps) : std::string{});
-  cells.push_back(o.report ? fmt::format("{}", o.report->run_time_s) : std::string{});
-  cells.push_back(o.error);
+  cells.push_back(r.has_steps() ? std::to_string(r.steps()) : std::string{});
+  cells.push_back(r.has_run_time_s() ? fmt::format("{}", r.run_time_s()) : std::string{});
+  cells.push_back(r.error());
   std::string line;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     line += (i == 0 ? "" : ",") + csv_cell(cells[i]);
@@ -1128,12 +1145,20 @@ Options parse_options(int argc, char** argv) {
   return o;
 }
 
-std::string meta_json(const Study& st, const Options& o, std::size_t grid, std::size_t pure_grid, std::size_t run,
-                      std::size_t failed, double wall) {
-  return fmt::format(
-      "{{\n  \"study\": \"{}\",\n  \"config\": \"{}\",\n  \"grid_rows\": {},\n  \"pure_rows\": {},\n"
-      "  \"shard\": \"{}/{}\",\n  \"rows\": {},\n  \"failed\": {},\n  \"jobs\": {},\n  \"wall_time_s\": {}\n}}\n",
-      st.file.string(), st.config.string(), grid, pure_grid, o.shard_k, o.shard_n, run, failed, o.jobs, wall);
+// study.json of a run (results::StudySummary).
+rths::results::StudySummary study_summary(const Study& st, const Options& o, std::size_t grid, std::size_t pure_grid,
+                                          std::size_t run, std::size_t failed, double wall) {
+  rths::results::StudySummary s;
+  s.set_study(st.file.string());
+  s.set_config(st.config.string());
+  s.set_grid_rows(grid);
+  s.set_pure_rows(pure_grid);
+  s.set_shard(fmt::format("{}/{}", o.shard_k, o.shard_n));
+  s.set_rows(run);
+  s.set_failed(failed);
+  s.set_jobs(o.jobs);
+  s.set_wall_time_s(wall);
+  return s;
 }
 
 int run_study(Options& o) {
@@ -1239,13 +1264,13 @@ int run_study(Options& o) {
     ran_grid += i < grid_jobs ? 1 : 0;
     failed += outcomes[i].error.empty() ? 0 : 1;
     (jobs[i].first == &st ? csv : pure_csv) +=
-        csv_row(*jobs[i].first, jobs[i].second, base.responses, outcomes[i]) + "\n";
+        csv_row(study_row(*jobs[i].first, jobs[i].second, outcomes[i]), base.responses) + "\n";
   }
   write_file(o.out / "study.csv", csv);
   if (pure_runs) {
     write_file(o.out / "pure.csv", pure_csv);
   }
-  write_file(o.out / "study.json", meta_json(st, o, grid, pure_grid, ran, failed, wall));
+  rths::write_results_json(o.out / "study.json", study_summary(st, o, grid, pure_grid, ran, failed, wall));
   if (!st.plots.empty()) {
     write_file(o.out / kPlotSpec, plot_spec(st));
   }
@@ -1271,17 +1296,17 @@ int run_study(Options& o) {
 
 // ---- merge -----------------------------------------------------------------------------------------
 
-// The number after "key": in a study.json, if there.
-std::optional<std::size_t> meta_number(const std::filesystem::path& file, const std::string& key) {
-  std::ifstream in(file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
-  const auto at = text.find("\"" + key + "\": ");
-  if (at == std::string::npos) {
+// A shard folder's study.json, if it has one; one that does not parse is bad input.
+std::optional<rths::results::StudySummary> shard_summary(const std::filesystem::path& dir) {
+  const auto file = dir / "study.json";
+  if (!std::filesystem::exists(file)) {
     return std::nullopt;
   }
-  return std::stoul(text.substr(at + key.size() + 4));
+  try {
+    return rths::read_results_json<rths::results::StudySummary>(file);
+  } catch (const std::exception& e) {
+    throw BadInput(e.what());
+  }
 }
 
 std::string describe(const std::vector<std::size_t>& rows) {
@@ -1298,9 +1323,10 @@ struct Merged {
   std::size_t failed = 0;
 };
 
-// One table (study.csv or pure.csv, grid size under `grid_key` in study.json) from every folder.
+// One table (study.csv or pure.csv, grid size in the field `grid_key` of study.json, read by grid_of)
+// from every folder.
 Merged merge_table(const std::vector<std::string>& dirs, const std::string& name, const std::string& grid_key,
-                   const std::string& what) {
+                   std::uint64_t (*grid_of)(const rths::results::StudySummary&), const std::string& what) {
   std::string header;
   std::map<std::size_t, std::string> lines;
   std::vector<std::size_t> duplicated;
@@ -1318,9 +1344,10 @@ Merged merge_table(const std::vector<std::string>& dirs, const std::string& name
     } else if (h != header) {
       throw BadInput(file.string() + ": header differs from " + (std::filesystem::path(dirs[0]) / name).string());
     }
-    if (const auto g = meta_number(dir / "study.json", grid_key)) {
-      if (grid && *grid != *g) {
-        throw BadInput(fmt::format("{}: {} {} differs from {}", (dir / "study.json").string(), grid_key, *g, *grid));
+    if (const auto summary = shard_summary(dir)) {
+      const std::size_t g = grid_of(*summary);
+      if (grid && *grid != g) {
+        throw BadInput(fmt::format("{}: {} {} differs from {}", (dir / "study.json").string(), grid_key, g, *grid));
       }
       grid = g;
     }
@@ -1371,7 +1398,9 @@ Merged merge_table(const std::vector<std::string>& dirs, const std::string& name
 }
 
 int merge_studies(const Options& o) {
-  const Merged grid = merge_table(o.positional, "study.csv", "grid_rows", "rows");
+  const Merged grid = merge_table(
+      o.positional, "study.csv", "grid_rows", [](const rths::results::StudySummary& s) { return s.grid_rows(); },
+      "rows");
   // The plot statements and pure simulations: all shards of one study have them, or none.
   std::optional<std::string> spec;
   for (const std::filesystem::path dir : o.positional) {
@@ -1388,7 +1417,9 @@ int merge_studies(const Options& o) {
   const bool has_pure = std::filesystem::exists(std::filesystem::path(o.positional[0]) / "pure.csv");
   Merged pure;
   if (has_pure) {
-    pure = merge_table(o.positional, "pure.csv", "pure_rows", "pure simulation rows");
+    pure = merge_table(
+        o.positional, "pure.csv", "pure_rows", [](const rths::results::StudySummary& s) { return s.pure_rows(); },
+        "pure simulation rows");
   }
   std::filesystem::create_directories(o.out);
   rths::start_logging(kProgram, o.out, "merge.log", o.quiet);
@@ -1396,10 +1427,18 @@ int merge_studies(const Options& o) {
   if (has_pure) {
     write_file(o.out / "pure.csv", pure.csv);
   }
-  write_file(o.out / "study.json",
-             fmt::format("{{\n  \"grid_rows\": {},\n  \"pure_rows\": {},\n  \"shard\": \"1/1\",\n  \"rows\": {},\n  "
-                         "\"failed\": {},\n  \"merged_from\": {}\n}}\n",
-                         grid.rows, pure.rows, grid.rows + pure.rows, grid.failed + pure.failed, o.positional.size()));
+  rths::results::StudySummary merged;
+  if (const auto first = shard_summary(o.positional[0])) {
+    merged.set_study(first->study());
+    merged.set_config(first->config());
+  }
+  merged.set_grid_rows(grid.rows);
+  merged.set_pure_rows(pure.rows);
+  merged.set_shard("1/1");
+  merged.set_rows(grid.rows + pure.rows);
+  merged.set_failed(grid.failed + pure.failed);
+  merged.set_merged_from(static_cast<std::uint32_t>(o.positional.size()));
+  rths::write_results_json(o.out / "study.json", merged);
   std::size_t pngs = 0;
   if (spec) {
     write_file(o.out / kPlotSpec, *spec);

@@ -18,6 +18,7 @@
 
 #include <sys/wait.h>
 #include <unistd.h>
+#include "rths/common/results.hpp"
 #include "rths/common/secret_key.hpp"
 
 // POSIX has the program declare environ (glibc also does with _GNU_SOURCE), for posix_spawn.
@@ -141,22 +142,17 @@ inline double max_diff(const std::vector<double>& a, const std::vector<double>& 
   return d;
 }
 
-// The number after `"key": ` following the first occurrence of `"section"` in an rths JSON summary
-// (NaN when absent): enough for the flat objects rths writes, without a JSON library.
-inline double json_number(const std::string& json, const std::string& section, const std::string& key) {
-  const auto at = json.find("\"" + section + "\"");
-  if (at == std::string::npos) {
-    return std::nan("");
-  }
-  const auto k = json.find("\"" + key + "\": ", at);
-  if (k == std::string::npos) {
-    return std::nan("");
-  }
-  try {
-    return std::stod(json.substr(k + key.size() + 4));
-  } catch (const std::exception&) {
-    return std::nan("");
-  }
+// The summaries of a run folder, parsed against proto/results.proto with unknown fields refused: a
+// field a writer emits that the schema lacks fails every test that reads the file. Throws (failing
+// the test) with the file and protobuf's reason when the file is missing or does not parse.
+inline results::RunSummary read_summary(const std::filesystem::path& file) {
+  return read_results_json<results::RunSummary>(file);
+}
+inline results::SiteSummary read_site_summary(const std::filesystem::path& file) {
+  return read_results_json<results::SiteSummary>(file);
+}
+inline results::RelaySummary read_relay_summary(const std::filesystem::path& file) {
+  return read_results_json<results::RelaySummary>(file);
 }
 
 // A test with its own empty folder under /tmp, removed when the test passes (kept for a look when not).

@@ -233,10 +233,13 @@ TEST_F(ActuatorCli, CalibrateThenRlsWithA50msRoundTripIsStableThroughTheRelayInR
   EXPECT_NEAR(rt_peak, vt_peak, 0.01 * vt_peak);
   EXPECT_LT(rt_pct, 2.0);
   // The site's own summary carries its tracking metrics and the compensator's state.
-  const std::string site_summary = slurp(dir_ / "site/site_spring.json");
-  EXPECT_LE(std::abs(json_number(site_summary, "tracking", "j1_delay_ms")), 1.0) << site_summary;
-  EXPECT_LE(json_number(site_summary, "tracking", "j2_nrms_pct"), 5.0) << site_summary;
-  EXPECT_NE(site_summary.find("\"updates\""), std::string::npos) << site_summary;
+  const results::SiteSummary site_summary = read_site_summary(dir_ / "site/site_spring.json");
+  ASSERT_EQ(site_summary.channels_size(), 1);
+  const results::Channel& channel = site_summary.channels(0);
+  EXPECT_LE(std::abs(channel.tracking().j1_delay_ms()), 1.0) << channel.DebugString();
+  EXPECT_LE(channel.tracking().j2_nrms_pct(), 5.0) << channel.DebugString();
+  ASSERT_TRUE(channel.controller().has_rls()) << channel.DebugString();
+  EXPECT_GT(channel.controller().rls().updates(), 0U) << channel.DebugString();
 }
 
 TEST_F(ActuatorCli, FrozenRlsAdaptationIsReportedAndTheRunCompletes) {
@@ -248,8 +251,10 @@ TEST_F(ActuatorCli, FrozenRlsAdaptationIsReportedAndTheRunCompletes) {
               dir_ / "run");
   ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
   EXPECT_NE(run.err().find("RLS adaptation frozen"), std::string::npos) << run.err();
-  const std::string summary = slurp(dir_ / "run/summary.json");
-  EXPECT_NE(summary.find("\"frozen\": \"diverged\""), std::string::npos) << summary;
+  const results::RunSummary summary = read_summary(dir_ / "run/summary.json");
+  const results::ControllerReport& controller = summary.sites().at("spring").channels(0).controller();
+  EXPECT_EQ(controller.rls().frozen(), results::RlsController::diverged) << controller.DebugString();
+  EXPECT_NE(controller.rls().freeze_message().find("RLS adaptation frozen"), std::string::npos);
 }
 
 TEST_F(ActuatorCli, MissingCalibrationFileIsABadConfigThatSaysHowToMakeIt) {

@@ -23,7 +23,7 @@
 
 #include "alloc_counter.hpp"
 #include "experiment.pb.h"
-#include "rths/common/json_writer.hpp"
+#include "results.pb.h"
 #include "rths/node_physical/actuator_plant.hpp"
 #include "rths/node_physical/linear_system.hpp"
 
@@ -797,6 +797,13 @@ TEST(ActuatorLimits, StrokeClampsAndCountsExactly) {
   for (const double u : command) (void)plant->step({u, 0.0, 0.0}, kDt);
   EXPECT_EQ(counters_of(*plant).stroke_saturated, 32U);
   EXPECT_EQ(counters_of(*plant).velocity_saturated, 0U);
+  // The run summaries report the same counts, under the dynamics' kind.
+  results::PlantReport report;
+  plant->report(report);
+  ASSERT_TRUE(report.has_linear()) << report.DebugString();
+  EXPECT_EQ(report.linear().stroke_saturated(), 32U);
+  EXPECT_EQ(report.linear().velocity_saturated(), 0U);
+  EXPECT_EQ(report.linear().limits().stroke_m(), 0.01);
   // Held beyond the stroke long enough, the actuator (DC gain 1) settles at the stroke.
   const std::unique_ptr<Plant> held = make_plant(channel_with(limited(0.01, 0.0, 0.0), 1e4), kRateHz);
   double x = 0.0;
@@ -858,13 +865,13 @@ TEST(ActuatorLimits, ServoHydraulicForceSaturationCapsTheActuatorForce) {
   EXPECT_EQ(ap.counters().force_saturated, at_limit);
   // At rest against the spring the capped force holds the piston at limit / k = 4 mm, not 10 mm.
   EXPECT_NEAR(x, kLimit / kStiffSpring, 1e-3 * kLimit / kStiffSpring);
-  JsonWriter json;
-  json.begin_object();
-  plant->report(json);
-  json.end_object();
-  EXPECT_NE(json.str().find("\"force_saturated\": " + std::to_string(at_limit)), std::string::npos) << json.str();
-  EXPECT_NE(json.str().find("stroke_saturated"), std::string::npos);
-  EXPECT_NE(json.str().find("displacement_sd_m"), std::string::npos);
+  results::PlantReport report;
+  plant->report(report);
+  ASSERT_TRUE(report.has_servo_hydraulic()) << report.DebugString();
+  EXPECT_EQ(report.servo_hydraulic().force_saturated(), at_limit);
+  EXPECT_EQ(report.servo_hydraulic().stroke_saturated(), 0U);
+  EXPECT_EQ(report.servo_hydraulic().limits().force_n(), kLimit);
+  EXPECT_EQ(report.servo_hydraulic().noise().seed(), actuator.noise().seed());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -906,6 +913,13 @@ TEST(MakePlant, IdealFlagOrNoActuatorGivesTheIdealPlant) {
   EXPECT_NE(dynamic_cast<IdealActuatorPlant*>(none.get()), nullptr);
   EXPECT_NE(dynamic_cast<IdealActuatorPlant*>(ideal.get()), nullptr);
   EXPECT_NE(dynamic_cast<ActuatorPlant*>(real.get()), nullptr);
+  for (const auto& [plant, ideal_kind] :
+       {std::pair{none.get(), true}, std::pair{ideal.get(), true}, std::pair{real.get(), false}}) {
+    results::PlantReport report;
+    plant->report(report);
+    EXPECT_EQ(report.has_ideal(), ideal_kind) << report.DebugString();
+    EXPECT_EQ(report.has_linear(), !ideal_kind) << report.DebugString();
+  }
   for (int k = 0; k < 100; ++k) {
     const InterfaceMotion command{0.01 * std::sin(omega_of(2.0) * k * kDt), 0.01 * omega_of(2.0), 0.0};
     for (Plant* plant : {none.get(), ideal.get()}) {

@@ -22,7 +22,6 @@ namespace {
 
 using test::csv_column;
 using test::HostileTap;
-using test::json_number;
 using test::Process;
 
 const std::string kSpring = test::example("seed002/spring.textproto").string();
@@ -88,14 +87,14 @@ struct Timing {
 };
 
 Timing timing_of(const std::filesystem::path& dir) {
-  const std::string summary = test::slurp(dir / "run/summary.json");
-  const std::string site = test::slurp(dir / "site/site_spring.json");
-  return {json_number(summary, "loop", "lateness_p99_us"),
-          json_number(summary, "loop", "late_ticks"),
-          json_number(summary, "numerical_side", "held_steps"),
-          json_number(site, "loop", "lateness_p99_us"),
-          json_number(site, "loop", "late_ticks"),
-          json_number(site, "site", "held_steps")};
+  const results::RunSummary summary = test::read_summary(dir / "run/summary.json");
+  const results::SiteSummary site = test::read_site_summary(dir / "site/site_spring.json");
+  return {summary.loop().lateness_p99_us(),
+          static_cast<double>(summary.loop().late_ticks()),
+          static_cast<double>(summary.sites().at("spring").numerical_side().held_steps()),
+          site.loop().lateness_p99_us(),
+          static_cast<double>(site.loop().late_ticks()),
+          static_cast<double>(site.held_steps())};
 }
 
 TEST_F(Campaign, HundredThousandHostileDatagramsAtEachEndAreAllRejectedAndChangeNothing) {
@@ -137,33 +136,31 @@ TEST_F(Campaign, HundredThousandHostileDatagramsAtEachEndAreAllRejectedAndChange
 
   // Counted at both ends: every hostile datagram rejected, every genuine one taken (a few late
   // copies of the start and stop aside).
-  const std::string site = test::slurp(dir_ / "site/site_spring.json");
-  const std::string summary = test::slurp(dir_ / "run/summary.json");
-  const double site_accepted =
-      json_number(site, "packets", "accepted") + json_number(site, "handshake_packets", "accepted");
-  const double site_rejected = json_number(site, "packets", "received") - json_number(site, "packets", "accepted");
-  const double numerical_rejected =
-      json_number(summary, "numerical_side", "received") - json_number(summary, "numerical_side", "accepted");
-  EXPECT_GE(site_rejected, static_cast<double>(kHostile));
-  EXPECT_LE(site_rejected, static_cast<double>(kHostile) + 10.0);
-  EXPECT_GE(numerical_rejected, static_cast<double>(kHostile));
-  EXPECT_LE(numerical_rejected, static_cast<double>(kHostile) + 10.0);
-  EXPECT_GE(site_accepted, static_cast<double>(tap_->genuine[0]) - 10.0);
+  const results::SiteSummary site = test::read_site_summary(dir_ / "site/site_spring.json");
+  const results::PacketCounters& numerical =
+      test::read_summary(dir_ / "run/summary.json").sites().at("spring").numerical_side().packets();
+  const std::uint64_t site_accepted = site.packets().accepted() + site.handshake_packets().accepted();
+  const std::uint64_t site_rejected = site.packets().received() - site.packets().accepted();
+  const std::uint64_t numerical_rejected = numerical.received() - numerical.accepted();
+  EXPECT_GE(site_rejected, kHostile);
+  EXPECT_LE(site_rejected, kHostile + 10);
+  EXPECT_GE(numerical_rejected, kHostile);
+  EXPECT_LE(numerical_rejected, kHostile + 10);
+  EXPECT_GE(site_accepted + 10, tap_->genuine[0]);
   for (std::size_t k = 0; k < test::kHostileNames.size(); ++k) {
     std::printf("[ measured ] injected %s: %llu toward the site, %llu toward the numerical node\n",
                 test::kHostileNames[k], static_cast<unsigned long long>(tap_->injected[0][k]),
                 static_cast<unsigned long long>(tap_->injected[1][k]));
   }
-  for (const auto& [end, json, section] :
-       {std::tuple{"site", &site, "packets"}, std::tuple{"numerical node", &summary, "numerical_side"}}) {
+  for (const auto& [end, c] : {std::pair{"site", &site.packets()}, std::pair{"numerical node", &numerical}}) {
     std::printf(
-        "[ measured ] %s: accepted %.0f; rejected undecodable %.0f, unauthenticated %.0f, wrong session %.0f, "
-        "wrong site %.0f, wrong version %.0f, stale %.0f, duplicate %.0f, too far ahead %.0f\n",
-        end, json_number(*json, section, "accepted"), json_number(*json, section, "undecodable"),
-        json_number(*json, section, "unauthenticated"), json_number(*json, section, "wrong_session"),
-        json_number(*json, section, "wrong_site"), json_number(*json, section, "wrong_version"),
-        json_number(*json, section, "stale"), json_number(*json, section, "duplicate"),
-        json_number(*json, section, "too_far_ahead"));
+        "[ measured ] %s: accepted %llu; rejected undecodable %llu, unauthenticated %llu, wrong session %llu, "
+        "wrong site %llu, wrong version %llu, stale %llu, duplicate %llu, too far ahead %llu\n",
+        end, static_cast<unsigned long long>(c->accepted()), static_cast<unsigned long long>(c->undecodable()),
+        static_cast<unsigned long long>(c->unauthenticated()), static_cast<unsigned long long>(c->wrong_session()),
+        static_cast<unsigned long long>(c->wrong_site()), static_cast<unsigned long long>(c->wrong_version()),
+        static_cast<unsigned long long>(c->stale()), static_cast<unsigned long long>(c->duplicate()),
+        static_cast<unsigned long long>(c->too_far_ahead()));
   }
   const Timing attacked = timing_of(dir_);
   std::printf(
@@ -203,10 +200,8 @@ TEST_P(LinkOutage, EndsInItsDocumentedStateWithCompleteRecords) {
     EXPECT_LT(csv_column(dir_ / "run/numerical.csv", "t_s").size(), static_cast<std::size_t>(2.5 * 1024));
     EXPECT_NE(numerical_err_.find("lost"), std::string::npos) << numerical_err_;
   }
-  EXPECT_NE(test::slurp(dir_ / "run/summary.json").find("\"exit_code\": " + std::to_string(c.expected_exit)),
-            std::string::npos);
-  EXPECT_NE(test::slurp(dir_ / "site/site_spring.json").find("\"exit_code\": " + std::to_string(c.expected_exit)),
-            std::string::npos);
+  EXPECT_EQ(test::read_summary(dir_ / "run/summary.json").exit_code(), c.expected_exit);
+  EXPECT_EQ(test::read_site_summary(dir_ / "site/site_spring.json").exit_code(), c.expected_exit);
   std::printf("[ measured ] link cut for %.3f s: exit codes numerical %d, site %d; datagrams dropped %llu / %llu\n",
               c.outage_s, o.numerical, o.site, static_cast<unsigned long long>(tap_->dropped_in_outage[0]),
               static_cast<unsigned long long>(tap_->dropped_in_outage[1]));
@@ -291,15 +286,16 @@ TEST_P(SignalCampaign, EndsInItsDocumentedStateWithCompleteRecords) {
 
   // Every process that ended by itself wrote every step up to its stop, and its summary; a killed
   // one lost at most its last second (it ran about 2.2 s: more than 1.2 s of rows are there).
-  for (const auto& [exit, csv, json] :
-       {std::tuple{numerical_exit, dir_ / "run/numerical.csv", dir_ / "run/summary.json"},
-        std::tuple{site_exit, dir_ / "site/site_spring.csv", dir_ / "site/site_spring.json"}}) {
+  for (const auto& [exit, csv, json, is_summary] :
+       {std::tuple{numerical_exit, dir_ / "run/numerical.csv", dir_ / "run/summary.json", true},
+        std::tuple{site_exit, dir_ / "site/site_spring.csv", dir_ / "site/site_spring.json", false}}) {
     const auto t = csv_column(csv, "t_s");
     ASSERT_GT(t.size(), exit == kKilled ? 1200U : 2U * 1024U) << csv;
     ASSERT_LT(t.size(), 30U * 1024U) << csv;
     for (std::size_t i = 0; i < t.size(); ++i) ASSERT_NEAR(t[i], static_cast<double>(i) / 1024.0, 1e-9) << csv << i;
     if (exit != kKilled) {
-      EXPECT_NE(test::slurp(json).find("\"exit_code\": " + std::to_string(exit)), std::string::npos) << json;
+      EXPECT_EQ(is_summary ? test::read_summary(json).exit_code() : test::read_site_summary(json).exit_code(), exit)
+          << json;
     }
   }
 }

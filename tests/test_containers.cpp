@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -22,7 +23,6 @@ namespace rths {
 namespace {
 
 namespace fs = std::filesystem;
-using test::json_number;
 using test::Process;
 
 constexpr int kExitSkipped = 77;  // run.sh: no podman or podman-compose, no images, or no containers here
@@ -69,11 +69,11 @@ TEST_F(Containers, ModelErrorThroughTheRelayContainerMatchesVirtualTime) {
   // The trap took the topology down.
   EXPECT_NE(err.find("down: project"), std::string::npos) << err;
 
-  const std::string summary = test::slurp(out / "summary.json");
-  ASSERT_FALSE(summary.empty()) << "no summary.json in " << out << "\n" << err;
-  EXPECT_NE(summary.find("\"exit_code\": 0"), std::string::npos) << summary;
-  EXPECT_EQ(json_number(summary, "mode", "steps"), kDurationS * 1024.0 + 1.0) << summary;
-  const double container_pct = json_number(summary, "x2", "j_peak_pct");
+  ASSERT_TRUE(fs::exists(out / "summary.json")) << "no summary.json in " << out << "\n" << err;
+  const results::RunSummary summary = test::read_summary(out / "summary.json");
+  EXPECT_EQ(summary.exit_code(), 0) << summary.stop_reason();
+  EXPECT_EQ(summary.steps(), kDurationS * 1024 + 1);
+  const double container_pct = summary.responses().at("x2").j_peak_pct();
 
   // The same experiment in virtual time, here in the test with the current sources.
   Experiment vt(load_experiment(test::example("seed002/spring.textproto"), overrides));
@@ -84,20 +84,20 @@ TEST_F(Containers, ModelErrorThroughTheRelayContainerMatchesVirtualTime) {
   EXPECT_GT(vt_pct, 1.0);  // the model error matters at this delay: the comparison is not vacuous
 
   // Every node of the path reported: the site completed, and the relay saw the whole run go by.
-  EXPECT_NE(test::slurp(out / "site_spring.json").find("\"exit_code\": 0"), std::string::npos);
-  const std::string relay = test::slurp(out / "relay_spring.json");
-  for (const char* direction : {"forward", "backward"}) {
-    EXPECT_GE(json_number(relay, direction, "received"), kDurationS * 1024.0) << direction << "\n" << relay;
-    EXPECT_EQ(json_number(relay, direction, "lost"), 0.0) << direction;
-    EXPECT_EQ(json_number(relay, direction, "dropped_overflow"), 0.0) << direction;
+  EXPECT_EQ(test::read_site_summary(out / "site_spring.json").exit_code(), 0);
+  const results::RelaySummary relay = test::read_relay_summary(out / "relay_spring.json");
+  for (const auto& [direction, d] :
+       {std::pair{"forward", &relay.forward()}, std::pair{"backward", &relay.backward()}}) {
+    EXPECT_GE(d->received(), static_cast<std::uint64_t>(kDurationS) * 1024U) << direction << "\n" << d->DebugString();
+    EXPECT_EQ(d->lost(), 0U) << direction;
+    EXPECT_EQ(d->dropped_overflow(), 0U) << direction;
     // Release lateness is a performance figure (docs/containers.md), not asserted on a shared host.
     std::printf("[ measured ] relay %s release lateness p50 %.1f us, p99 %.1f us, max %.1f us\n", direction,
-                json_number(relay, direction, "p50"), json_number(relay, direction, "p99"),
-                json_number(relay, direction, "max"));
+                d->lateness_us().p50(), d->lateness_us().p99(), d->lateness_us().max());
   }
+  const results::NetworkTiming& network = summary.sites().at("spring").network();
   std::printf("[ measured ] round trip at the numerical node p50 %.1f us, p99 %.1f us; step lateness p99 %.1f us\n",
-              json_number(summary, "network", "round_trip_p50_us"),
-              json_number(summary, "network", "round_trip_p99_us"), json_number(summary, "loop", "lateness_p99_us"));
+              network.round_trip_p50_us(), network.round_trip_p99_us(), summary.loop().lateness_p99_us());
   // Each container's output was collected beside the nodes' files.
   for (const char* service : {"numerical", "relay1", "site1", "relay2", "site2"}) {
     EXPECT_TRUE(fs::exists(out / "containers" / (std::string(service) + ".log"))) << service;

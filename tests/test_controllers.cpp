@@ -25,7 +25,7 @@
 
 #include "alloc_counter.hpp"
 #include "experiment.pb.h"
-#include "rths/common/json_writer.hpp"
+#include "results.pb.h"
 #include "rths/node_physical/actuator_controller.hpp"
 #include "rths/node_physical/controllers.hpp"
 
@@ -144,12 +144,10 @@ double nrms_percent(const std::vector<double>& target, const std::vector<double>
          std_of([&](std::size_t i) { return target[i]; });
 }
 
-std::string report_of(const ActuatorController& controller) {
-  JsonWriter json;
-  json.begin_object();
-  controller.report(json);
-  json.end_object();
-  return json.str();
+results::ControllerReport report_of(const ActuatorController& controller) {
+  results::ControllerReport report;
+  controller.report(report);
+  return report;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -770,11 +768,20 @@ TEST(RlsCompensator, NotFiniteMeasurementFreezesAdaptation) {
   EXPECT_EQ(rls.frozen_at_step(), kNanStep);
   EXPECT_EQ(rls.ff(), ff_before);
   EXPECT_LT(worst, 1e-15);
-  const std::string report = report_of(rls);
-  EXPECT_NE(report.find("not_finite"), std::string::npos) << report;
-  EXPECT_NE(report.find(std::to_string(kNanStep)), std::string::npos) << report;
+  const results::RlsController report = report_of(rls).rls();
+  EXPECT_EQ(report.frozen(), results::RlsController::not_finite) << report.DebugString();
+  EXPECT_EQ(report.frozen_at_step(), kNanStep);
+  EXPECT_EQ(report.freeze_message(), rls.freeze_message());
   EXPECT_NE(rls.freeze_message().find("step 4000"), std::string::npos) << rls.freeze_message();
-  std::printf("%s\n%s\n", rls.freeze_message().c_str(), report.c_str());
+  // The report holds the FF that kept commanding and the last good P, row-major (P is symmetric only
+  // to rounding after 4000 updates, so a column-major copy would differ here).
+  ASSERT_EQ(report.ff_size(), 4);
+  ASSERT_EQ(report.covariance_size(), 16);
+  for (int r = 0; r < 4; ++r) {
+    EXPECT_EQ(report.ff(r), ff_before[r]) << r;
+    for (int c = 0; c < 4; ++c) EXPECT_EQ(report.covariance(4 * r + c), rls.covariance()(r, c)) << r << ", " << c;
+  }
+  std::printf("%s\n%s\n", rls.freeze_message().c_str(), report.ShortDebugString().c_str());
 }
 
 // An actuator that barely moves (gain 1e-3) asks for FF ~ 1000: the guard stops FF at the limit.
@@ -791,9 +798,9 @@ TEST(RlsCompensator, RunawayFfFreezesAdaptation) {
   EXPECT_EQ(rls.frozen(), RlsFreeze::kDiverged);
   EXPECT_GT(rls.frozen_at_step(), 0);
   EXPECT_LE(rls.ff().cwiseAbs().maxCoeff(), 100.0);
-  const std::string report = report_of(rls);
-  EXPECT_NE(report.find("diverged"), std::string::npos) << report;
-  EXPECT_NE(report.find(std::to_string(rls.frozen_at_step())), std::string::npos) << report;
+  const results::RlsController report = report_of(rls).rls();
+  EXPECT_EQ(report.frozen(), results::RlsController::diverged) << report.DebugString();
+  EXPECT_EQ(report.frozen_at_step(), rls.frozen_at_step());
   std::printf("%s\n", rls.freeze_message().c_str());
 }
 
@@ -867,15 +874,33 @@ TEST(Controllers, MakeControllerBuildsWhatTheConfigDescribes) {
   feedforward.mutable_feedforward()->add_denominator(50.0);
   const auto ff = make_controller(feedforward, kRateHz);
   EXPECT_NE(dynamic_cast<ModelFeedforwardController*>(ff.get()), nullptr);
-  EXPECT_NE(report_of(*ff).find("feedforward"), std::string::npos);
+  const results::ControllerReport ff_report = report_of(*ff);
+  ASSERT_TRUE(ff_report.has_feedforward());
+  EXPECT_EQ(
+      std::vector<double>(ff_report.feedforward().denominator().begin(), ff_report.feedforward().denominator().end()),
+      (std::vector<double>{1.0, 50.0}));
   config::Controller rls;
   *rls.mutable_rls() = default_rls();
   const auto compensator = make_controller(rls, kRateHz);
   EXPECT_NE(dynamic_cast<RlsCompensator*>(compensator.get()), nullptr);
-  const std::string report = report_of(*compensator);
-  for (const char* field : {"\"rls\"", "updates", "frozen", "ff"}) {
-    EXPECT_NE(report.find(field), std::string::npos) << field << " in " << report;
-  }
+  // Before any update: FF0 = [1, 0, 0, 0], P0 = 1e3 I (the proto defaults), adapting.
+  const results::ControllerReport report = report_of(*compensator);
+  ASSERT_TRUE(report.has_rls()) << report.DebugString();
+  EXPECT_EQ(report.rls().taps(), 4U);
+  EXPECT_EQ(report.rls().updates(), 0U);
+  EXPECT_EQ(report.rls().frozen(), results::RlsController::none);
+  EXPECT_EQ(report.rls().frozen_at_step(), -1);
+  EXPECT_EQ(report.rls().freeze_message(), "");
+  EXPECT_EQ(std::vector<double>(report.rls().ff().begin(), report.rls().ff().end()),
+            (std::vector<double>{1.0, 0.0, 0.0, 0.0}));
+  EXPECT_EQ(report.rls().ff_sum(), 1.0);
+  ASSERT_EQ(report.rls().covariance_size(), 16);
+  for (int i = 0; i < 16; ++i) EXPECT_EQ(report.rls().covariance(i), i % 5 == 0 ? 1e3 : 0.0) << i;
+  EXPECT_TRUE(report_of(*make_controller(none, kRateHz)).has_pass_through());
+  const results::ControllerReport extrapolated = report_of(*make_controller(extrapolation, kRateHz));
+  ASSERT_TRUE(extrapolated.has_extrapolation());
+  EXPECT_EQ(extrapolated.extrapolation().delay_s(), 0.013);
+  EXPECT_EQ(extrapolated.extrapolation().order(), 3U);  // the proto default
 }
 
 TEST(Controllers, CommandAllocatesNothing) {

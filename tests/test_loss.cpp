@@ -23,7 +23,6 @@ namespace rths {
 namespace {
 
 using test::csv_column;
-using test::json_number;
 using test::max_diff;
 using test::peak;
 using test::Process;
@@ -178,19 +177,21 @@ TEST_F(LossRealTime, ThroughTheRelayWith20PercentBurstyLossTheRunCompletes) {
   ASSERT_EQ(x2.size(), 10U * 1024U + 1U);
   ASSERT_EQ(ref.size(), x2.size());
   EXPECT_LE(max_diff(x2, ref), 1e-9 * peak(ref));
-  const std::string json = test::slurp(dir / "relay/relay_spring.json");
-  const std::string summary = test::slurp(dir / "run/summary.json");
-  for (const char* direction : {"forward", "backward"}) {
-    const double received = json_number(json, direction, "received");
-    const double lost = json_number(json, direction, "lost");
-    ASSERT_GT(received, 10.0 * 1024.0) << direction << "\n" << json;
+  const results::RelaySummary relay_summary = test::read_relay_summary(dir / "relay/relay_spring.json");
+  const results::RunSite site_summary = test::read_summary(dir / "run/summary.json").sites().at("spring");
+  for (const auto& [direction, counts] :
+       {std::pair{"forward", &relay_summary.forward()}, std::pair{"backward", &relay_summary.backward()}}) {
+    const auto received = static_cast<double>(counts->received());
+    const auto lost = static_cast<double>(counts->lost());
+    ASSERT_GT(received, 10.0 * 1024.0) << direction << "\n" << relay_summary.DebugString();
     EXPECT_GT(lost / received, 0.14) << direction;  // 20 % in bursts of 5: +-4 sigma is about 0.06
     EXPECT_LT(lost / received, 0.26) << direction;
     std::printf("[ measured ] real time, relay %s: %.0f of %.0f packets lost (%.1f %%)\n", direction, lost, received,
                 100 * lost / received);
   }
-  std::printf("[ measured ] real time, numerical node: loss rate %.3f, held steps %.0f\n",
-              json_number(summary, "spring", "loss_rate"), json_number(summary, "spring", "held_steps"));
+  std::printf("[ measured ] real time, numerical node: loss rate %.3f, held steps %llu\n",
+              site_summary.network().loss_rate(),
+              static_cast<unsigned long long>(site_summary.numerical_side().held_steps()));
 }
 
 }  // namespace

@@ -25,7 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::csv_column;
-using test::json_number;
 using test::max_diff;
 using test::peak;
 using test::Process;
@@ -116,25 +115,26 @@ TEST_F(Multisite, TwoRemoteSitesThroughTheRelayHostAgreeWithVirtualTime) {
     const fs::path csv = run / (std::string("site_") + site + ".csv");
     ASSERT_TRUE(fs::exists(csv)) << csv;
     EXPECT_EQ(csv_column(csv, "force_N").size(), kRows) << site;
-    EXPECT_NE(test::slurp(run / (std::string("site_") + site + ".json")).find("\"exit_code\": 0"), std::string::npos)
-        << site;
+    EXPECT_EQ(test::read_site_summary(run / (std::string("site_") + site + ".json")).exit_code(), 0) << site;
   }
 
   // Both sites reported, each with the network timing the numerical node measured.
-  const std::string summary = test::slurp(run / "summary.json");
-  EXPECT_NE(summary.find("\"exit_code\": 0"), std::string::npos) << summary;
+  const results::RunSummary summary = test::read_summary(run / "summary.json");
+  EXPECT_EQ(summary.exit_code(), 0) << summary.stop_reason();
   double p50[2] = {0, 0};
   for (int s = 0; s < 2; ++s) {
     const std::string key = s == 0 ? "purdue" : "uconn";
-    ASSERT_NE(summary.find(key), std::string::npos) << key << " missing from summary.json";
-    p50[s] = json_number(summary, key, "round_trip_p50_us");
+    ASSERT_TRUE(summary.sites().contains(key)) << key << " missing from summary.json";
+    ASSERT_TRUE(summary.sites().at(key).has_network()) << key << ": no network timing";
+    const results::NetworkTiming& network = summary.sites().at(key).network();
+    p50[s] = network.round_trip_p50_us();
     // The relay's 2 x 19.53 ms, plus four veth hops and the relay's release lateness.
     EXPECT_GT(p50[s], 39000.0) << key;
     EXPECT_LT(p50[s], 42000.0) << key;
-    EXPECT_EQ(json_number(summary, key, "loss_rate"), 0.0) << key;
-    const std::string relay = test::slurp(run / ("relay_" + key + ".json"));
-    EXPECT_GE(json_number(relay, "forward", "received"), 10.0 * 1024.0) << key << "\n" << relay;
-    EXPECT_EQ(json_number(relay, "backward", "lost"), 0.0) << key;
+    EXPECT_EQ(network.loss_rate(), 0.0) << key;
+    const results::RelaySummary relay = test::read_relay_summary(run / ("relay_" + key + ".json"));
+    EXPECT_GE(relay.forward().received(), 10U * 1024U) << key << "\n" << relay.DebugString();
+    EXPECT_EQ(relay.backward().lost(), 0U) << key;
   }
 
   // The physics: the same config and delays in virtual time. Peak errors within 0.1 percentage

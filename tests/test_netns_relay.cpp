@@ -23,7 +23,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using test::csv_column;
-using test::json_number;
 using test::peak;
 using test::Process;
 
@@ -92,8 +91,8 @@ TEST_F(NetnsRelay, SpringModelErrorAt50msRoundTripMatchesVirtualTime) {
   ASSERT_EQ(x2.size(), static_cast<std::size_t>(kSeconds) * 1024U + 1U);
   ASSERT_EQ(ref.size(), x2.size());
   const double rt_pct = 100.0 * std::abs(peak(x2) - peak(ref)) / peak(ref);
-  const std::string summary = test::slurp(run / "summary.json");
-  EXPECT_NEAR(json_number(summary, "x2", "j_peak_pct"), rt_pct, 1e-9);
+  const results::RunSummary summary = test::read_summary(run / "summary.json");
+  EXPECT_NEAR(summary.responses().at("x2").j_peak_pct(), rt_pct, 1e-9);
 
   // Virtual time, same config and overrides: the link block is the relay's impairment there.
   Experiment vt(test::load_example("seed002/spring.textproto", sets));
@@ -107,17 +106,18 @@ TEST_F(NetnsRelay, SpringModelErrorAt50msRoundTripMatchesVirtualTime) {
 
   // The network the numerical node measured is the relay's 25 ms + 25 ms (plus two veth hops of
   // tens of µs and the relay's release lateness).
-  const double p50_ms = json_number(summary, "spring", "round_trip_p50_us") / 1e3;
+  const double p50_ms = summary.sites().at("spring").network().round_trip_p50_us() / 1e3;
   EXPECT_GT(p50_ms, 49.5);
   EXPECT_LT(p50_ms, 53.0);
-  const std::string relay = test::slurp(run / "relay_spring.json");
-  for (const char* direction : {"forward", "backward"}) {
-    EXPECT_GE(json_number(relay, direction, "received"), kSeconds * 1024.0) << direction << "\n" << relay;
-    EXPECT_EQ(json_number(relay, direction, "lost"), 0.0) << direction;
-    EXPECT_EQ(json_number(relay, direction, "reordered"), 0.0) << direction;
+  const results::RelaySummary relay = test::read_relay_summary(run / "relay_spring.json");
+  for (const auto& [direction, d] :
+       {std::pair{"forward", &relay.forward()}, std::pair{"backward", &relay.backward()}}) {
+    EXPECT_GE(static_cast<double>(d->received()), kSeconds * 1024.0) << direction << "\n" << d->DebugString();
+    EXPECT_EQ(d->lost(), 0U) << direction;
+    EXPECT_EQ(d->reordered(), 0U) << direction;
   }
   std::printf("[ measured ] round trip p50 %.3f ms; relay release lateness p99 forward %.0f us, backward %.0f us\n",
-              p50_ms, json_number(relay, "forward", "p99"), json_number(relay, "backward", "p99"));
+              p50_ms, relay.forward().lateness_us().p99(), relay.backward().lateness_us().p99());
 }
 
 }  // namespace

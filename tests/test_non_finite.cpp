@@ -278,17 +278,18 @@ TEST_F(NonFiniteRun, TheCommandLineReportsWhyAndWhenAndWritesTheRecords) {
   const auto out = dir_ / "run";
   test::Process numerical("rths-numerical", {"run", config_file().string(), "--out", out.string()}, dir_ / "numerical");
   ASSERT_EQ(numerical.wait(std::chrono::seconds(60)), kExitNonFinite) << numerical.err();
-  const std::string summary = test::slurp(out / "summary.json");
-  EXPECT_NE(summary.find("\"exit_code\": 9"), std::string::npos) << summary;
-  const double stop_step = test::json_number(summary, "stop_step", "stop_step");
-  ASSERT_GT(stop_step, 0.0) << summary;
-  EXPECT_DOUBLE_EQ(test::json_number(summary, "stop_time_s", "stop_time_s"), stop_step / 1024.0);
-  EXPECT_DOUBLE_EQ(test::json_number(summary, "steps", "steps"), stop_step + 1);
-  const std::string stopped =
-      fmt::format("stopped: step {} (t = {:.6g} s) left the structure's state non-finite", stop_step, stop_step / 1024);
+  const results::RunSummary summary = test::read_summary(out / "summary.json");
+  EXPECT_EQ(summary.exit_code(), kExitNonFinite) << summary.stop_reason();
+  ASSERT_TRUE(summary.has_stop_step() && summary.has_stop_time_s());
+  const std::int64_t stop_step = summary.stop_step();
+  ASSERT_GT(stop_step, 0);
+  EXPECT_DOUBLE_EQ(summary.stop_time_s(), static_cast<double>(stop_step) / 1024.0);
+  EXPECT_EQ(summary.steps(), stop_step + 1);
+  const std::string stopped = fmt::format("stopped: step {} (t = {:.6g} s) left the structure's state non-finite",
+                                          stop_step, static_cast<double>(stop_step) / 1024);
   EXPECT_NE(numerical.out().find(stopped), std::string::npos) << numerical.out();
   const auto x1 = test::csv_column(out / "numerical.csv", "x1_m");
-  EXPECT_EQ(static_cast<double>(x1.size()), stop_step + 1);
+  EXPECT_EQ(static_cast<std::int64_t>(x1.size()), stop_step + 1);
   EXPECT_EQ(test::csv_column(out / "site_lab.csv", "t_s").size(), x1.size());
 }
 
@@ -307,9 +308,10 @@ TEST_F(NonFiniteRun, RealTimeStopsTellsTheSiteToAbortAndWritesEveryRecord) {
   EXPECT_EQ(numerical.wait(std::chrono::seconds(30)), kExitNonFinite) << numerical.err();
   // The site was told to abort (exit 5): its actuator holds and its record is written.
   EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitPeerAborted) << site.err();
-  EXPECT_NE(test::slurp(dir_ / "site/site_lab.json").find("non-finite"), std::string::npos);
-  const std::string summary = test::slurp(dir_ / "run/summary.json");
-  EXPECT_NE(summary.find("\"exit_code\": 9"), std::string::npos) << summary;
+  const results::SiteSummary site_summary = test::read_site_summary(dir_ / "site/site_lab.json");
+  EXPECT_EQ(site_summary.exit_code(), kExitPeerAborted);
+  EXPECT_NE(site_summary.stop_reason().find("non-finite"), std::string::npos) << site_summary.stop_reason();
+  EXPECT_EQ(test::read_summary(dir_ / "run/summary.json").exit_code(), kExitNonFinite);
   EXPECT_NE(numerical.err().find("non-finite"), std::string::npos) << numerical.err();
   const auto x1 = test::csv_column(dir_ / "run/numerical.csv", "x1_m");
   EXPECT_GT(x1.size(), 1U);

@@ -94,8 +94,10 @@ TEST_F(Realtime, LoopbackWithExactModelEqualsReference) {
   }
   // The site ran as its own process and wrote its own files into the same folder.
   EXPECT_EQ(csv_column(dir_ / "run/site_spring.csv", "force_N").size(), 4097U);
-  EXPECT_NE(test::slurp(dir_ / "run/site_spring.json").find("\"exit_code\": 0"), std::string::npos);
-  EXPECT_NE(test::slurp(dir_ / "run/summary.json").find("\"round_trip_p50_us\""), std::string::npos);
+  EXPECT_EQ(test::read_site_summary(dir_ / "run/site_spring.json").exit_code(), 0);
+  const results::RunSite spring = test::read_summary(dir_ / "run/summary.json").sites().at("spring");
+  ASSERT_TRUE(spring.has_network());
+  EXPECT_GT(spring.network().round_trip_p50_us(), 0.0);
 }
 
 TEST_F(Realtime, LoopbackWithModelErrorMatchesVirtualTimeAtTheMeasuredDelay) {
@@ -128,7 +130,7 @@ TEST_F(Realtime, KilledSiteStopsTheNumericalNodeWithinTheTimeout) {
   EXPECT_NE(numerical->err().find("lost"), std::string::npos) << numerical->err();
   // The measured force from the site is held from its last packet to the stop.
   expect_stopped_one_timeout_after_the_peer(dir_ / "run/numerical.csv", "fm_spring_N");
-  EXPECT_NE(test::slurp(dir_ / "run/summary.json").find("\"exit_code\": 4"), std::string::npos);
+  EXPECT_EQ(test::read_summary(dir_ / "run/summary.json").exit_code(), kExitPeerLost);
 }
 
 TEST_F(Realtime, KilledNumericalNodeStopsTheSiteWhichHoldsAndWritesItsRecord) {
@@ -141,7 +143,7 @@ TEST_F(Realtime, KilledNumericalNodeStopsTheSiteWhichHoldsAndWritesItsRecord) {
   EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitPeerLost) << site.err();
   // The actuator held its last target from the last command to the stop.
   expect_stopped_one_timeout_after_the_peer(dir_ / "site/site_spring.csv", "target_m");
-  EXPECT_NE(test::slurp(dir_ / "site/site_spring.json").find("\"exit_code\": 4"), std::string::npos);
+  EXPECT_EQ(test::read_site_summary(dir_ / "site/site_spring.json").exit_code(), kExitPeerLost);
 }
 
 TEST_F(Realtime, InterruptedNumericalNodeStopsEverySiteSafely) {
@@ -155,7 +157,7 @@ TEST_F(Realtime, InterruptedNumericalNodeStopsEverySiteSafely) {
   EXPECT_GT(x.size(), 1024U);
   EXPECT_LT(x.size(), 30U * 1024U);
   // The site was told to abort: it stopped too and wrote its record.
-  EXPECT_NE(test::slurp(dir_ / "run/site_spring.json").find("\"exit_code\": 5"), std::string::npos);
+  EXPECT_EQ(test::read_site_summary(dir_ / "run/site_spring.json").exit_code(), kExitPeerAborted);
 }
 
 TEST_F(Realtime, MismatchedPredictionModelIsRefusedBeforeMotion) {
@@ -214,10 +216,10 @@ TEST_F(Realtime, UnauthenticatedHellosAreNotAnsweredAndTheSiteStillServesItsNode
                     dir_ / "numerical");
   EXPECT_EQ(numerical.wait(std::chrono::seconds(30)), kExitCompleted) << numerical.err();
   EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitCompleted) << site.err();
-  const std::string summary = test::slurp(dir_ / "site/site_spring.json");
-  EXPECT_EQ(test::json_number(summary, "handshake_packets", "unauthenticated"), 1.0) << summary;
-  EXPECT_EQ(test::json_number(summary, "handshake_packets", "wrong_version"), 1.0) << summary;
-  EXPECT_EQ(test::json_number(summary, "handshake_packets", "undecodable"), 1.0) << summary;
+  const results::PacketCounters handshake = test::read_site_summary(dir_ / "site/site_spring.json").handshake_packets();
+  EXPECT_EQ(handshake.unauthenticated(), 1U) << handshake.DebugString();
+  EXPECT_EQ(handshake.wrong_version(), 1U) << handshake.DebugString();
+  EXPECT_EQ(handshake.undecodable(), 1U) << handshake.DebugString();
   EXPECT_NE(test::slurp(dir_ / "site/site_spring.log").find("protocol version"), std::string::npos);
 }
 

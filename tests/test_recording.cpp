@@ -284,8 +284,8 @@ TEST_F(Recording, KilledNumericalNodeLeavesItsLogAndItsRecordUpToTheLastSecond) 
   numerical.signal(SIGKILL);
   EXPECT_EQ(numerical.wait(seconds(10)), 128 + SIGKILL);
   ASSERT_EQ(site.wait(seconds(20)), kExitPeerLost) << site.err();
-  expect_record_up_to_the_last_second(dir_ / "run/numerical.csv",
-                                      test::json_number(test::slurp(dir_ / "site/site_lab.json"), "site", "steps"));
+  expect_record_up_to_the_last_second(
+      dir_ / "run/numerical.csv", static_cast<double>(test::read_site_summary(dir_ / "site/site_lab.json").steps()));
   EXPECT_NE(test::slurp(dir_ / "run/run.log").find("from the agreed start"), std::string::npos);
 }
 
@@ -305,7 +305,7 @@ TEST_F(Recording, KilledSiteLeavesItsLogAndItsRecordUpToTheLastSecond) {
   EXPECT_EQ(site.wait(seconds(10)), 128 + SIGKILL);
   ASSERT_EQ(numerical.wait(seconds(20)), kExitPeerLost) << numerical.err();
   expect_record_up_to_the_last_second(dir_ / "site/site_lab.csv",
-                                      test::json_number(test::slurp(dir_ / "run/summary.json"), "mode", "steps"));
+                                      static_cast<double>(test::read_summary(dir_ / "run/summary.json").steps()));
   EXPECT_NE(test::slurp(dir_ / "site/site_lab.log").find("steps from the agreed start"), std::string::npos);
 }
 

@@ -19,7 +19,6 @@ namespace rths {
 namespace {
 
 using test::csv_column;
-using test::json_number;
 using test::max_diff;
 using test::peak;
 
@@ -53,22 +52,22 @@ TEST_F(Relay, ModelErrorThroughA50msRoundTripMatchesVirtualTime) {
   EXPECT_NEAR(rt_pct, vt_pct, 0.5);
   EXPECT_GT(vt_pct, 1.0);  // the model error matters at this delay: the comparison is not vacuous
 
-  const std::string json = test::slurp(dir_ / "relay/relay_spring.json");
-  for (const char* direction : {"forward", "backward"}) {
-    const double received = json_number(json, direction, "received");
-    EXPECT_GE(received, 20.0 * 1024.0) << direction << "\n" << json;
+  const results::RelaySummary relay = test::read_relay_summary(dir_ / "relay/relay_spring.json");
+  for (const auto& [direction, d] :
+       {std::pair{"forward", &relay.forward()}, std::pair{"backward", &relay.backward()}}) {
+    EXPECT_GE(d->received(), 20U * 1024U) << direction << "\n" << d->DebugString();
     // Send errors: the last few commands after the site has stopped (ECONNREFUSED).
-    EXPECT_EQ(json_number(json, direction, "delivered") + json_number(json, direction, "send_errors"), received)
-        << direction;
-    EXPECT_LE(json_number(json, direction, "send_errors"), 50.0) << direction;
-    EXPECT_EQ(json_number(json, direction, "lost"), 0.0) << direction;
-    EXPECT_EQ(json_number(json, direction, "dropped_overflow"), 0.0) << direction;
-    EXPECT_EQ(json_number(json, direction, "reordered"), 0.0) << direction;
+    EXPECT_EQ(d->delivered() + d->send_errors(), d->received()) << direction;
+    EXPECT_LE(d->send_errors(), 50U) << direction;
+    EXPECT_EQ(d->lost(), 0U) << direction;
+    EXPECT_EQ(d->dropped_overflow(), 0U) << direction;
+    EXPECT_EQ(d->reordered(), 0U) << direction;
     // Release lateness is a performance figure (docs/performance.md), not asserted: the machine is
-    // shared and noisy. It must have been measured, though.
-    EXPECT_GE(json_number(json, direction, "p99"), 0.0) << direction << "\n" << json;
-    std::printf("[ measured ] relay %s release lateness p50 %.1f us, p99 %.1f us\n", direction,
-                json_number(json, direction, "p50"), json_number(json, direction, "p99"));
+    // shared and noisy. It must have been measured, though: one per datagram handed to the kernel.
+    EXPECT_EQ(d->lateness_us().count(), d->delivered() + d->send_errors()) << direction << "\n" << d->DebugString();
+    EXPECT_GE(d->lateness_us().p99(), 0.0) << direction << "\n" << d->DebugString();
+    std::printf("[ measured ] relay %s release lateness p50 %.1f us, p99 %.1f us\n", direction, d->lateness_us().p50(),
+                d->lateness_us().p99());
   }
 }
 
@@ -83,15 +82,15 @@ TEST_F(Relay, IndependentLossLeavesAnExactModelExactAndIsCounted) {
     ASSERT_EQ(ref.size(), rt.size());
     EXPECT_LE(max_diff(rt, ref), 1e-9 * peak(ref)) << dof;
   }
-  const std::string json = test::slurp(dir_ / "relay/relay_spring.json");
-  for (const char* direction : {"forward", "backward"}) {
-    const double received = json_number(json, direction, "received");
-    const double lost = json_number(json, direction, "lost");
-    ASSERT_GT(received, 12.0 * 1024.0) << direction << "\n" << json;
-    EXPECT_GT(lost / received, 0.03) << direction << "\n" << json;
-    EXPECT_LT(lost / received, 0.07) << direction << "\n" << json;
-    EXPECT_EQ(json_number(json, direction, "delivered") + json_number(json, direction, "send_errors"), received - lost)
-        << direction;
+  const results::RelaySummary relay = test::read_relay_summary(dir_ / "relay/relay_spring.json");
+  for (const auto& [direction, d] :
+       {std::pair{"forward", &relay.forward()}, std::pair{"backward", &relay.backward()}}) {
+    const auto received = static_cast<double>(d->received());
+    const auto lost = static_cast<double>(d->lost());
+    ASSERT_GT(received, 12.0 * 1024.0) << direction << "\n" << d->DebugString();
+    EXPECT_GT(lost / received, 0.03) << direction << "\n" << d->DebugString();
+    EXPECT_LT(lost / received, 0.07) << direction << "\n" << d->DebugString();
+    EXPECT_EQ(d->delivered() + d->send_errors(), d->received() - d->lost()) << direction;
   }
 }
 

@@ -243,12 +243,10 @@ TEST_F(StudyTest, SmallGridMatchesDirectRuns) {
     args.insert(args.end(), {"--out", out.string(), "--quiet"});
     Process p("rths-numerical", args, dir_ / ("rerun" + std::to_string(i)));
     ASSERT_EQ(p.wait(kTimeout), 0) << p.err();
-    const std::string summary = rths::test::slurp(out / "summary.json");
-    const double direct = rths::test::json_number(summary, "x2", "j_peak_pct");
+    const rths::results::ResponseMetrics x2 = rths::test::read_summary(out / "summary.json").responses().at("x2");
     const double from_study = std::stod(t.rows[i][j]);
-    EXPECT_NEAR(from_study, direct, 1e-9 * std::abs(direct)) << "row " << i;
-    EXPECT_NEAR(std::stod(t.rows[i][t.column("x2_peak")]), rths::test::json_number(summary, "x2", "peak"),
-                1e-9 * std::abs(rths::test::json_number(summary, "x2", "peak")));
+    EXPECT_NEAR(from_study, x2.j_peak_pct(), 1e-9 * std::abs(x2.j_peak_pct())) << "row " << i;
+    EXPECT_NEAR(std::stod(t.rows[i][t.column("x2_peak")]), x2.peak(), 1e-9 * std::abs(x2.peak()));
   }
 }
 
@@ -265,6 +263,20 @@ TEST_F(StudyTest, ShardsMergeToTheWholeStudy) {
             "merge"),
       0);
   expect_same_study(dir_ / "all", dir_ / "merged");
+  // study.json (results::StudySummary): a shard counts its own runs, the merge the whole study's.
+  const auto s1 = rths::read_results_json<rths::results::StudySummary>(dir_ / "s1/study.json");
+  EXPECT_EQ(s1.shard(), "1/2");
+  EXPECT_EQ(s1.grid_rows(), 6U);
+  EXPECT_EQ(s1.pure_rows(), 3U);
+  EXPECT_EQ(s1.rows(), 5U);  // grid rows 0 2 4 and pure simulations 0 2
+  EXPECT_TRUE(s1.has_jobs() && s1.has_wall_time_s() && !s1.has_merged_from());
+  const auto merged = rths::read_results_json<rths::results::StudySummary>(dir_ / "merged/study.json");
+  EXPECT_EQ(merged.shard(), "1/1");
+  EXPECT_EQ(merged.rows(), 9U);
+  EXPECT_EQ(merged.failed(), 0U);
+  EXPECT_EQ(merged.merged_from(), 2U);
+  EXPECT_EQ(merged.study(), s1.study());
+  EXPECT_FALSE(merged.has_jobs() || merged.has_wall_time_s());
 
   // One shard alone is not the whole study; the same shard twice duplicates rows. Both name the rows.
   Process missing("rths-study", {"merge", (dir_ / "s1").string(), "--out", (dir_ / "m2").string()}, dir_ / "missing");
@@ -277,6 +289,19 @@ TEST_F(StudyTest, ShardsMergeToTheWholeStudy) {
                 dir_ / "twice");
   EXPECT_EQ(twice.wait(kTimeout), rths::kExitBadInput);
   EXPECT_NE(twice.err().find("more than one shard: 0 2 4"), std::string::npos) << twice.err();
+
+  // A shard's study.json is read against the schema: a field it does not declare is refused, named.
+  {
+    std::string text = rths::test::slurp(dir_ / "s1/study.json");
+    text.insert(text.find('{') + 1, "\"grid_size\": 6,");
+    std::ofstream(dir_ / "s1/study.json") << text;
+    Process bad("rths-study",
+                {"merge", (dir_ / "s1").string(), (dir_ / "s2").string(), "--out", (dir_ / "m1").string()},
+                dir_ / "bad_meta");
+    EXPECT_EQ(bad.wait(kTimeout), rths::kExitBadInput);
+    EXPECT_NE(bad.err().find((dir_ / "s1/study.json").string()), std::string::npos) << bad.err();
+    EXPECT_NE(bad.err().find("grid_size"), std::string::npos) << bad.err();
+  }
 }
 
 TEST_F(StudyTest, PlotsShowTheTablesAndThePureSimulation) {
@@ -311,8 +336,7 @@ TEST_F(StudyTest, PlotsShowTheTablesAndThePureSimulation) {
     args.insert(args.end(), {"--out", (dir_ / "pure_rerun").string(), "--quiet"});
     Process p("rths-numerical", args, dir_ / "pure_rerun");
     ASSERT_EQ(p.wait(kTimeout), 0) << p.err();
-    const double direct =
-        rths::test::json_number(rths::test::slurp(dir_ / "pure_rerun/summary.json"), "x2", "j_peak_pct");
+    const double direct = rths::test::read_summary(dir_ / "pure_rerun/summary.json").responses().at("x2").j_peak_pct();
     EXPECT_NEAR(std::stod(pure.rows[2][pj]), direct, 1e-9 * direct);
   }
 

@@ -5,8 +5,6 @@
 
 #include <sodium.h>
 
-#include "rths/common/json_writer.hpp"
-
 namespace rths {
 
 namespace {
@@ -112,23 +110,6 @@ std::optional<FrameHeader> read_frame_header(std::span<const std::byte> datagram
   h.session = get_le<std::uint64_t>(datagram.data() + 8);
   h.sequence = get_le<std::uint64_t>(datagram.data() + 16);
   return h;
-}
-
-void write_packet_counters(JsonWriter& json, const PacketCounters& counters) {
-  json.begin_object()
-      .field("received", counters.received)
-      .field("accepted", counters.accepted)
-      .field("undecodable", counters.undecodable)
-      .field("wrong_version", counters.wrong_version)
-      .field("wrong_session", counters.wrong_session)
-      .field("wrong_site", counters.wrong_site)
-      .field("unauthenticated", counters.unauthenticated)
-      .field("too_far_ahead", counters.too_far_ahead)
-      .field("stale", counters.stale)
-      .field("duplicate", counters.duplicate)
-      .field("late_handshake", counters.late_handshake)
-      .field("unexpected", counters.unexpected)
-      .end_object();
 }
 
 void PacketCounters::count(DecodeStatus status) {

@@ -1,7 +1,5 @@
 #include "rths/common/realtime_loop.hpp"
 
-#include "rths/common/json_writer.hpp"
-
 #include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -244,25 +242,6 @@ RunResult RealtimeLoop::run(std::int64_t start_monotonic_ns, std::int64_t first_
   }
   result.next_step = first_step + result.steps_run;
   return result;
-}
-
-}  // namespace rths
-
-namespace rths {
-
-void write_loop_stats(JsonWriter& json, const LoopStats& stats) {
-  const auto us = [](std::int64_t ns) { return static_cast<double>(ns) / 1e3; };
-  json.begin_object();
-  json.field("lateness_p50_us", us(stats.lateness.percentile(50)));
-  json.field("lateness_p99_us", us(stats.lateness.percentile(99)));
-  json.field("lateness_p999_us", us(stats.lateness.percentile(99.9)));
-  json.field("lateness_max_us", us(stats.lateness.max_ns()));
-  json.field("late_ticks", stats.late);
-  json.field("overruns", stats.overruns);
-  json.field("compute_p50_us", us(stats.compute.percentile(50)));
-  json.field("compute_p99_us", us(stats.compute.percentile(99)));
-  json.field("compute_max_us", us(stats.compute.max_ns()));
-  json.end_object();
 }
 
 }  // namespace rths

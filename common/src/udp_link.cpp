@@ -11,8 +11,6 @@
 
 #include <asio/ip/address_v6.hpp>
 
-#include "rths/common/json_writer.hpp"
-
 namespace rths {
 namespace {
 
@@ -52,18 +50,6 @@ void set_int_option(int fd, int level, int name, int value) {
 }
 
 }  // namespace
-
-void write_udp_counters(JsonWriter& json, const UdpCounters& counters) {
-  json.begin_object()
-      .field("sent", counters.sent)
-      .field("send_errors", counters.send_errors)
-      .field("unsent", counters.unsent)
-      .field("received", counters.received)
-      .field("oversized", counters.oversized)
-      .field("foreign", counters.foreign)
-      .field("receive_errors", counters.receive_errors)
-      .end_object();
-}
 
 UdpLink::UdpLink(asio::io_context& io, const std::string& bind_host, std::uint16_t bind_port) : socket_(io) {
   udp::resolver resolver(io);

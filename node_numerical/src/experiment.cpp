@@ -10,9 +10,9 @@
 #include "rths/common/address.hpp"
 #include "rths/common/digest.hpp"
 #include "rths/common/exit_codes.hpp"
-#include "rths/common/json_writer.hpp"
 #include "rths/common/memory_budget.hpp"
 #include "rths/common/record_writer.hpp"
+#include "rths/common/results.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 
@@ -363,14 +363,14 @@ void Experiment::evaluate() {
         tracking.push_back(tracking_metrics(hyb.column(hyb.column_index("u_" + n)),
                                             hyb.column(hyb.column_index("xm_" + n)), rate_hz_));
       }
-      sr.channels_json = site.local->report_json(tracking);
+      sr.channels = site.local->report(tracking);
       site.local->log_warnings(site.name);
       sr.tracking = tracking;
     }
     if (!site.is_local() && mode_ == RunMode::kVirtualTime) {
       const PhysicalNode& node = *physical_[remote];
       sr.tracking = site_tracking(node, rate_hz_);
-      sr.channels_json = node.substructure().report_json(sr.tracking);
+      sr.channels = node.substructure().report(sr.tracking);
       node.substructure().log_warnings(node.name());
       sr.physical_side = node.stats();
       sr.forward = links_[remote]->forward.counters();
@@ -418,96 +418,73 @@ std::string non_finite_metrics(const RunReport& report) {
   return {};
 }
 
-namespace {}  // namespace
-
-std::string summary_json(const RunReport& report) {
-  JsonWriter json;
-  json.begin_object();
-  json.field("name", report.name);
-  json.field("mode", report.mode == RunMode::kRealTime ? "real_time" : "virtual_time");
-  json.field("exit_code", static_cast<std::int64_t>(report.exit_code));
-  json.field("stop_reason", report.stop_reason);
-  json.field("insecure", report.insecure);
+results::RunSummary run_summary(const RunReport& report) {
+  results::RunSummary summary;
+  summary.set_name(report.name);
+  summary.set_mode(report.mode == RunMode::kRealTime ? results::real_time : results::virtual_time);
+  summary.set_exit_code(report.exit_code);
+  summary.set_stop_reason(report.stop_reason);
+  summary.set_insecure(report.insecure);
   if (report.stop_step >= 0) {
-    json.field("stop_step", report.stop_step);
-    json.field("stop_time_s", report.stop_time_s);
+    summary.set_stop_step(report.stop_step);
+    summary.set_stop_time_s(report.stop_time_s);
   }
-  json.field("planned_steps", report.planned_steps);
-  json.field("ground_motion", report.ground_motion);
-  json.field("rate_hz", report.rate_hz);
-  json.field("steps", report.steps);
-  json.field("duration_s", report.duration_s);
-  json.field("run_time_s", report.run_time_s);
-  json.field("reference_time_s", report.reference_time_s);
+  summary.set_planned_steps(report.planned_steps);
+  summary.set_ground_motion(report.ground_motion);
+  summary.set_rate_hz(report.rate_hz);
+  summary.set_steps(report.steps);
+  summary.set_duration_s(report.duration_s);
+  summary.set_run_time_s(report.run_time_s);
+  summary.set_reference_time_s(report.reference_time_s);
   if (report.has_loop_stats) {
-    json.key("loop");
-    write_loop_stats(json, report.loop);
+    *summary.mutable_loop() = to_results(report.loop);
   }
-  json.key("responses").begin_object();
   for (const auto& [name, m] : report.responses) {
-    json.key(name).begin_object();
-    json.field("peak", m.peak)
-        .field("reference_peak", m.reference_peak)
-        .field("j_peak_pct", m.j_peak_pct)
-        .field("j_rms_pct", m.j_rms_pct)
-        .field("rho", m.rho)
-        .field("sd", m.sd)
-        .field("reference_sd", m.reference_sd);
-    json.end_object();
+    (*summary.mutable_responses())[name] = to_results(m);
   }
-  json.end_object();
-  json.key("sites").begin_object();
   for (const SiteReport& s : report.sites) {
-    json.key(s.name).begin_object();
-    json.field("placement", s.local ? "local" : "remote");
+    results::RunSite& site = (*summary.mutable_sites())[s.name];
+    site.set_placement(s.local ? results::RunSite::local : results::RunSite::remote);
     if (!s.local && s.timing.valid) {
       const SiteTimingReport& t = s.timing;
-      json.key("network").begin_object();
-      json.field("round_trip_p50_us", t.round_trip_p50_us).field("round_trip_p99_us", t.round_trip_p99_us);
-      json.field("round_trip_max_us", t.round_trip_max_us);
-      json.field("one_way_forward_p50_us", t.forward_p50_us).field("one_way_forward_p99_us", t.forward_p99_us);
-      json.field("one_way_backward_p50_us", t.backward_p50_us).field("one_way_backward_p99_us", t.backward_p99_us);
-      json.field("feedback_age_at_use_p50_us", t.age_p50_us).field("feedback_age_at_use_p99_us", t.age_p99_us);
-      json.field("clock_offset_us", t.clock_offset_us).field("loss_rate", t.loss_rate);
-      json.end_object();
+      results::NetworkTiming& network = *site.mutable_network();
+      network.set_round_trip_p50_us(t.round_trip_p50_us);
+      network.set_round_trip_p99_us(t.round_trip_p99_us);
+      network.set_round_trip_max_us(t.round_trip_max_us);
+      network.set_one_way_forward_p50_us(t.forward_p50_us);
+      network.set_one_way_forward_p99_us(t.forward_p99_us);
+      network.set_one_way_backward_p50_us(t.backward_p50_us);
+      network.set_one_way_backward_p99_us(t.backward_p99_us);
+      network.set_feedback_age_at_use_p50_us(t.age_p50_us);
+      network.set_feedback_age_at_use_p99_us(t.age_p99_us);
+      network.set_clock_offset_us(t.clock_offset_us);
+      network.set_loss_rate(t.loss_rate);
     }
     if (!s.local) {
-      json.key("numerical_side").begin_object();
-      json.field("held_steps", s.numerical_side.held_steps);
-      json.field("feedback_used", s.numerical_side.feedback_used);
-      json.key("packets");
-      write_packet_counters(json, s.numerical_side.packets);
+      results::NumericalSide& numerical = *site.mutable_numerical_side();
+      numerical.set_held_steps(s.numerical_side.held_steps);
+      numerical.set_feedback_used(s.numerical_side.feedback_used);
+      *numerical.mutable_packets() = to_results(s.numerical_side.packets);
       if (s.has_socket) {
-        json.key("handshake_packets");
-        write_packet_counters(json, s.handshake_packets);
-        json.key("socket");
-        write_udp_counters(json, s.socket);
+        *numerical.mutable_handshake_packets() = to_results(s.handshake_packets);
+        *numerical.mutable_socket() = to_results(s.socket);
       }
-      json.end_object();
     }
     // In real time the site's own counters are in its site_<name>.json: here only what this node saw.
     if (!s.local && report.mode == RunMode::kVirtualTime) {
-      json.field("measured_force_peak_n", s.measured_force_peak_n);
-      json.key("site_side").begin_object();
-      json.field("held_steps", s.physical_side.held_steps);
-      json.field("commands_used", s.physical_side.commands_used);
-      json.key("packets");
-      write_packet_counters(json, s.physical_side.packets);
-      json.end_object();
-      json.key("links").begin_object();
-      for (const auto& [direction, c] : {std::pair{"forward", &s.forward}, std::pair{"backward", &s.backward}}) {
-        json.key(direction).begin_object().field("sent", c->sent).field("delivered", c->delivered);
-        json.field("lost", c->lost).field("duplicated", c->duplicated);
-        json.field("dropped_overflow", c->dropped_overflow).end_object();
-      }
-      json.end_object();
+      site.set_measured_force_peak_n(s.measured_force_peak_n);
+      results::SiteSide& side = *site.mutable_site_side();
+      side.set_steps(s.physical_side.steps);
+      side.set_held_steps(s.physical_side.held_steps);
+      side.set_extrapolated_steps(s.physical_side.extrapolated_steps);
+      side.set_commands_used(s.physical_side.commands_used);
+      *side.mutable_packets() = to_results(s.physical_side.packets);
+      *site.mutable_links()->mutable_forward() = to_results(s.forward);
+      *site.mutable_links()->mutable_backward() = to_results(s.backward);
     }
-    if (!s.channels_json.empty()) json.key("channels").raw(s.channels_json);
-    json.end_object();
+    *site.mutable_channels() = s.channels;
   }
-  json.end_object();
-  json.end_object();
-  return json.str() + "\n";
+  return summary;
 }
 
 namespace {
@@ -541,7 +518,7 @@ void Experiment::write_outputs(const std::filesystem::path& dir) {
   if (config_.output().reference_csv()) {
     reference_->recorder().write_csv(dir / "reference.csv");
   }
-  write_text(dir / "summary.json", summary_json(report_));
+  write_results_json(dir / "summary.json", run_summary(report_));
 }
 
 }  // namespace rths

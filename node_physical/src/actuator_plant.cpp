@@ -303,20 +303,35 @@ Measurement ActuatorPlant::step(const InterfaceMotion& actuator_command, double 
   return measured;
 }
 
-void ActuatorPlant::report(JsonWriter& json) const {
-  json.field("stroke_saturated", counters_.stroke_saturated);
-  json.field("velocity_saturated", counters_.velocity_saturated);
-  json.field("force_saturated", counters_.force_saturated);
-  json.key("limits").begin_object();
-  json.field("stroke_m", limits_.stroke_m());
-  json.field("velocity_m_per_s", limits_.velocity_m_per_s());
-  json.field("force_n", limits_.force_n());
-  json.end_object();
-  json.key("noise").begin_object();
-  json.field("displacement_sd_m", noise_.displacement_sd_m());
-  json.field("force_sd_n", noise_.force_sd_n());
-  json.field("seed", static_cast<std::uint64_t>(noise_.seed()));
-  json.end_object();
+namespace {
+
+// LinearActuatorPlant and ServoHydraulicPlant share these fields; only what force_saturated counts
+// differs (a count beyond the limit, or steps at the clamp).
+template <typename Report>
+void report_actuator(Report& out, const ActuatorCounters& counters, const config::ActuatorLimits& limits,
+                     const config::SensorNoise& noise) {
+  out.set_stroke_saturated(counters.stroke_saturated);
+  out.set_velocity_saturated(counters.velocity_saturated);
+  out.set_force_saturated(counters.force_saturated);
+  out.mutable_limits()->set_stroke_m(limits.stroke_m());
+  out.mutable_limits()->set_velocity_m_per_s(limits.velocity_m_per_s());
+  out.mutable_limits()->set_force_n(limits.force_n());
+  out.mutable_noise()->set_displacement_sd_m(noise.displacement_sd_m());
+  out.mutable_noise()->set_force_sd_n(noise.force_sd_n());
+  out.mutable_noise()->set_seed(noise.seed());
+}
+
+}  // namespace
+
+void ActuatorPlant::report(results::PlantReport& out) const {
+  switch (dynamics_->kind()) {
+    case ActuatorDynamics::Kind::kLinear:
+      report_actuator(*out.mutable_linear(), counters_, limits_, noise_);
+      break;
+    case ActuatorDynamics::Kind::kServoHydraulic:
+      report_actuator(*out.mutable_servo_hydraulic(), counters_, limits_, noise_);
+      break;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -186,10 +186,10 @@ InterfaceMotion PolynomialExtrapolationController::command(const InterfaceMotion
   return out;
 }
 
-void PolynomialExtrapolationController::report(JsonWriter& json) const {
-  json.field("kind", "extrapolation");
-  json.field("delay_s", delay_s_);
-  json.field("order", static_cast<std::int64_t>(order_));
+void PolynomialExtrapolationController::report(results::ControllerReport& out) const {
+  results::ExtrapolationController& r = *out.mutable_extrapolation();
+  r.set_delay_s(delay_s_);
+  r.set_order(static_cast<std::uint32_t>(order_));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -242,27 +242,13 @@ InterfaceMotion ModelFeedforwardController::command(const InterfaceMotion& targe
   return out;
 }
 
-void ModelFeedforwardController::report(JsonWriter& json) const {
-  json.field("kind", "feedforward");
-  json.key("denominator").begin_array();
-  for (int j = 0; j <= order_; ++j) json.value(denominator_[j]);
-  json.end_array();
+void ModelFeedforwardController::report(results::ControllerReport& out) const {
+  results::FeedforwardController& r = *out.mutable_feedforward();
+  for (int j = 0; j <= order_; ++j) r.add_denominator(denominator_[j]);
 }
 
 // ---------------------------------------------------------------------------------------------
 // RlsCompensator
-
-std::string_view to_string(RlsFreeze freeze) {
-  switch (freeze) {
-    case RlsFreeze::kNone:
-      return "none";
-    case RlsFreeze::kNotFinite:
-      return "not_finite";
-    case RlsFreeze::kDiverged:
-      return "diverged";
-  }
-  return "unknown";
-}
 
 RlsCompensator::RlsCompensator(const config::RlsCompensator& parameters, double dt_s)
     : taps_(static_cast<int>(parameters.taps())),
@@ -448,17 +434,28 @@ std::string RlsCompensator::freeze_message() const {
   return {};
 }
 
-void RlsCompensator::report(JsonWriter& json) const {
-  json.field("kind", "rls");
-  json.field("taps", static_cast<std::int64_t>(taps_));
-  json.field("updates", updates_);
-  json.field("frozen", to_string(frozen_));
-  json.field("frozen_at_step", frozen_at_step_);
-  if (frozen_ != RlsFreeze::kNone) json.field("freeze_message", freeze_message());
-  json.key("ff").begin_array();
-  for (int j = 0; j < taps_; ++j) json.value(ff_[j]);
-  json.end_array();
-  json.field("ff_sum", ff_.sum());  // the compensator's static gain
+void RlsCompensator::report(results::ControllerReport& out) const {
+  results::RlsController& r = *out.mutable_rls();
+  r.set_taps(static_cast<std::uint32_t>(taps_));
+  r.set_updates(updates_);
+  switch (frozen_) {
+    case RlsFreeze::kNone:
+      r.set_frozen(results::RlsController::none);
+      break;
+    case RlsFreeze::kNotFinite:
+      r.set_frozen(results::RlsController::not_finite);
+      break;
+    case RlsFreeze::kDiverged:
+      r.set_frozen(results::RlsController::diverged);
+      break;
+  }
+  r.set_frozen_at_step(frozen_at_step_);
+  r.set_freeze_message(freeze_message());
+  for (int j = 0; j < taps_; ++j) r.add_ff(ff_[j]);
+  r.set_ff_sum(ff_.sum());  // the compensator's static gain
+  for (int i = 0; i < taps_; ++i) {
+    for (int j = 0; j < taps_; ++j) r.add_covariance(p_(i, j));  // row-major, as initial_covariance
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "rths/common/json_writer.hpp"
+#include "rths/common/results.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 #include "rths/node_physical/controllers.hpp"
 
@@ -35,29 +35,18 @@ std::vector<ChannelLimits> channel_limits(const config::Site& site) {
   return limits;
 }
 
-std::string PhysicalSubstructure::report_json(std::span<const TrackingMetrics> tracking) const {
-  JsonWriter json;
-  json.begin_array();
+google::protobuf::RepeatedPtrField<results::Channel> PhysicalSubstructure::report(
+    std::span<const TrackingMetrics> tracking) const {
+  google::protobuf::RepeatedPtrField<results::Channel> channels;
   for (std::size_t c = 0; c < channels_.size(); ++c) {
-    const Channel& ch = channels_[c];
-    json.begin_object();
+    results::Channel& out = *channels.Add();
     if (c < tracking.size()) {
-      json.key("tracking").begin_object();
-      json.field("j1_delay_ms", tracking[c].j1_delay_ms);
-      json.field("j2_nrms_pct", tracking[c].j2_nrms_pct);
-      json.field("j3_peak_pct", tracking[c].j3_peak_pct);
-      json.end_object();
+      *out.mutable_tracking() = to_results(tracking[c]);
     }
-    json.key("controller").begin_object();
-    ch.controller->report(json);
-    json.end_object();
-    json.key("plant").begin_object();
-    ch.plant->report(json);
-    json.end_object();
-    json.end_object();
+    channels_[c].controller->report(*out.mutable_controller());
+    channels_[c].plant->report(*out.mutable_plant());
   }
-  json.end_array();
-  return json.str();
+  return channels;
 }
 
 void PhysicalSubstructure::log_warnings(const std::string& site) const {

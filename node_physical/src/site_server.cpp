@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -14,12 +13,12 @@
 #include <spdlog/spdlog.h>
 
 #include "rths/common/exit_codes.hpp"
-#include "rths/common/json_writer.hpp"
 #include "rths/common/memory_budget.hpp"
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/peer_watchdog.hpp"
 #include "rths/common/realtime_loop.hpp"
 #include "rths/common/record_writer.hpp"
+#include "rths/common/results.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/common/session_keys.hpp"
 #include "rths/common/udp_link.hpp"
@@ -222,29 +221,23 @@ struct SiteOutcome {
 void write_site_summary(const std::filesystem::path& path, const PhysicalNode& node, const LoopStats& loop,
                         const SiteOutcome& outcome, const PacketCounters& handshake, const UdpLink& link,
                         double rate_hz) {
-  JsonWriter json;
-  json.begin_object();
-  json.field("site", node.name());
-  json.field("exit_code", static_cast<std::int64_t>(outcome.exit_code));
-  json.field("stop_reason", outcome.reason);
-  json.field("insecure", outcome.insecure);
-  json.field("planned_steps", outcome.planned_steps);
-  json.field("steps", node.stats().steps);
-  json.field("held_steps", node.stats().held_steps);
-  json.field("extrapolated_steps", node.stats().extrapolated_steps);
-  json.field("commands_used", node.stats().commands_used);
-  json.field("interlock", node.tripped() ? node.trip().describe() : std::string("not tripped"));
-  json.key("packets");
-  write_packet_counters(json, node.stats().packets);
-  json.key("handshake_packets");
-  write_packet_counters(json, handshake);
-  json.key("socket");
-  write_udp_counters(json, link.counters());
-  json.key("loop");
-  write_loop_stats(json, loop);
-  json.key("channels").raw(node.substructure().report_json(site_tracking(node, rate_hz)));
-  json.end_object();
-  std::ofstream(path) << json.str() << "\n";
+  results::SiteSummary summary;
+  summary.set_site(node.name());
+  summary.set_exit_code(outcome.exit_code);
+  summary.set_stop_reason(outcome.reason);
+  summary.set_insecure(outcome.insecure);
+  summary.set_planned_steps(outcome.planned_steps);
+  summary.set_steps(node.stats().steps);
+  summary.set_held_steps(node.stats().held_steps);
+  summary.set_extrapolated_steps(node.stats().extrapolated_steps);
+  summary.set_commands_used(node.stats().commands_used);
+  summary.set_interlock(node.tripped() ? node.trip().describe() : std::string("not tripped"));
+  *summary.mutable_packets() = to_results(node.stats().packets);
+  *summary.mutable_handshake_packets() = to_results(handshake);
+  *summary.mutable_socket() = to_results(link.counters());
+  *summary.mutable_loop() = to_results(loop);
+  *summary.mutable_channels() = node.substructure().report(site_tracking(node, rate_hz));
+  write_results_json(path, summary);
 }
 
 }  // namespace

@@ -77,10 +77,6 @@ struct PacketCounters {
   }
 };
 
-class JsonWriter;
-// The counters as a JSON object, for the run summaries.
-void write_packet_counters(JsonWriter& json, const PacketCounters& counters);
-
 // Which end of a site's link a codec serves: it seals with its own direction's key and opens with
 // the other's.
 enum class CodecRole { kNumerical, kSite };

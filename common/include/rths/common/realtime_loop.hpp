@@ -69,10 +69,6 @@ struct LoopStats {
   std::int64_t overruns = 0;  // ticks that ended after the next step's deadline
 };
 
-class JsonWriter;
-// The loop's timing as a JSON object (µs): lateness p50/p99/p99.9/max, late ticks, overruns, compute.
-void write_loop_stats(JsonWriter& json, const LoopStats& stats);
-
 // Periodic loop on absolute deadlines of CLOCK_MONOTONIC: step k is due at start + k / rate_hz,
 // computed exactly from k (no accumulated period, so no drift over a long test). The loop sleeps
 // with clock_nanosleep(TIMER_ABSTIME) until spin_ns before the deadline, then busy-waits to it.

@@ -26,10 +26,6 @@ struct UdpCounters {
   std::uint64_t receive_errors = 0;  // ICMP errors (ECONNREFUSED: nobody listens at the peer), empty datagrams
 };
 
-class JsonWriter;
-// The counters as a JSON object, for the run summaries.
-void write_udp_counters(JsonWriter& json, const UdpCounters& counters);
-
 // A Link over a UDP socket for the real-time modes (DESIGN §4). The socket is non-blocking and the
 // node drains it once per step, so send() and receive() are single system calls that never block
 // and never allocate; everything that can allocate (resolving names, binding) happens in the

@@ -8,6 +8,9 @@
 #include <utility>
 #include <vector>
 
+#include <google/protobuf/repeated_ptr_field.h>
+
+#include "results.pb.h"
 #include "rths/common/config.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/metrics.hpp"
@@ -46,9 +49,9 @@ struct SiteReport {
   PacketCounters handshake_packets;
   UdpCounters socket;
   double measured_force_peak_n = 0.0;  // at the specimen (remote sites)
-  // Per channel: tracking J1-J3, controller and plant reports (a JSON array; empty when the site
-  // ran in another process, whose own summary has it).
-  std::string channels_json;
+  // Per channel: tracking J1-J3, controller and plant reports (empty when the site ran in another
+  // process, whose own summary has them).
+  google::protobuf::RepeatedPtrField<results::Channel> channels;
   std::vector<TrackingMetrics> tracking;  // per channel, when known here
 };
 
@@ -156,8 +159,8 @@ class Experiment {
   RunReport report_;
 };
 
-// Writes summary.json for a report (used by write_outputs; separate for the study runner).
-std::string summary_json(const RunReport& report);
+// What summary.json holds for a report (proto/results.proto; write_outputs prints it).
+results::RunSummary run_summary(const RunReport& report);
 
 // Why the report's metrics cannot be trusted ("" when every one is finite, see
 // ResponseMetrics::finite): a response or a site channel's tracking computed from a non-finite value.

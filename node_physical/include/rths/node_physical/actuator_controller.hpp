@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "results.pb.h"
 #include "rths/node_physical/plant.hpp"
 
 namespace rths {
@@ -18,9 +19,9 @@ class ActuatorController {
   virtual ~ActuatorController() = default;
 
   virtual InterfaceMotion command(const InterfaceMotion& target, const Measurement& previous, double dt_s) = 0;
-  // Adds what the run summary should say about this controller (adaptation state...) as fields of
-  // the currently open JSON object; called after the run, off the hot path.
-  virtual void report(JsonWriter& /*json*/) const {}
+  // What the run summaries say about this controller (its kind's member of the report: settings,
+  // adaptation state...); called after the run, off the hot path.
+  virtual void report(results::ControllerReport& out) const = 0;
   // What went wrong during the run that the operator must hear of (empty: nothing); after the run.
   [[nodiscard]] virtual std::string warning() const { return {}; }
 };
@@ -31,7 +32,7 @@ class PassThroughController final : public ActuatorController {
   InterfaceMotion command(const InterfaceMotion& target, const Measurement& /*previous*/, double /*dt_s*/) override {
     return target;
   }
-  void report(JsonWriter& json) const override { json.field("kind", "pass_through"); }
+  void report(results::ControllerReport& out) const override { out.mutable_pass_through(); }
 };
 
 }  // namespace rths

@@ -13,6 +13,9 @@ namespace rths {
 // Dynamics of one actuator: the command in, the motion it imposes on the specimen out.
 class ActuatorDynamics {
  public:
+  // Each kind has its own report in the run summaries (results::PlantReport).
+  enum class Kind : std::uint8_t { kLinear, kServoHydraulic };
+
   ActuatorDynamics() = default;
   ActuatorDynamics(const ActuatorDynamics&) = delete;
   ActuatorDynamics& operator=(const ActuatorDynamics&) = delete;
@@ -35,6 +38,7 @@ class ActuatorDynamics {
   // Force the actuator develops at the end of the last step (servo-hydraulic: A p); NaN if the
   // model does not know it.
   [[nodiscard]] virtual double actuator_force_n() const = 0;
+  [[nodiscard]] virtual Kind kind() const = 0;
 };
 
 // A linear command -> displacement model, ZOH-discretised at a fixed rate (config LinearActuator).
@@ -44,6 +48,7 @@ class LinearActuator final : public ActuatorDynamics {
   InterfaceMotion step(double command_m, double load_force_n, double dt_s) override;
   void reset() override;
   [[nodiscard]] double actuator_force_n() const override;
+  [[nodiscard]] Kind kind() const override { return Kind::kLinear; }
   [[nodiscard]] const DiscreteStateSpace& discrete() const { return discrete_; }
   [[nodiscard]] const ContinuousStateSpace& continuous() const { return continuous_; }
   [[nodiscard]] double dt_s() const { return dt_s_; }
@@ -87,6 +92,7 @@ class ServoHydraulicActuator final : public ActuatorDynamics {
                                      double dt_s) override;
   void reset() override;
   [[nodiscard]] double actuator_force_n() const override;
+  [[nodiscard]] Kind kind() const override { return Kind::kServoHydraulic; }
   // Load pressure times area (N) at which the pressure saturates; infinite without a limit.
   [[nodiscard]] double force_limit_n() const { return area_m2_ * max_pressure_pa_; }
 
@@ -128,8 +134,8 @@ class ActuatorPlant final : public Plant {
   ActuatorPlant(std::unique_ptr<ActuatorDynamics> dynamics, std::unique_ptr<PredictionModel> specimen,
                 const config::Actuator& actuator);
   Measurement step(const InterfaceMotion& actuator_command, double dt_s) override;
-  // The three counters, the limits and the noise used (fields of the open JSON object).
-  void report(JsonWriter& json) const override;
+  // The three counters, the limits and the noise used, in the member of the dynamics' kind.
+  void report(results::PlantReport& out) const override;
   [[nodiscard]] const ActuatorCounters& counters() const { return counters_; }
   [[nodiscard]] const ActuatorDynamics& dynamics() const { return *dynamics_; }
 

@@ -6,7 +6,6 @@
 #include <memory>
 #include <span>
 #include <string>
-#include <string_view>
 
 #include <Eigen/Dense>
 
@@ -46,7 +45,7 @@ class PolynomialExtrapolationController final : public ActuatorController {
   static constexpr int kMaxOrder = 8;
   PolynomialExtrapolationController(double delay_s, int order, double dt_s);
   InterfaceMotion command(const InterfaceMotion& target, const Measurement& previous, double dt_s) override;
-  void report(JsonWriter& json) const override;
+  void report(results::ControllerReport& out) const override;
 
  private:
   using Weights = std::array<double, kMaxOrder + 1>;
@@ -67,7 +66,7 @@ class ModelFeedforwardController final : public ActuatorController {
   static constexpr int kMaxModelOrder = 3;
   ModelFeedforwardController(std::span<const double> denominator, double dt_s);
   InterfaceMotion command(const InterfaceMotion& target, const Measurement& previous, double dt_s) override;
-  void report(JsonWriter& json) const override;
+  void report(results::ControllerReport& out) const override;
   // The FIR the inverse reduces to: command = sum_j fir()[j] * target(i - j).
   [[nodiscard]] std::span<const double> fir() const { return {fir_.data(), static_cast<std::size_t>(order_) + 1}; }
 
@@ -79,10 +78,8 @@ class ModelFeedforwardController final : public ActuatorController {
   bool started_ = false;
 };
 
-// Why an RLS compensator stopped adapting.
+// Why an RLS compensator stopped adapting (results::RlsController::Freeze in the run summaries).
 enum class RlsFreeze : std::uint8_t { kNone, kNotFinite, kDiverged };
-// "none", "not_finite", "diverged" (as the run summary writes it).
-std::string_view to_string(RlsFreeze freeze);
 
 // Seed 001 RoDeAC compensator of one actuator (config RlsCompensator). Each step: first the RLS
 // update with the previous step's pair (filtered command, filtered measured taps; a-priori error),
@@ -104,7 +101,7 @@ class RlsCompensator final : public ActuatorController {
   [[nodiscard]] std::uint64_t updates() const;        // RLS updates applied
   // One line for the log once frozen ("" while adapting): the reason, the step and the offending value.
   [[nodiscard]] std::string freeze_message() const;
-  void report(JsonWriter& json) const override;
+  void report(results::ControllerReport& out) const override;
   [[nodiscard]] std::string warning() const override { return freeze_message(); }
 
  private:

@@ -5,7 +5,10 @@
 #include <string>
 #include <vector>
 
+#include <google/protobuf/repeated_ptr_field.h>
+
 #include "experiment.pb.h"
+#include "results.pb.h"
 #include "rths/common/metrics.hpp"
 #include "rths/node_physical/actuator_controller.hpp"
 #include "rths/node_physical/interlock.hpp"
@@ -36,9 +39,10 @@ class PhysicalSubstructure {
   [[nodiscard]] std::span<const InterfaceMotion> admitted() const { return admitted_; }
   [[nodiscard]] const Interlock& interlock() const { return interlock_; }
   [[nodiscard]] std::size_t channels() const { return channels_.size(); }
-  // A JSON array, one object per channel: its tracking (J1-J3, one entry per channel) and what its
-  // controller and plant report. Off the hot path.
-  [[nodiscard]] std::string report_json(std::span<const TrackingMetrics> tracking) const;
+  // One entry per channel: its tracking (J1-J3; tracking holds one entry per channel, or none) and
+  // what its controller and plant report. Off the hot path.
+  [[nodiscard]] google::protobuf::RepeatedPtrField<results::Channel> report(
+      std::span<const TrackingMetrics> tracking) const;
   // Logs every controller's warning (e.g. a frozen RLS adaptation) for the named site.
   void log_warnings(const std::string& site) const;
 

@@ -2,7 +2,7 @@
 
 #include <memory>
 
-#include "rths/common/json_writer.hpp"
+#include "results.pb.h"
 #include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {
@@ -28,9 +28,9 @@ class Plant {
 
   // Applies the actuator command over one step and returns the measurement for that step.
   virtual Measurement step(const InterfaceMotion& actuator_command, double dt_s) = 0;
-  // Adds what the run summary should say about this plant (limit counters...) as fields of the
-  // currently open JSON object; called after the run, off the hot path.
-  virtual void report(JsonWriter& /*json*/) const {}
+  // What the run summaries say about this plant (its kind's member of the report: limit counters,
+  // noise...); called after the run, off the hot path.
+  virtual void report(results::PlantReport& out) const = 0;
 };
 
 // An ideal actuator: the specimen sees the command exactly (until the servo-hydraulic models of the
@@ -42,6 +42,7 @@ class IdealActuatorPlant final : public Plant {
     return {actuator_command.displacement_m, actuator_command.velocity_m_per_s,
             specimen_->step(actuator_command, dt_s)};
   }
+  void report(results::PlantReport& out) const override { out.mutable_ideal(); }
 
  private:
   std::unique_ptr<PredictionModel> specimen_;
