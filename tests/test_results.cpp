@@ -1,0 +1,269 @@
+// The results schema (proto/results.proto): what the real executables write is exactly the schema,
+// parsed with unknown fields refused and printed back byte for byte; a file with a field the schema
+// lacks is refused; non-finite numbers survive the round trip; every field is documented.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/descriptor.h>
+
+#include "process.hpp"
+#include "results.pb.h"
+#include "rths/common/exit_codes.hpp"
+#include "rths/common/results.hpp"
+#include "rths/node_numerical/experiment.hpp"
+#include "test_support.hpp"
+
+namespace rths {
+namespace {
+
+namespace fs = std::filesystem;
+using google::protobuf::Descriptor;
+
+// The diverging structure of test_non_finite.cpp: RK4 far beyond its stability limit, so the state
+// overflows within ~90 steps and the metrics hold NaN and infinities (exit code 9).
+constexpr const char* kDiverging = R"(name: "diverging"
+rate_hz: 1024
+duration_s: 2
+structure { dofs: 1 mass_kg: [1] stiffness_n_per_m: [4e8] }
+ground_motion { synthetic { seed: 3 duration_s: 2 } }
+site { name: "lab" influence: [-1] channel { specimen { spring { stiffness_n_per_m: 1000 } } } }
+)";
+
+// `text` with `member` (`"name": value,`) put first into the object whose '{' is at `brace`.
+std::string with_member(std::string text, std::size_t brace, const std::string& member) {
+  text.insert(brace + 1, member);
+  return text;
+}
+
+// Parses text as Message (unknown fields refused); "" when it parses, else the reason.
+template <typename Message>
+std::string refusal(const std::string& text) {
+  Message message;
+  try {
+    parse_results_json(text, message, "test");
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// One results file of a real run: parsed against the schema, printed again identically, and refused
+// once it holds a member the schema does not declare, at its top and in its last nested object.
+template <typename Message>
+Message expect_exactly_the_schema(const fs::path& file) {
+  SCOPED_TRACE(file.string());
+  const std::string text = test::slurp(file);
+  EXPECT_FALSE(text.empty());
+  Message message;
+  EXPECT_NO_THROW(read_results_json(file, message));
+  EXPECT_EQ(results_json(message), text) << "printed again, the file differs";
+
+  const std::string top = refusal<Message>(with_member(text, text.find('{'), "\"undeclared_member\": 1,"));
+  EXPECT_NE(top.find("undeclared_member"), std::string::npos) << top;
+  const std::size_t nested = text.rfind(": {");
+  EXPECT_NE(nested, std::string::npos);
+  const std::string inner = refusal<Message>(with_member(text, nested + 2, R"("undeclared_nested": "0",)"));
+  EXPECT_NE(inner.find("undeclared_nested"), std::string::npos) << inner;
+  return message;
+}
+
+// Which member of each oneof the channels reported: e.g. "controller.rls", "plant.linear".
+void collect_kinds(const google::protobuf::RepeatedPtrField<results::Channel>& channels, std::set<std::string>& kinds) {
+  for (const results::Channel& c : channels) {
+    // A oneof's case is the number of the member set (0: none, no field).
+    const auto* controller_kind =
+        results::ControllerReport::descriptor()->FindFieldByNumber(c.controller().kind_case());
+    const auto* plant_kind = results::PlantReport::descriptor()->FindFieldByNumber(c.plant().kind_case());
+    EXPECT_NE(controller_kind, nullptr) << "a channel without a controller report";
+    EXPECT_NE(plant_kind, nullptr) << "a channel without a plant report";
+    if (controller_kind != nullptr) kinds.insert("controller." + controller_kind->name());
+    if (plant_kind != nullptr) kinds.insert("plant." + plant_kind->name());
+  }
+}
+
+class ResultsSchema : public test::RunFolderTest {
+ protected:
+  // rths-numerical run CONFIG in virtual time into dir_/name; returns its exit code.
+  int run(const std::string& name, const fs::path& config, const std::vector<std::string>& sets) {
+    std::vector<std::string> args{"run", config.string(), "--out", (dir_ / name).string(), "--quiet"};
+    for (const auto& s : sets) args.insert(args.end(), {"--set", s});
+    test::Process p("rths-numerical", args, dir_ / name);
+    return p.wait(std::chrono::seconds(60));
+  }
+};
+
+TEST_F(ResultsSchema, EveryFileOfRealRunsIsExactlyTheSchema) {
+  std::set<std::string> kinds;
+  // Virtual time: a local and a remote site (seed 002 Case III), the linear actuator under RLS (its
+  // adaptation frozen, so the freeze is reported) and under the model feedforward, the servo-hydraulic
+  // one under extrapolation, and a diverged run whose metrics are NaN and infinite.
+  ASSERT_EQ(run("case3", test::example("seed002/case3.textproto"), {"duration_s=1"}), kExitCompleted);
+  ASSERT_EQ(run("rls", test::example("actuator/spring_iisl.textproto"),
+                {"duration_s=2", "site[0].channel[0].controller.rls={ divergence_limit: 1.2 }"}),
+            kExitCompleted);
+  ASSERT_EQ(run("feedforward", test::example("actuator/spring_iisl.textproto"),
+                {"duration_s=1", "site[0].channel[0].controller.feedforward={ denominator: [1, 75] }"}),
+            kExitCompleted);
+  ASSERT_EQ(run("servo", test::example("actuator/spring_servo_hydraulic.textproto"), {"duration_s=1"}), kExitCompleted);
+  std::ofstream(dir_ / "diverging.textproto") << kDiverging;
+  ASSERT_EQ(run("diverging", dir_ / "diverging.textproto", {}), kExitNonFinite);
+  for (const char* name : {"case3", "rls", "feedforward", "servo", "diverging"}) {
+    const auto summary = expect_exactly_the_schema<results::RunSummary>(dir_ / name / "summary.json");
+    EXPECT_EQ(summary.mode(), results::virtual_time) << name;
+    for (const auto& [site, s] : summary.sites()) collect_kinds(s.channels(), kinds);
+  }
+  const auto case3 = test::read_summary(dir_ / "case3/summary.json");
+  EXPECT_EQ(case3.sites().at("uconn").placement(), results::RunSite::local);
+  EXPECT_TRUE(case3.sites().at("purdue").has_site_side() && case3.sites().at("purdue").has_links());
+  const auto rls = test::read_summary(dir_ / "rls/summary.json");
+  EXPECT_EQ(rls.sites().at("spring").channels(0).controller().rls().frozen(), results::RlsController::diverged);
+  // The diverged run's metrics went through the file as "NaN" and "Infinity" and came back as such.
+  const auto diverged = test::read_summary(dir_ / "diverging/summary.json");
+  EXPECT_TRUE(diverged.has_stop_step());
+  EXPECT_TRUE(std::isnan(diverged.responses().at("x1").rho()));
+  EXPECT_EQ(diverged.responses().at("x1").sd(), std::numeric_limits<double>::infinity());
+
+  // Real time through the relay: the numerical node's summary, the site's and the relay's.
+  fs::create_directories(dir_ / "rt");
+  ASSERT_EQ(test::run_through_relay(dir_ / "rt", test::example("actuator/spring_servo_hydraulic.textproto").string(),
+                                    "spring", {}, 2.0),
+            kExitCompleted);
+  const auto rt = expect_exactly_the_schema<results::RunSummary>(dir_ / "rt/run/summary.json");
+  EXPECT_EQ(rt.mode(), results::real_time);
+  EXPECT_TRUE(rt.has_loop());
+  EXPECT_TRUE(rt.sites().at("spring").numerical_side().has_socket());
+  const auto site = expect_exactly_the_schema<results::SiteSummary>(dir_ / "rt/site/site_spring.json");
+  EXPECT_EQ(site.exit_code(), kExitCompleted);
+  collect_kinds(site.channels(), kinds);
+  const auto relay = expect_exactly_the_schema<results::RelaySummary>(dir_ / "rt/relay/relay_spring.json");
+  EXPECT_GT(relay.forward().received(), 0U);
+
+  // Between them the runs reported every controller and every plant the schema knows.
+  for (const Descriptor* report : {results::ControllerReport::descriptor(), results::PlantReport::descriptor()}) {
+    const std::string prefix = report == results::ControllerReport::descriptor() ? "controller." : "plant.";
+    for (int f = 0; f < report->oneof_decl(0)->field_count(); ++f) {
+      EXPECT_TRUE(kinds.contains(prefix + report->oneof_decl(0)->field(f)->name()))
+          << prefix << report->oneof_decl(0)->field(f)->name() << " was never reported";
+    }
+  }
+}
+
+TEST(ResultsJson, AMemberTheSchemaLacksAWrongTypeOrANullIsRefused) {
+  RunReport report;
+  report.name = "spring";
+  report.steps = 2049;
+  report.responses.emplace_back("x1", ResponseMetrics{0.01, 0.01, 0.0, 0.0, 1.0, 0.004, 0.004, 0.02});
+  const std::string text = results_json(run_summary(report));
+  EXPECT_EQ(refusal<results::RunSummary>(text), "");
+  // A misspelt metric, a member nobody declared, a count that is not a number, a null.
+  std::string misspelt = text;
+  misspelt.replace(misspelt.find("\"j_peak_pct\""), 12, "\"j_peak_pcnt\"");
+  EXPECT_NE(refusal<results::RunSummary>(misspelt).find("j_peak_pcnt"), std::string::npos);
+  EXPECT_NE(
+      refusal<results::RunSummary>(with_member(text, text.find("\"x1\": {") + 6, "\"median\": 0.01,")).find("median"),
+      std::string::npos);
+  std::string words = text;
+  words.replace(words.find("\"2049\""), 6, "\"many\"");
+  EXPECT_NE(refusal<results::RunSummary>(words).find("steps"), std::string::npos)
+      << refusal<results::RunSummary>(words);
+  std::string null = text;
+  null.replace(null.find("\"rho\": 1"), 8, "\"rho\": null");
+  const std::string why = refusal<results::RunSummary>(null);
+  EXPECT_NE(why.find("null"), std::string::npos) << why;
+  EXPECT_NE(why.find("test:"), std::string::npos) << why;  // the source and line
+  // A "null" inside a string is text, not a null.
+  report.name = "null";
+  EXPECT_EQ(refusal<results::RunSummary>(results_json(run_summary(report))), "");
+}
+
+TEST(ResultsJson, NonFiniteNumbersAreStringsThatReadBackAsTheSameValues) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  results::ResponseMetrics m;
+  m.set_peak(std::numeric_limits<double>::quiet_NaN());
+  m.set_j_peak_pct(kInf);
+  m.set_rho(-kInf);
+  m.set_sd(5.570569849746166);
+  const std::string text = results_json(m);
+  EXPECT_NE(text.find("\"peak\": \"NaN\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"j_peak_pct\": \"Infinity\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"rho\": \"-Infinity\""), std::string::npos) << text;
+  results::ResponseMetrics back;
+  parse_results_json(text, back, "test");
+  EXPECT_TRUE(std::isnan(back.peak()));
+  EXPECT_EQ(back.j_peak_pct(), kInf);
+  EXPECT_EQ(back.rho(), -kInf);
+  EXPECT_EQ(back.sd(), 5.570569849746166);  // every finite double comes back to the bit
+  EXPECT_EQ(back.reference_peak(), 0.0);    // written although zero, and read as zero
+  EXPECT_NE(text.find("\"reference_peak\": 0"), std::string::npos) << text;
+}
+
+TEST(ResultsJson, CountsAreQuotedAndMapsComeInKeyOrder) {
+  // The documented representation (results.proto, README "The run folder"): 64-bit integers as
+  // strings, 32-bit ones as numbers, map entries sorted whatever order they were made in.
+  RunReport report;
+  report.steps = 2049;
+  report.exit_code = 9;
+  for (const char* name : {"x2", "f_lab", "x1"}) report.responses.emplace_back(name, ResponseMetrics{});
+  const std::string text = results_json(run_summary(report));
+  EXPECT_NE(text.find("\"steps\": \"2049\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"exit_code\": 9"), std::string::npos) << text;
+  EXPECT_LT(text.find("\"f_lab\""), text.find("\"x1\""));
+  EXPECT_LT(text.find("\"x1\""), text.find("\"x2\""));
+  EXPECT_EQ(text.back(), '\n');
+  std::swap(report.responses[0], report.responses[2]);
+  EXPECT_EQ(results_json(run_summary(report)), text);
+}
+
+// The declarations in proto text (fields, enum values, messages) that carry no comment, neither on
+// their line nor on the line before. protoc's own parser is in libprotoc, which rths does not use, so
+// the text is read line by line: the schema files are written one declaration a line.
+std::vector<std::string> undocumented(const std::string& text, std::size_t& declarations) {
+  static const std::regex kDeclaration(
+      R"(^\s*((optional |repeated )?[\w.]+(<[\w, ]+>)? \w+ = \d+( \[[^\]]*\])?;|\w+ = \d+;|(message|enum) \w+ \{))");
+  std::vector<std::string> missing;
+  std::istringstream in(text);
+  std::string previous;
+  for (std::string line; std::getline(in, line); previous = line) {
+    if (!std::regex_search(line, kDeclaration)) continue;
+    ++declarations;
+    const auto first = previous.find_first_not_of(' ');
+    if (line.find("//") == std::string::npos && (first == std::string::npos || previous.compare(first, 2, "//") != 0)) {
+      missing.push_back(line);
+    }
+  }
+  return missing;
+}
+
+// "Every field documented in a comment": each field, enum value and message of results.proto, and of
+// the calibration file's message in experiment.proto.
+TEST(ResultsSchemaSource, EveryFieldIsDocumented) {
+  std::size_t declarations = 0;
+  const std::vector<std::string> results =
+      undocumented(test::slurp(test::source_dir() / "proto/results.proto"), declarations);
+  EXPECT_TRUE(results.empty()) << "undocumented in results.proto:\n" << ::testing::PrintToString(results);
+  EXPECT_GT(declarations, 200U);  // the schema was read: 180-odd fields, its enum values and messages
+  const std::string config = test::slurp(test::source_dir() / "proto/experiment.proto");
+  const std::size_t from = config.find("message RlsCalibration {");
+  ASSERT_NE(from, std::string::npos);
+  const std::size_t comment = config.rfind('\n', from - 2) + 1;  // the line before: its comment
+  const std::string calibration = config.substr(comment, config.find("\n}\n", from) + 3 - comment);
+  std::size_t calibration_declarations = 0;
+  const std::vector<std::string> missing = undocumented(calibration, calibration_declarations);
+  EXPECT_TRUE(missing.empty()) << "undocumented in RlsCalibration:\n" << ::testing::PrintToString(missing);
+  EXPECT_EQ(calibration_declarations, 8U);  // two messages, six fields
+}
+
+}  // namespace
+}  // namespace rths
