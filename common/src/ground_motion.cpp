@@ -218,6 +218,15 @@ double GroundMotion::peak_m_per_s2() const {
 
 GroundMotion load_two_column(const std::filesystem::path& path, double unit_scale) {
   std::ifstream in = open_or_throw(path);
+  return read_two_column(in, path, unit_scale);
+}
+
+GroundMotion load_peer_at2(const std::filesystem::path& path) {
+  std::ifstream in = open_or_throw(path);
+  return read_peer_at2(in, path);
+}
+
+GroundMotion read_two_column(std::istream& in, const std::filesystem::path& path, double unit_scale) {
   std::vector<double> acceleration;
   double first_time_s = 0.0;
   double previous_time_s = 0.0;
@@ -270,8 +279,7 @@ GroundMotion load_two_column(const std::filesystem::path& path, double unit_scal
   return {std::move(acceleration), dt_s, path.filename().string(), first_time_s};
 }
 
-GroundMotion load_peer_at2(const std::filesystem::path& path) {
-  std::ifstream in = open_or_throw(path);
+GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path) {
   std::string line;
   std::size_t line_number = 0;
   // PEER NGA: title, event/station, units line, then the NPTS/DT line.

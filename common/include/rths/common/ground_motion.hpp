@@ -1,6 +1,7 @@
 #pragma once
 
 #include <filesystem>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,10 @@ class GroundMotion {
 GroundMotion load_two_column(const std::filesystem::path& path, double unit_scale);
 // PEER NGA .AT2 (acceleration in g, NPTS and DT on the fourth header line).
 GroundMotion load_peer_at2(const std::filesystem::path& path);
+// The same readers on text already open (the loaders above call them; the fuzz targets feed them
+// from memory). `path` names the text in messages and in source(), as if the text were that file.
+GroundMotion read_two_column(std::istream& in, const std::filesystem::path& path, double unit_scale);
+GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path);
 // Kanai-Tajimi filtered white noise under an envelope, reproducible from the seed.
 GroundMotion make_synthetic(const config::SyntheticMotion& spec);
 // Whatever the config's ground_motion says, scaled; relative paths resolve against base_dir.
