@@ -11,6 +11,7 @@
 #include <numbers>
 #include <numeric>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -220,6 +221,21 @@ TEST(GroundMotion, PeerAt2CountMismatchAndBadHeaderFail) {
 
   const auto bad_value = dir.write("badvalue.AT2", std::string(kAt2Title) + "NPTS= 3, DT= .01 SEC\n .1 x .3\n");
   EXPECT_NE(error_of([&] { (void)load_peer_at2(bad_value); }).find("badvalue.AT2:5:"), std::string::npos);
+}
+
+TEST(GroundMotion, PeerAt2HeaderClaimingAHugeCountFailsOnTheCountNotOnMemory) {
+  // NPTS is only a claim about the values below it (found by fuzzing: 1e11 reserved 800 GB, and
+  // 1e300 was cast to an integer it does not fit).
+  const auto read = [](const std::string& header) {
+    std::istringstream in(std::string(kAt2Title) + header + "\n .1 .2\n");
+    return error_of([&] { (void)read_peer_at2(in, "huge.AT2"); });
+  };
+  const std::string many = read("NPTS= 99999999999, DT= .01 SEC");
+  EXPECT_NE(many.find("huge.AT2:5:"), std::string::npos) << many;
+  EXPECT_NE(many.find("found 2 values"), std::string::npos) << many;
+  EXPECT_NE(many.find("NPTS=99999999999"), std::string::npos) << many;
+  const std::string beyond = read("NPTS= 1e300, DT= .01 SEC");
+  EXPECT_NE(beyond.find("huge.AT2:4: NPTS is 1e+300, expected a positive whole number"), std::string::npos) << beyond;
 }
 
 config::SyntheticMotion synthetic_spec(std::uint64_t seed) {

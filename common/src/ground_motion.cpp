@@ -321,7 +321,9 @@ GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path) 
                   shown(header));
     }
   }
-  if (!(npts_value >= 1.0) || npts_value != std::floor(npts_value)) {
+  // Above 2^53 a double no longer holds every whole number, and the cast to a count is undefined.
+  constexpr double kMaxNpts = 0x1p53;
+  if (!(npts_value >= 1.0) || npts_value != std::floor(npts_value) || npts_value > kMaxNpts) {
     fail_at(path, header_line, "NPTS is " + format_number(npts_value) + ", expected a positive whole number");
   }
   if (!(dt_s > 0.0)) {
@@ -329,8 +331,11 @@ GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path) 
   }
   const auto npts = static_cast<std::size_t>(npts_value);
 
+  // NPTS only claims how many values follow: reserving more than a long record needs would let a
+  // wrong header exhaust memory before the count check below could name it.
+  constexpr std::size_t kMaxReservedSamples = std::size_t{1} << 20;  // 8 MiB, 17 min at 1 kHz
   std::vector<double> acceleration;
-  acceleration.reserve(npts);
+  acceleration.reserve(std::min(npts, kMaxReservedSamples));
   while (std::getline(in, line)) {
     ++line_number;
     std::string_view rest = trimmed(line);
