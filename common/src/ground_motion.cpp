@@ -87,6 +87,18 @@ std::string_view trimmed(std::string_view text) {
   return text;
 }
 
+// A value of the file in m/s^2. A finite value in g may still overflow once converted, and an
+// infinite ground acceleration would reach the integration unchecked.
+double in_m_per_s2(double value, double unit_scale, const std::filesystem::path& path, std::size_t line) {
+  const double converted = value * unit_scale;
+  if (!std::isfinite(converted)) {
+    fail_at(path, line,
+            "acceleration " + format_number(value) + " times the unit's " + format_number(unit_scale) +
+                " m/s^2 is beyond the range of a double");
+  }
+  return converted;
+}
+
 std::ifstream open_or_throw(const std::filesystem::path& path) {
   std::ifstream in(path);
   if (!in) {
@@ -257,6 +269,12 @@ GroundMotion read_two_column(std::istream& in, const std::filesystem::path& path
                 "time " + format_number(time_s) + " s does not increase (previous sample at " +
                     format_number(previous_time_s) + " s)");
       }
+      // The time step is the span over the sample count: a span beyond a double would make it infinite.
+      if (!std::isfinite(time_s - first_time_s)) {
+        fail_at(path, line_number,
+                "time " + format_number(time_s) + " s is too far from the first sample at " +
+                    format_number(first_time_s) + " s");
+      }
       if (acceleration.size() == 1) {
         first_step_s = step_s;
         first_step_line = line_number;
@@ -267,7 +285,7 @@ GroundMotion read_two_column(std::istream& in, const std::filesystem::path& path
       }
     }
     previous_time_s = time_s;
-    acceleration.push_back(value * unit_scale);
+    acceleration.push_back(in_m_per_s2(value, unit_scale, path, line_number));
   }
   if (acceleration.size() < 2) {
     fail_at(path, line_number,
@@ -345,7 +363,7 @@ GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path) 
       if (!take_number(rest, value_g)) {
         fail_at(path, line_number, "expected acceleration values in g, found " + shown(rest));
       }
-      acceleration.push_back(value_g * kStandardGravity);
+      acceleration.push_back(in_m_per_s2(value_g, kStandardGravity, path, line_number));
       skip_separators(rest);
     }
   }
