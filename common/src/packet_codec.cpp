@@ -25,6 +25,7 @@ void write_packet_counters(JsonWriter& json, const PacketCounters& counters) {
       .field("stale", counters.stale)
       .field("duplicate", counters.duplicate)
       .field("unexpected", counters.unexpected)
+      .field("non_finite", counters.non_finite)
       .end_object();
 }
 

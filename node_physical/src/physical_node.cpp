@@ -70,10 +70,16 @@ bool PhysicalNode::drain() {
       ++(env.sequence() == newest_sequence_ ? stats_.packets.duplicate : stats_.packets.stale);
       continue;
     }
-    ++stats_.packets.accepted;
     const wire::Command& cmd = env.command();
+    if (!finite_targets(cmd)) {
+      // Bad input, never applied (DESIGN §5); and the numerical node that sent it has failed.
+      ++stats_.packets.non_finite;
+      refuse(RefusedTarget::kNotFinite);
+      continue;
+    }
+    ++stats_.packets.accepted;
     if (beyond_limits(cmd)) {
-      limit_breached_ = true;  // the last target stays applied: the actuator holds
+      refuse(RefusedTarget::kBeyondStrokeLimit);
       continue;
     }
     for (std::size_t c = 0; c < targets_.size(); ++c) {
@@ -100,6 +106,27 @@ bool PhysicalNode::beyond_limits(const wire::Command& cmd) const {
     }
   }
   return false;
+}
+
+// What the actuator channels take of a command: every channel's displacement, and its velocity and
+// acceleration where given. NaN would pass any comparison with a limit, so it is refused first.
+bool PhysicalNode::finite_targets(const wire::Command& cmd) const {
+  for (std::size_t c = 0; c < targets_.size(); ++c) {
+    const int i = static_cast<int>(c);
+    if (!std::isfinite(cmd.displacement_m(i)) ||
+        (i < cmd.velocity_m_per_s_size() && !std::isfinite(cmd.velocity_m_per_s(i))) ||
+        (i < cmd.acceleration_m_per_s2_size() && !std::isfinite(cmd.acceleration_m_per_s2(i)))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void PhysicalNode::refuse(RefusedTarget why) {
+  // The first refusal is the reason the test stops; the last target applied stays: the actuator holds.
+  if (refused_target_ == RefusedTarget::kNone) {
+    refused_target_ = why;
+  }
 }
 
 void PhysicalNode::send_abort(const std::string& reason) {

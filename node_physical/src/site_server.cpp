@@ -241,7 +241,9 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
     reason = "stopped by the numerical node: " + node.peer_reason();
   } else if (node.limit_breached()) {
     code = kExitLimit;
-    reason = "a target beyond the stroke limit arrived; the actuator holds its last position";
+    reason = node.refused_target() == PhysicalNode::RefusedTarget::kNotFinite
+                 ? "a target that is not a finite number arrived; the actuator holds its last position"
+                 : "a target beyond the stroke limit arrived; the actuator holds its last position";
     node.send_abort(reason);
   } else if (handler.peer_lost()) {
     code = kExitPeerLost;

@@ -27,10 +27,11 @@ struct PacketCounters {
   std::uint64_t stale = 0;       // older than one already used
   std::uint64_t duplicate = 0;   // same sequence as one already used
   std::uint64_t unexpected = 0;  // a body this node does not take in this state
+  std::uint64_t non_finite = 0;  // a command or feedback carrying a value that is not a finite number
 
   void count(DecodeStatus status);
   [[nodiscard]] std::uint64_t dropped() const {
-    return undecodable + wrong_version + wrong_session + wrong_site + stale + duplicate + unexpected;
+    return undecodable + wrong_version + wrong_session + wrong_site + stale + duplicate + unexpected + non_finite;
   }
 };
 

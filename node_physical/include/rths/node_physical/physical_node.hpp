@@ -58,14 +58,19 @@ class PhysicalNode {
   [[nodiscard]] const std::string& peer_reason() const { return peer_reason_; }
   // Wall-clock arrival of the last valid packet (for the peer-loss timeout); -1 before any.
   [[nodiscard]] std::int64_t last_valid_receive_ns() const { return last_valid_receive_ns_; }
-  // A target beyond a channel's stroke limit arrived (the test must stop).
-  [[nodiscard]] bool limit_breached() const { return limit_breached_; }
+  // A target the actuator must not get arrived: the test must stop, the actuator holds the last
+  // target it got. Beyond a channel's stroke limit, or not a finite number (which no limit bounds).
+  enum class RefusedTarget { kNone, kBeyondStrokeLimit, kNotFinite };
+  [[nodiscard]] bool limit_breached() const { return refused_target_ != RefusedTarget::kNone; }
+  [[nodiscard]] RefusedTarget refused_target() const { return refused_target_; }
   // Tells the numerical node this site is stopping (safe stop, limit breach, signal).
   void send_abort(const std::string& reason);
 
  private:
   bool drain();
   [[nodiscard]] bool beyond_limits(const wire::Command& cmd) const;
+  [[nodiscard]] bool finite_targets(const wire::Command& cmd) const;
+  void refuse(RefusedTarget why);
 
   Setup setup_;
   Link& link_;
@@ -85,7 +90,7 @@ class PhysicalNode {
   std::int64_t command_received_ns_ = 0;
   std::int64_t last_valid_receive_ns_ = -1;
   PeerControl peer_control_ = PeerControl::kNone;
-  bool limit_breached_ = false;
+  RefusedTarget refused_target_ = RefusedTarget::kNone;
   std::string peer_reason_;
   std::vector<InterfaceMotion> targets_;
   std::vector<Measurement> measured_;
