@@ -149,5 +149,36 @@ TEST(PhysicalNode, TargetBeyondTheStrokeLimitIsHeldAndNamedAsSuch) {
   EXPECT_EQ(n.site->stats().packets.non_finite, 1U);
 }
 
+TEST(NumericalNode, FeedbackThatIsNotFiniteIsDroppedCountedAndNeverIntegrated) {
+  // Found by fuzzing: a NaN model error went into the force estimate and the whole state. The node
+  // that receives it must integrate exactly as the one that received nothing.
+  Nodes clean;
+  Nodes fed;
+  fed.feedback(1.0, 2.0);  // a good one first: it is the one held afterwards
+  clean.feedback(1.0, 2.0);
+  for (const auto& [error, force] : {std::pair{kNaN, 0.0}, std::pair{0.0, kInf}, std::pair{-kInf, kNaN}}) {
+    fed.feedback(error, force);
+  }
+  for (std::int64_t k = 1; k <= 20; ++k) {
+    clean.step_numerical(k);
+    fed.step_numerical(k);
+  }
+  const SiteStats& stats = fed.numerical->site_stats()[0];
+  EXPECT_EQ(stats.packets.non_finite, 3U);
+  EXPECT_EQ(stats.packets.accepted, 1U);
+  EXPECT_EQ(stats.packets.dropped(), 3U);
+  for (Eigen::Index i = 0; i < 2; ++i) {
+    ASSERT_TRUE(std::isfinite(fed.numerical->state().displacement(i)));
+    EXPECT_EQ(fed.numerical->state().displacement(i), clean.numerical->state().displacement(i));
+    EXPECT_EQ(fed.numerical->state().velocity(i), clean.numerical->state().velocity(i));
+  }
+  // And the good feedback did count: without it the state differs.
+  Nodes none;
+  for (std::int64_t k = 1; k <= 20; ++k) {
+    none.step_numerical(k);
+  }
+  EXPECT_NE(none.numerical->state().displacement(0), clean.numerical->state().displacement(0));
+}
+
 }  // namespace
 }  // namespace rths

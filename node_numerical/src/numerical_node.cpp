@@ -1,5 +1,7 @@
 #include "rths/node_numerical/numerical_node.hpp"
 
+#include <cmath>
+
 namespace rths {
 
 namespace {
@@ -23,6 +25,17 @@ std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, cons
     }
   }
   return cols;
+}
+// Every value of a feedback that the force estimate may use, for each of the site's channels.
+bool finite_feedback(const wire::Feedback& fb, std::size_t channels) {
+  for (std::size_t c = 0; c < channels; ++c) {
+    const int i = static_cast<int>(c);
+    if (!std::isfinite(fb.model_error_n(i)) || !std::isfinite(fb.force_n(i)) ||
+        (i < fb.displacement_m_size() && !std::isfinite(fb.displacement_m(i)))) {
+      return false;
+    }
+  }
+  return true;
 }
 }  // namespace
 
@@ -93,6 +106,10 @@ void NumericalNode::drain(std::size_t s) {
     if (!env.has_feedback() || env.feedback().model_error_n_size() != site.channels() ||
         env.feedback().force_n_size() != site.channels()) {
       ++st.packets.unexpected;
+      continue;
+    }
+    if (!finite_feedback(env.feedback(), rt.newest.size())) {
+      ++st.packets.non_finite;  // bad input never enters the integration (DESIGN §5)
       continue;
     }
     st.highest_sequence = std::max(st.highest_sequence, env.sequence());
