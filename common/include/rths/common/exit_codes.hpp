@@ -13,7 +13,7 @@ enum ExitCode : int {
   kExitPeerAborted = 5,  // the peer aborted the test (its reason is logged)
   kExitInterrupted = 6,  // SIGINT/SIGTERM: safe stop
   kExitNoAnswer = 7,     // a peer never answered the handshake
-  kExitLimit = 8,        // a target beyond a channel's stroke limit
+  kExitLimit = 8,        // a target beyond a channel's stroke limit, or not a finite number
 };
 
 }  // namespace rths
