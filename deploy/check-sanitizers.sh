@@ -43,8 +43,9 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 # The sanitized executables that the tests start inherit these.
 
-# configure_and_build DIR SANITIZERS TARGET...: a build with every target instrumented. -O1 keeps
-# the instrumented build and run fast enough for CI; asserts stay on (no NDEBUG), Eigen's included.
+# configure_and_build DIR SANITIZERS TARGET...: a build with every target instrumented, at -O1 with
+# asserts (Eigen's too). Measured under ASan+UBSan: -O2 -DNDEBUG built for 400 s more CPU than it
+# saved in the suite (1131 + 275 s against 735 + 307 s).
 # shellcheck disable=SC2317  # called through stage
 configure_and_build() {
   local dir=$1 sanitizers=$2
