@@ -81,11 +81,14 @@ struct Nodes {
     env.mutable_command()->add_velocity_m_per_s(velocity_m_per_s);
     link.forward.push(peer.encode());
   }
-  // A feedback to the numerical node as the site would send it.
-  void feedback(double model_error_n, double force_n) {
-    wire::Envelope& env = peer.start(++sequence, clock.now_ns());
+  // A feedback to the numerical node as the site would send it; echo timestamps 0: none.
+  void feedback(double model_error_n, double force_n, std::int64_t echo_sent_ns = 0, std::int64_t echo_received_ns = 0,
+                std::int64_t sent_ns = 0) {
+    wire::Envelope& env = peer.start(++sequence, sent_ns);
     env.mutable_feedback()->add_model_error_n(model_error_n);
     env.mutable_feedback()->add_force_n(force_n);
+    env.mutable_feedback()->set_echo_sent_ns(echo_sent_ns);
+    env.mutable_feedback()->set_echo_received_ns(echo_received_ns);
     link.backward.push(peer.encode());
   }
   void step_site(std::int64_t j) {
@@ -178,6 +181,24 @@ TEST(NumericalNode, FeedbackThatIsNotFiniteIsDroppedCountedAndNeverIntegrated) {
     none.step_numerical(k);
   }
   EXPECT_NE(none.numerical->state().displacement(0), clean.numerical->state().displacement(0));
+}
+
+TEST(NumericalNode, EchoedTimestampsThatNoClockGivesAreNotTimed) {
+  // Found by the sanitizers on a hand-made fuzz input: a feedback echoing a send time of -2^63 ns
+  // made (t4 - t1) overflow (undefined). Its force is still used; the exchange is not timed.
+  Nodes n;
+  n.feedback(1.0, 2.0, std::numeric_limits<std::int64_t>::min(), 1, 5);
+  n.step_numerical(1);
+  EXPECT_EQ(n.numerical->site_stats()[0].packets.accepted, 1U);
+  EXPECT_EQ(n.numerical->site_timing(0).round_trip.count(), 0U);
+  EXPECT_EQ(n.numerical->site_timing(0).last_round_trip_ns, -1);
+
+  // A real exchange: sent at 1 us here, received at 100 us and answered at 200 us on the site's
+  // clock, back at numerical step 2 (2 half periods of 1/1024 s: 1953125 ns, rounded).
+  n.feedback(1.0, 2.0, 1'000, 100'000, 200'000);
+  n.step_numerical(2);
+  EXPECT_EQ(n.numerical->site_timing(0).round_trip.count(), 1U);
+  EXPECT_EQ(n.numerical->site_timing(0).last_round_trip_ns, (1'953'125 - 1'000) - (200'000 - 100'000));
 }
 
 }  // namespace
