@@ -28,7 +28,7 @@ while [[ $# -gt 0 ]]; do
     --seconds) need_value "$@"; seconds=$2; shift 2 ;;
     --jobs) need_value "$@"; jobs=$2; shift 2 ;;
     --replay-only) replay_only=true; shift ;;
-    -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) bad_usage "unknown option $1" ;;
     *)
       [[ " ${all_targets[*]} " == *" $1 "* ]] || bad_usage "unknown target $1; expected one of ${all_targets[*]}"
