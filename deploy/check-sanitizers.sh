@@ -6,7 +6,7 @@
 #   tsan   ThreadSanitizer (build-tsan): the tests of threaded code (TSAN_TESTS below).
 # Usage: deploy/check-sanitizers.sh [asan|tsan]... [--jobs N] [--compiler CXX]
 #   (no stage named: both)   --jobs N  build and test jobs (default: nproc)
-#   --compiler CXX  the C++ compiler (default g++; clang++-14 works too)
+#   --compiler CXX  the C++ compiler (default g++)
 # Any sanitizer report fails the test that caused it, and so the stage (exit 1).
 set -euo pipefail
 cd "$(dirname "$0")/.."
