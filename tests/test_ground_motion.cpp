@@ -11,6 +11,7 @@
 #include <numbers>
 #include <numeric>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -311,6 +312,24 @@ TEST(GroundMotion, TwoColumnRecordLengthIsBounded) {
   }
   const std::string error = error_of([&] { (void)load_two_column(file, 1.0); });
   EXPECT_NE(error.find("long.dat:10000001: more than 10000000 samples"), std::string::npos) << error;
+}
+
+TEST(GroundMotion, ValuesBeyondTheRangeOfADoubleAreRefusedWithTheirLine) {
+  // Found by fuzzing: each gave an infinite sample or time step, which the integration would use.
+  const auto two_column = [](const std::string& text, double unit_scale) {
+    std::istringstream in(text);
+    return error_of([&] { (void)read_two_column(in, "range.dat", unit_scale); });
+  };
+  // 1e308 g is a finite number but not a finite acceleration in m/s^2.
+  EXPECT_NE(two_column("0 0\n0.01 1e308\n", kStandardGravity).find("range.dat:2: acceleration 1e+308"),
+            std::string::npos);
+  // Uniform steps of 1e308 s: each is finite, the span of the record is not.
+  EXPECT_NE(two_column("-1e308 0\n0 0\n1e308 0\n", 1.0).find("range.dat:3: time 1e+308 s is too far"),
+            std::string::npos);
+
+  std::istringstream at2(std::string(kAt2Title) + "NPTS= 2, DT= .01 SEC\n .5E+308 0\n");
+  EXPECT_NE(error_of([&] { (void)read_peer_at2(at2, "range.AT2"); }).find("range.AT2:5: acceleration 5e+307"),
+            std::string::npos);
 }
 
 config::SyntheticMotion synthetic_spec(std::uint64_t seed) {

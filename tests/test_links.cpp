@@ -61,6 +61,25 @@ TEST(VirtualChannel, FeedbackWithinHalfAPeriodIsBackForTheSameStep) {
   }
 }
 
+TEST(VirtualChannel, EmptyDatagramIsDroppedAndTheNextOneStillArrives) {
+  // Found by the sanitizers replaying a fuzz input: an empty span (an encode() that failed) was
+  // memcpy'd from a null pointer, and then delivered as size 0, which receive() means "none waiting",
+  // so it also held back whatever was sent after it until the next step.
+  VirtualClock clock(1024.0);
+  VirtualChannel channel(clock, Impairment(constant(0.0)));
+  std::array<std::byte, kMaxDatagramBytes> buf{};
+  clock.set_site_step(0);
+  channel.push({});
+  channel.push(bytes_of(7));
+  clock.set_numerical_step(0);
+  ASSERT_EQ(channel.pop(buf), sizeof(std::int64_t));
+  EXPECT_EQ(value_of(std::span(buf.data(), sizeof(std::int64_t))), 7);
+  EXPECT_EQ(channel.pop(buf), 0U);
+  EXPECT_EQ(channel.counters().sent, 2U);
+  EXPECT_EQ(channel.counters().dropped_overflow, 1U);
+  EXPECT_EQ(channel.counters().delivered, 1U);
+}
+
 TEST(VirtualChannel, ZeroDelayCommandArrivesForTheNextStep) {
   // The command computed in numerical step k is the target of step k + 1 (DESIGN §3).
   const auto a = run_channel(constant(0.0), 10);

@@ -248,6 +248,15 @@ double GroundMotion::peak_m_per_s2() const {
 
 GroundMotion load_two_column(const std::filesystem::path& path, double unit_scale, double scale) {
   std::ifstream in = open_or_throw(path);
+  return read_two_column(in, path, unit_scale, scale);
+}
+
+GroundMotion load_peer_at2(const std::filesystem::path& path, double scale) {
+  std::ifstream in = open_or_throw(path);
+  return read_peer_at2(in, path, scale);
+}
+
+GroundMotion read_two_column(std::istream& in, const std::filesystem::path& path, double unit_scale, double scale) {
   std::vector<double> acceleration;
   double first_time_s = 0.0;
   double previous_time_s = 0.0;
@@ -278,6 +287,12 @@ GroundMotion load_two_column(const std::filesystem::path& path, double unit_scal
                 "time " + format_number(time_s) + " s does not increase (previous sample at " +
                     format_number(previous_time_s) + " s)");
       }
+      // The time step is the span over the sample count: a span beyond a double would make it infinite.
+      if (!std::isfinite(time_s - first_time_s)) {
+        fail_at(path, line_number,
+                "time " + format_number(time_s) + " s is too far from the first sample at " +
+                    format_number(first_time_s) + " s");
+      }
       if (acceleration.size() == 1) {
         first_step_s = step_s;
         first_step_line = line_number;
@@ -301,8 +316,7 @@ GroundMotion load_two_column(const std::filesystem::path& path, double unit_scal
   return {std::move(acceleration), dt_s, path.filename().string(), first_time_s};
 }
 
-GroundMotion load_peer_at2(const std::filesystem::path& path, double scale) {
-  std::ifstream in = open_or_throw(path);
+GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path, double scale) {
   std::string line;
   std::size_t line_number = 0;
   // PEER NGA: title, event/station, units line, then the NPTS/DT line.
@@ -369,8 +383,11 @@ GroundMotion load_peer_at2(const std::filesystem::path& path, double scale) {
     }
   }
 
+  // NPTS only claims how many values follow: reserving more than a long record needs would let a
+  // wrong header exhaust memory before the count check below could name it.
+  constexpr std::size_t kMaxReservedSamples = std::size_t{1} << 20;  // 8 MiB, 17 min at 1 kHz
   std::vector<double> acceleration;
-  acceleration.reserve(npts);
+  acceleration.reserve(std::min(npts, kMaxReservedSamples));
   while (std::getline(in, line)) {
     ++line_number;
     std::string_view rest = trimmed(line);

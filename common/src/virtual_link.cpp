@@ -34,7 +34,9 @@ VirtualChannel::VirtualChannel(const VirtualClock& clock, Impairment impairment)
 
 void VirtualChannel::push(std::span<const std::byte> datagram) {
   ++counters_.sent;
-  if (datagram.size() > kMaxDatagramBytes) {
+  // An empty datagram cannot be received (receive() returning 0 means none waiting; UdpLink skips
+  // one), and no envelope is empty: an encoder that failed hands an empty span with no data at all.
+  if (datagram.empty() || datagram.size() > kMaxDatagramBytes) {
     ++counters_.dropped_overflow;
     return;
   }

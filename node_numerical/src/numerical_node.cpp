@@ -1,5 +1,7 @@
 #include "rths/node_numerical/numerical_node.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace rths {
@@ -135,16 +137,37 @@ void NumericalNode::drain(std::size_t s) {
 
 void NumericalNode::record_timing(SiteTiming& timing, std::int64_t t1, std::int64_t t2, std::int64_t t3,
                                   std::int64_t t4) {
-  const std::int64_t round_trip = (t4 - t1) - (t3 - t2);
+  // t1, t2 and t3 come from the packet: values no clock gives can overflow any of these
+  // differences (undefined), where readings of real clocks never do. Such an exchange is not timed.
+  const auto minus = [](std::int64_t a, std::int64_t b, std::int64_t& difference) {
+    return !__builtin_sub_overflow(a, b, &difference);
+  };
+  std::int64_t here = 0;   // numerical clock: command sent to feedback received
+  std::int64_t there = 0;  // site clock: command received to feedback sent
+  std::int64_t out = 0;    // forward delay plus the clock offset
+  std::int64_t back = 0;   // the clock offset minus the backward delay
+  std::int64_t round_trip = 0;
+  std::int64_t offset_sum = 0;
+  if (!minus(t4, t1, here) || !minus(t3, t2, there) || !minus(t2, t1, out) || !minus(t3, t4, back) ||
+      !minus(here, there, round_trip) || __builtin_add_overflow(out, back, &offset_sum)) {
+    return;
+  }
+  std::int64_t forward = 0;
+  std::int64_t backward = 0;
+  const std::int64_t offset =
+      timing.best_round_trip_ns < 0 || round_trip < timing.best_round_trip_ns ? offset_sum / 2 : timing.clock_offset_ns;
+  if (!minus(out, offset, forward) || !minus(offset, back, backward)) {
+    return;
+  }
   timing.last_round_trip_ns = round_trip;
   if (timing.best_round_trip_ns < 0 || round_trip < timing.best_round_trip_ns) {
     // NTP: the exchange with the shortest round trip bounds the offset most tightly.
     timing.best_round_trip_ns = round_trip;
-    timing.clock_offset_ns = ((t2 - t1) + (t3 - t4)) / 2;
+    timing.clock_offset_ns = offset;
   }
   timing.round_trip.record(round_trip);
-  timing.forward.record(t2 - t1 - timing.clock_offset_ns);
-  timing.backward.record(t4 - t3 + timing.clock_offset_ns);
+  timing.forward.record(forward);
+  timing.backward.record(backward);
 }
 
 void NumericalNode::send_to_site(std::size_t s, const wire::Envelope& body) {

@@ -15,6 +15,7 @@
 #include "rths/common/peer_watchdog.hpp"
 #include "rths/common/session_keys.hpp"
 #include "rths/node_numerical/experiment.hpp"
+#include "rths/node_numerical/status_line.hpp"
 #include "rths/node_physical/site_terms.hpp"
 
 namespace rths {
@@ -23,15 +24,6 @@ namespace {
 
 constexpr auto kPoll = std::chrono::microseconds(500);
 constexpr std::int64_t kHelloEveryNs = 100'000'000;
-
-// What the step thread publishes for the status line; written with relaxed atomics, never locked.
-struct LiveFigures {
-  std::atomic<std::int64_t> steps_done{0};
-  std::atomic<std::int64_t> late_ticks{0};
-  std::atomic<std::uint64_t> drops{0};
-  std::array<std::atomic<std::int64_t>, 64> round_trips{};
-  std::atomic<std::size_t> round_trip_count{0};
-};
 
 enum class TickEnd { kNone, kPeerControl, kPeerLost, kLocalInterlock, kNonFinite };
 
@@ -81,9 +73,7 @@ class NumericalTick final : public TickHandler {
     if (!remote_.empty()) {
       const std::int64_t rtt = node_.site_timing(remote_.front()).last_round_trip_ns;
       if (rtt >= 0) {
-        const std::size_t n = live_.round_trip_count.load(std::memory_order_relaxed);
-        live_.round_trips[n % live_.round_trips.size()].store(rtt, std::memory_order_relaxed);
-        live_.round_trip_count.store(n + 1, std::memory_order_relaxed);
+        live_.add_round_trip(rtt);
       }
     }
     live_.drops.store(drops, std::memory_order_relaxed);
@@ -104,63 +94,6 @@ class NumericalTick final : public TickHandler {
   LiveFigures& live_;
   TickEnd end_ = TickEnd::kNone;
   std::size_t site_ = 0;
-};
-
-// "elapsed / total, late ticks, round-trip p50, drops" on one terminal line, twice a second.
-class StatusLine {
- public:
-  StatusLine(const LiveFigures& live, std::int64_t steps, double rate_hz, bool enabled)
-      : live_(live), steps_(steps), rate_hz_(rate_hz), enabled_(enabled && isatty(STDERR_FILENO) == 1) {
-    if (enabled_) {
-      thread_ = std::thread([this] { loop(); });
-    }
-  }
-  StatusLine(const StatusLine&) = delete;
-  StatusLine& operator=(const StatusLine&) = delete;
-  StatusLine(StatusLine&&) = delete;
-  StatusLine& operator=(StatusLine&&) = delete;
-  ~StatusLine() {
-    done_.store(true);
-    if (thread_.joinable()) {
-      thread_.join();
-      std::fputs("\n", stderr);
-    }
-  }
-
- private:
-  void loop() {
-    while (!done_.load()) {
-      print();
-      std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    }
-    print();
-  }
-  void print() const {
-    const std::size_t n = std::min(live_.round_trip_count.load(), live_.round_trips.size());
-    std::vector<std::int64_t> rtts;
-    for (std::size_t i = 0; i < n; ++i) {
-      rtts.push_back(live_.round_trips[i].load(std::memory_order_relaxed));
-    }
-    std::string rtt = "-";
-    if (!rtts.empty()) {
-      std::nth_element(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(rtts.size() / 2), rtts.end());
-      rtt = fmt::format("{:.3f} ms", static_cast<double>(rtts[rtts.size() / 2]) / 1e6);
-    }
-    const auto done = live_.steps_done.load();
-    std::fprintf(stderr, "\r%s",
-                 fmt::format("{:7.2f} / {:.2f} s  late ticks {}  round trip p50 {}  drops {}   ",
-                             static_cast<double>(done) / rate_hz_, static_cast<double>(steps_ - 1) / rate_hz_,
-                             live_.late_ticks.load(), rtt, live_.drops.load())
-                     .c_str());
-    std::fflush(stderr);
-  }
-
-  const LiveFigures& live_;
-  std::int64_t steps_;
-  double rate_hz_;
-  bool enabled_;
-  std::atomic<bool> done_{false};
-  std::thread thread_;
 };
 
 }  // namespace
@@ -320,7 +253,7 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
   RunResult result;
   const auto began = std::chrono::steady_clock::now();
   {
-    const StatusLine status(live, steps_, rate_hz_, live_status);
+    const StatusLine status(live, steps_, rate_hz_, live_status && isatty(STDERR_FILENO) == 1 ? stderr : nullptr);
     result = loop.run(start_mono, 0, steps_, handler, stop);
   }
   report_.run_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();

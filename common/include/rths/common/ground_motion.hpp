@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <filesystem>
+#include <iosfwd>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,11 @@ GroundMotion load_two_column(const std::filesystem::path& path, double unit_scal
 // whole number up to kMaxGroundMotionSamples that the file has room for, DT > 0; the same value
 // bound and file:line errors as load_two_column.
 GroundMotion load_peer_at2(const std::filesystem::path& path, double scale = 1.0);
+// The same readers on text already open (the loaders above call them; the fuzz targets feed them
+// from memory). `path` names the text in messages and in source(), as if the text were that file.
+GroundMotion read_two_column(std::istream& in, const std::filesystem::path& path, double unit_scale,
+                             double scale = 1.0);
+GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path, double scale = 1.0);
 // Kanai-Tajimi filtered white noise under an envelope, reproducible from the seed.
 GroundMotion make_synthetic(const config::SyntheticMotion& spec);
 // Whatever the config's ground_motion says, scaled; relative paths resolve against base_dir.

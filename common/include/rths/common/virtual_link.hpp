@@ -33,7 +33,7 @@ class VirtualClock final : public Clock {
 struct LinkCounters {
   std::uint64_t sent = 0;              // datagrams handed to the link
   std::uint64_t delivered = 0;         // copies received (a duplicated datagram counts twice)
-  std::uint64_t dropped_overflow = 0;  // copies with no free in-flight buffer, or too large
+  std::uint64_t dropped_overflow = 0;  // copies with no free in-flight buffer, too large, or empty
   std::uint64_t lost = 0;              // datagrams the impairment's loss model dropped
   std::uint64_t duplicated = 0;        // datagrams the impairment sent twice
 };

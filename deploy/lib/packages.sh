@@ -1,0 +1,21 @@
+# Shared by the deploy scripts (sourced): installs the Debian packages named that are missing.
+# shellcheck shell=bash
+
+# install_missing [--no-install-recommends] PACKAGE...: as root, or through sudo.
+install_missing() {
+  local apt_options=()
+  if [[ ${1:-} == --no-install-recommends ]]; then
+    apt_options+=("$1")
+    shift
+  fi
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [[ ${#missing[@]} -gt 0 ]] || return 0
+  echo "${SELF:-setup}: installing ${missing[*]}" >&2
+  local sudo_cmd=()
+  [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq "${apt_options[@]}" "${missing[@]}" >/dev/null
+}

@@ -1,0 +1,43 @@
+# Shared by .ci/run and the check scripts (sourced): runs a named stage and reports how long it took.
+# shellcheck shell=bash
+
+# Sets STAGE_CPU to the CPU seconds (user + system) of this shell's finished children so far, from
+# bash's `times` (its second line: "XmY.YYYs XmY.YYYs"). It must run in this shell, not in $(...),
+# whose fork would count only its own children.
+_stage_children_cpu() {
+  local file
+  file=$(mktemp)
+  times >"$file"
+  STAGE_CPU=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; ++i) { split($i, p, "m"); sub("s", "", p[2]); t += p[1] * 60 + p[2] }
+                             printf "%.1f\n", t }' "$file")
+  rm -f "$file"
+}
+
+STAGE_SUMMARY=()
+
+# stage NAME COMMAND...: prints "== NAME", runs COMMAND, then "== NAME: passed|FAILED (exit N) in
+# W s wall, C s CPU". CPU is the user + system time of everything COMMAND ran: on a machine shared
+# with other builds it is the steadier figure. Returns COMMAND's exit status.
+stage() {
+  local name=$1
+  shift
+  echo "== $name"
+  local cpu_before start status=0
+  _stage_children_cpu
+  cpu_before=$STAGE_CPU
+  start=$(date +%s.%N)
+  "$@" || status=$?
+  local wall cpu verdict=passed
+  wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
+  _stage_children_cpu
+  cpu=$(awk -v a="$cpu_before" -v b="$STAGE_CPU" 'BEGIN { printf "%.0f", b - a }')
+  [[ $status -eq 0 ]] || verdict="FAILED (exit $status)"
+  echo "== $name: $verdict in ${wall} s wall, ${cpu} s CPU"
+  STAGE_SUMMARY+=("$(printf '%-28s %-18s %6s s wall %6s s CPU' "$name" "$verdict" "$wall" "$cpu")")
+  return "$status"
+}
+
+# Prints one line per stage run so far.
+stage_summary() {
+  printf '%s\n' "${STAGE_SUMMARY[@]}"
+}
