@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,26 @@ TEST(InterlockConfig, AChannelWithAnActuatorNeedsAllThreeLimits) {
               std::string::npos)
         << e;
   }
+}
+
+TEST(InterlockConfig, EveryExampleSetsEveryLimitOfEveryChannel) {
+  // A lab copies an example: none may teach it to run an actuator without its interlock.
+  std::size_t channels = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(test::source_dir() / "examples")) {
+    if (entry.path().extension() != ".textproto" ||
+        entry.path().filename().string().ends_with("calibration.textproto")) {
+      continue;
+    }
+    const LoadedConfig loaded = load_experiment(entry.path(), {}, /*resolve_calibration_files=*/false);
+    for (const auto& site : loaded.experiment.site()) {
+      for (const auto& channel : site.channel()) {
+        EXPECT_TRUE(channel.has_stroke_limit_m() && channel.has_velocity_limit_m_per_s() && channel.has_force_limit_n())
+            << entry.path() << " site " << site.name();
+        ++channels;
+      }
+    }
+  }
+  EXPECT_GT(channels, 15U);
 }
 
 TEST(InterlockConfig, ExtrapolationTimeIsBounded) {
@@ -95,9 +116,9 @@ void expect_stopped_by_the_interlock(const std::vector<std::string>& overrides, 
   // stroke, although the numerical node's command did.
   const auto measured = ex.numerical().column(ex.numerical().column_index("xm_" + site));
   const auto command = ex.numerical().column(ex.numerical().column_index("u_" + site));
-  EXPECT_LE(*std::max_element(measured.begin(), measured.end(),
-                              [](double a, double b) { return std::abs(a) < std::abs(b); }),
-            0.005);
+  EXPECT_LE(
+      *std::max_element(measured.begin(), measured.end(), [](double a, double b) { return std::abs(a) < std::abs(b); }),
+      0.005);
   EXPECT_GT(std::abs(command.back()), 0.005);
 }
 

@@ -158,6 +158,20 @@ TEST(PhysicalNode, TargetBeyondTheStrokeLimitIsHeldAndNamedAsSuch) {
   EXPECT_EQ(n.site->trip().value, -0.2);
 }
 
+TEST(NumericalNode, AFeedbackValueThatIsNotFiniteStopsTheNodeEvenWhereTheForceDoesNotUseIt) {
+  // Found by fuzzing: under the modified Smith predictor the measured force is recorded, not used;
+  // a NaN there left the state finite and the run went on. A site that sends one is broken.
+  for (const auto& [error, force] : {std::pair{1.0, kNaN}, std::pair{kInf, 2.0}}) {
+    Nodes n;
+    n.feedback(error, force);
+    n.step_numerical(1);
+    EXPECT_FALSE(n.numerical->finite());
+    EXPECT_EQ(n.numerical->non_finite_step(), 1);
+    EXPECT_NE(n.numerical->non_finite_description().find("not finite from site \"spring\""), std::string::npos)
+        << n.numerical->non_finite_description();
+  }
+}
+
 TEST(NumericalNode, EchoedTimestampsThatNoClockGivesAreNotTimed) {
   // Found by the sanitizers on a hand-made fuzz input: a feedback echoing a send time of -2^63 ns
   // made (t4 - t1) overflow (undefined). Its force is still used; the exchange is not timed.

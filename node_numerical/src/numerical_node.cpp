@@ -280,9 +280,16 @@ bool NumericalNode::check_finite(std::int64_t k) {
   if (non_finite_step_ >= 0) {
     return false;
   }
-  // The forces first: a NaN from a site is the cause of the state that follows from it.
+  // The sites first: a NaN from a site is the cause of the state that follows from it. Every value
+  // of its newest feedback counts, also those the force does not use (the measured force under the
+  // modified Smith predictor): a site that sends one is broken, and it is recorded.
   for (std::size_t s = 0; s < runtime_.size(); ++s) {
-    if (!runtime_[s].force.allFinite()) {
+    bool finite_feedback = true;
+    for (const ChannelFeedback& f : runtime_[s].newest) {
+      finite_feedback = finite_feedback && std::isfinite(f.model_error_n) && std::isfinite(f.force_n) &&
+                        std::isfinite(f.displacement_m);
+    }
+    if (!finite_feedback || !runtime_[s].force.allFinite()) {
       non_finite_step_ = k;
       non_finite_site_ = static_cast<std::ptrdiff_t>(s);
       return false;
@@ -303,8 +310,9 @@ std::string NumericalNode::non_finite_description() const {
   }
   if (non_finite_site_ >= 0) {
     const NumericalSite& site = sites_[static_cast<std::size_t>(non_finite_site_)];
-    return fmt::format("step {} (t = {:.6g} s) used a non-finite force from site \"{}\"", non_finite_step_,
-                       static_cast<double>(non_finite_step_) * dt_s_, site.name);
+    return fmt::format("step {} (t = {:.6g} s) got a value that is not finite from site \"{}\" (in its feedback "
+                       "or the force built from it)",
+                       non_finite_step_, static_cast<double>(non_finite_step_) * dt_s_, site.name);
   }
   return fmt::format("step {} (t = {:.6g} s) left the structure's state non-finite: the integration diverged",
                      non_finite_step_, static_cast<double>(non_finite_step_) * dt_s_);
