@@ -34,12 +34,11 @@ std::string slurp(const fs::path& p) {
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rths_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = test::test_folder("rths_cli");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { test::remove_unless_failed(dir_); }
 
   [[nodiscard]] Result run(const std::string& args) const {
     const fs::path out = dir_ / "stdout.txt";
