@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -756,8 +757,14 @@ std::optional<std::filesystem::path> find_program(const std::string& name) {
   return std::nullopt;
 }
 
-// gnuplot SCRIPT in dir (its names are relative), output appended to dir/gnuplot.log; the exit code.
-int run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::path& dir, const std::string& script) {
+// gnuplot SCRIPT run in dir (its names are relative), its output appended to log; the exit code, or
+// -errno when it could not be started. Both paths are made absolute first: the child changes into
+// dir before it opens the log, so a relative log (runs/linear/gnuplot.log) would be looked for in
+// runs/linear/runs/linear/.
+int run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::path& dir, const std::string& script,
+                const std::filesystem::path& log) {
+  const std::string where = std::filesystem::absolute(dir).string();
+  const std::string log_file = std::filesystem::absolute(log).string();
   std::vector<std::string> args{gnuplot.string(), script};
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);
@@ -765,23 +772,34 @@ int run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::pat
     argv.push_back(a.data());
   }
   argv.push_back(nullptr);
-  const std::string log = (dir / "gnuplot.log").string();
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  posix_spawn_file_actions_addchdir_np(&actions, where.c_str());
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    return -1;
+    return -rc;
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The last line of a file with words on it (what gnuplot said last; not its "^" marker), or "".
+std::string last_line_of(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find_first_not_of(" \t\r^") != std::string::npos) {
+      last = line;
+    }
+  }
+  return last;
 }
 
 // A gnuplot double-quoted string; backslashes pass (a title's "\\n" is a line break).
@@ -916,11 +934,16 @@ PlotFile make_plot(const Study& spec, const Study& pure, const Plot& p, std::vec
   return f;
 }
 
+struct PlotCount {
+  std::size_t made = 0;    // PNGs drawn
+  std::size_t failed = 0;  // scripts gnuplot did not turn into a PNG (each logged as an error)
+};
+
 // Every plot of the study in dir from dir/study.csv and dir/pure.csv; with gnuplot the PNGs too.
-// Returns the number of PNGs made.
-std::size_t write_plots(const Study& spec, const std::filesystem::path& dir) {
+// Without gnuplot one warning says so and nothing fails: the scripts are there to run later.
+PlotCount write_plots(const Study& spec, const std::filesystem::path& dir) {
   if (spec.plots.empty()) {
-    return 0;
+    return {};
   }
   check_plots(spec);
   const Table grid = read_table(dir / "study.csv");
@@ -965,21 +988,36 @@ std::size_t write_plots(const Study& spec, const std::filesystem::path& dir) {
         "gnuplot is not installed: wrote {} plot data files (.dat) and scripts (.gp) in {} but no PNG; install "
         "gnuplot (Debian: gnuplot-nox, see deploy/setup.sh) and run `gnuplot NAME.gp` there",
         scripts.size(), dir.string());
-    return 0;
+    return {};
   }
-  std::size_t made = 0;
-  std::filesystem::remove(dir / "gnuplot.log");
+  PlotCount count;
+  const std::filesystem::path log = dir / "gnuplot.log";
+  std::filesystem::remove(log);
   for (const auto& s : scripts) {
     std::filesystem::remove(dir / (s + ".png"));
-    const int rc = run_gnuplot(*gnuplot, dir, s + ".gp");
+    const int rc = run_gnuplot(*gnuplot, dir, s + ".gp", log);
     if (rc == 0 && std::filesystem::exists(dir / (s + ".png"))) {
-      ++made;
+      ++count.made;
+    } else if (rc < 0) {
+      ++count.failed;
+      spdlog::error("plot {}: cannot start {} in {} with its output to {}: {}", s, gnuplot->string(), dir.string(),
+                    log.string(), std::strerror(-rc));
     } else {
-      spdlog::warn("gnuplot {}.gp failed (exit {}); see {}", s, rc, (dir / "gnuplot.log").string());
+      ++count.failed;
+      const std::string said = last_line_of(log);
+      spdlog::error("plot {}: gnuplot {}.gp in {} {}{}; see {}", s, s, dir.string(),
+                    rc == 0 ? "made no PNG" : fmt::format("failed (exit {})", rc), said.empty() ? "" : ": " + said,
+                    log.string());
     }
   }
-  spdlog::info("plots: {} PNG of {} in {}", made, scripts.size(), dir.string());
-  return made;
+  spdlog::info("plots: {} PNG of {} in {}", count.made, scripts.size(), dir.string());
+  return count;
+}
+
+// ", 4 plots" or ", 3 plots (1 failed)" for the closing line.
+std::string plot_text(const PlotCount& plots) {
+  return fmt::format(", {} plots{}", plots.made,
+                     plots.failed == 0 ? std::string{} : fmt::format(" ({} failed)", plots.failed));
 }
 
 // ---- run -------------------------------------------------------------------------------------------
@@ -1097,11 +1135,13 @@ DIR holds NAME.dat (the plotted numbers, copied from study.csv and pure.csv), NA
 script: `gnuplot NAME.gp` in DIR) and NAME.png,
 NAME = <RESPONSE>_peak_error_vs_<X>_by_<LINES>[_<AXIS>-<VALUE>...] (VALUE: the label if given);
 DIR/study.plot keeps the grid and plot statements for merge. Without gnuplot (Debian: gnuplot-nox)
-the .dat and .gp are written, one warning says so and the exit code stays as it is. An axis without
-`label` shows its values; one whose paths all end in delay_s shows the round trip in ms (the first
-site's forward + backward legs).
+the .dat and .gp are written, one warning says so and the exit code stays as it is; a plot that an
+installed gnuplot fails to draw is an error naming DIR/gnuplot.log, and the exit code is 1. An axis
+without `label` shows its values; one whose paths all end in delay_s shows the round trip in ms (the
+first site's forward + backward legs).
 
-Exit codes: 0 every row ran; 1 a row failed (its error column says why) or an internal error;
+Exit codes: 0 every row ran (and every plot was drawn); 1 a row failed (its error column says why),
+a plot failed (DIR/gnuplot.log says why) or an internal error;
 2 bad command line, study file or override (nothing run); 6 interrupted (finished rows written).
 )usage");
   return cli;
@@ -1238,23 +1278,23 @@ int run_study(Options& o) {
     write_file(o.out / kPlotSpec, plot_spec(st));
   }
   spdlog::info("{} runs, {} failed, in {:.3f} s", ran, failed, wall);
-  std::size_t pngs = 0;
+  PlotCount plots;
   if (ran < jobs.size()) {
     spdlog::error("interrupted: {} of {} runs not done", jobs.size() - ran, jobs.size());
     return rths::kExitInterrupted;
   }
   if (o.shard_n == 1 && !st.plots.empty()) {
-    pngs = write_plots(parse_study(o.out / kPlotSpec, false), o.out);
+    plots = write_plots(parse_study(o.out / kPlotSpec, false), o.out);
   } else if (!st.plots.empty()) {
     spdlog::info("plots: after `rths-study merge` of the {} shard folders", o.shard_n);
   }
   if (!o.quiet) {
     fmt::print("rths-study: {} of {} rows run{} ({} failed) in {:.2f} s on {} threads{}\noutput: {}\n", ran_grid, grid,
                pure_grid == 0 ? std::string{} : fmt::format(" and {} pure simulations", ran - ran_grid), failed, wall,
-               threads, st.plots.empty() ? std::string{} : fmt::format(", {} plots", pngs),
-               (o.out / "study.csv").string());
+               threads, st.plots.empty() ? std::string{} : plot_text(plots), (o.out / "study.csv").string());
   }
-  return failed == 0 ? rths::kExitCompleted : rths::kExitFailure;
+  // A plot the study asked for and gnuplot could not draw fails the study like a failed row does.
+  return failed == 0 && plots.failed == 0 ? rths::kExitCompleted : rths::kExitFailure;
 }
 
 // ---- merge -----------------------------------------------------------------------------------------
@@ -1402,20 +1442,20 @@ int merge_studies(const Options& o) {
   merged.set_failed(grid.failed + pure.failed);
   merged.set_merged_from(static_cast<std::uint32_t>(o.positional.size()));
   rths::write_results_json(o.out / "study.json", merged);
-  std::size_t pngs = 0;
+  PlotCount plots;
   if (spec) {
     write_file(o.out / kPlotSpec, *spec);
-    pngs = write_plots(parse_study(o.out / kPlotSpec, false), o.out);
+    plots = write_plots(parse_study(o.out / kPlotSpec, false), o.out);
   }
   spdlog::info("merged {} rows and {} pure simulations from {} folders, {} plots", grid.rows, pure.rows,
-               o.positional.size(), pngs);
+               o.positional.size(), plots.made);
   if (!o.quiet) {
     fmt::print("rths-study: merged {} rows from {} folders ({} failed){}\noutput: {}\n", grid.rows, o.positional.size(),
                grid.failed + pure.failed,
-               spec ? fmt::format(", with {} pure simulations, {} plots", pure.rows, pngs) : std::string{},
+               spec ? fmt::format(", with {} pure simulations{}", pure.rows, plot_text(plots)) : std::string{},
                (o.out / "study.csv").string());
   }
-  return grid.failed + pure.failed == 0 ? rths::kExitCompleted : rths::kExitFailure;
+  return grid.failed + pure.failed == 0 && plots.failed == 0 ? rths::kExitCompleted : rths::kExitFailure;
 }
 
 }  // namespace
