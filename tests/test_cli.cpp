@@ -269,5 +269,61 @@ TEST_F(Cli, EveryExecutableHelpDescribesEveryOptionItAccepts) {
   }
 }
 
+// Synopses: lines that start with "rths-" (after the indentation of a usage section), each joined
+// with the lines indented below it that continue it ("[--idle-exit SECONDS] ..."), blanks collapsed.
+std::set<std::string> synopses(const std::string& text) {
+  std::set<std::string> found;
+  std::string current;
+  const auto flush = [&] {
+    if (!current.empty()) found.insert(current);
+    current.clear();
+  };
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto first = line.find_first_not_of(' ');
+    if (first == std::string::npos) {
+      flush();
+      continue;
+    }
+    const std::string rest = line.substr(first);
+    if (rest.starts_with("rths-")) {
+      flush();
+      current = rest;
+    } else if (!current.empty() && first > 2 && (rest.starts_with("[") || rest.starts_with("--"))) {
+      current += " " + rest;
+    } else {
+      flush();
+    }
+  }
+  flush();
+  std::set<std::string> collapsed;
+  for (const auto& s : found) {
+    std::string c;
+    for (const char ch : s) {
+      if (ch != ' ' || (!c.empty() && c.back() != ' ')) c += ch;
+    }
+    collapsed.insert(c);
+  }
+  return collapsed;
+}
+
+// The README's usage blocks hold every usage line of every executable's --help, so that no command
+// or option goes undocumented there.
+TEST_F(Cli, ReadmeShowsTheUsageOfEveryCommand) {
+  const std::set<std::string> readme = synopses(slurp(test::source_dir() / "README.md"));
+  for (const Tool& tool : tools()) {
+    test::Process help(tool.program, {"--help"}, dir_ / tool.program);
+    ASSERT_EQ(help.wait(std::chrono::seconds(10)), 0) << tool.program;
+    const std::string text = help.out();
+    const auto usage = text.find("Usage:\n");
+    ASSERT_NE(usage, std::string::npos) << text;
+    const std::set<std::string> lines = synopses(text.substr(usage + 7, text.find("\n\n", usage) - usage - 7));
+    EXPECT_GE(lines.size(), 2U) << tool.program;
+    for (const auto& line : lines) {
+      EXPECT_TRUE(readme.contains(line)) << "README.md has no usage line\n  " << line;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace rths
