@@ -71,6 +71,11 @@ TEST(CommandLine, NumbersAreTypedAndRangeChecked) {
   EXPECT_THROW(parse_number("0", rate), Expected);
   EXPECT_EQ(parse_number("1e-3", rate), 1e-3);
   try {
+    parse_number("2e6", {0.0, 1e6, false, "a time in microseconds"});
+  } catch (const Expected& e) {
+    EXPECT_STREQ(e.what(), "a time in microseconds from 0 to 1000000");  // bounds as a person writes them
+  }
+  try {
     parse_number("-5", rate);
   } catch (const Expected& e) {
     EXPECT_STREQ(e.what(), "a rate in Hz above 0 and up to 100000");

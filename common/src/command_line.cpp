@@ -86,6 +86,11 @@ std::string ensure_newline(std::string s) {
 
 constexpr std::size_t kHelpWidth = 100;  // usage lines wrap here
 
+// A bound as a person writes it: 1000000, 86400, 0.5 (not 1e+06).
+std::string number_text(double v) {
+  return v == std::floor(v) && std::abs(v) < 1e15 ? fmt::format("{:.0f}", v) : fmt::format("{:g}", v);
+}
+
 }  // namespace
 
 double parse_number(const std::string& text, const NumberRange& range) {
@@ -94,8 +99,10 @@ double parse_number(const std::string& text, const NumberRange& range) {
   const auto [ptr, error] = std::from_chars(text.data(), end, value);
   const bool above_min = range.min_excluded ? value > range.min : value >= range.min;
   if (text.empty() || error != std::errc{} || ptr != end || !std::isfinite(value) || !above_min || value > range.max) {
-    throw Expected(range.min_excluded ? fmt::format("{} above {:g} and up to {:g}", range.what, range.min, range.max)
-                                      : fmt::format("{} from {:g} to {:g}", range.what, range.min, range.max));
+    const std::string lowest = number_text(range.min);
+    const std::string highest = number_text(range.max);
+    throw Expected(range.min_excluded ? fmt::format("{} above {} and up to {}", range.what, lowest, highest)
+                                      : fmt::format("{} from {} to {}", range.what, lowest, highest));
   }
   return value;
 }
