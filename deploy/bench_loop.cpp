@@ -1,5 +1,5 @@
-// rths-bench-loop: the bare clock_nanosleep loop of the real-time issue, with nothing in the tick, to
-// show what lateness this host gives a node before any node work is added. Thin (STYLE): parse,
+// rths-bench-loop: the bare clock_nanosleep loop of the nodes, with nothing in the tick, to show what
+// lateness this host gives a node before any node work is added. Thin (STYLE): parse,
 // acquire, run, report.
 #include <pthread.h>
 #include <sched.h>
@@ -8,40 +8,16 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "rths/common/command_line.hpp"
+#include "rths/common/exit_codes.hpp"
 #include "rths/common/realtime_loop.hpp"
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitBadInput = 2;
-
-constexpr const char* kUsage = R"(rths-bench-loop — lateness of the bare real-time loop on this host
-
-Usage:
-  rths-bench-loop [--rate HZ] [--seconds S] [--spin-us U] [--priority P] [--lock] [--cpu N]
-
-Runs the periodic loop of the rths nodes (absolute CLOCK_MONOTONIC deadlines, clock_nanosleep) with an
-empty tick and prints how late the ticks woke: p50, p99, p99.9, max, the share of ticks later than half
-a period, and the time spent in the tick. Ctrl-C ends the run early and still prints the figures.
-
-Options:
-  --rate HZ       Loop rate. Default 1024.
-  --seconds S     Run length. Default 10.
-  --spin-us U     Sleep until U µs before each deadline, then busy-wait to it. Default 0.
-  --priority P    SCHED_FIFO priority 1..99 (needs CAP_SYS_NICE or ulimit -r). Default: normal scheduling.
-  --lock          Lock memory (mlockall) and pre-fault the stack (needs CAP_IPC_LOCK or ulimit -l).
-  --cpu N         Pin the loop to CPU N (best an isolated one, isolcpus=N).
-  -h, --help      This text.
-
-What the process may not have is reported as a warning and the run goes on without it.
-Exit codes: 0 success; 2 bad command line.
-)";
 
 // Written by the signal handler, read by the loop: necessarily a mutable global.
 std::atomic<bool> g_stop{false};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
@@ -55,71 +31,31 @@ struct Options {
   double seconds = 10.0;
 };
 
-double number(const std::string& option, const std::string& text) {
-  std::size_t used = 0;
-  double value = 0.0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::logic_error&) {
-    used = 0;
-  }
-  if (used != text.size() || !std::isfinite(value)) {
-    throw std::invalid_argument(fmt::format("{} needs a number, got '{}'", option, text));
-  }
-  return value;
-}
-
-int whole_number(const std::string& option, const std::string& text) {
-  const double value = number(option, text);
-  if (value != std::floor(value) || std::abs(value) > 1e9) {
-    throw std::invalid_argument(fmt::format("{} needs a whole number, got '{}'", option, text));
-  }
-  return static_cast<int>(value);
-}
-
-Options parse(const std::vector<std::string>& args) {
-  Options opt;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const char* what) -> const std::string& {
-      if (i + 1 >= args.size()) {
-        throw std::invalid_argument(fmt::format("{} needs {}", a, what));
-      }
-      return args[++i];
-    };
-    if (a == "--rate") {
-      opt.rt.rate_hz = number(a, value("a rate in Hz"));
-      if (!(opt.rt.rate_hz > 0.0)) {
-        throw std::invalid_argument(fmt::format("--rate must be positive, got {}", opt.rt.rate_hz));
-      }
-    } else if (a == "--seconds") {
-      opt.seconds = number(a, value("a duration in s"));
-      if (!(opt.seconds > 0.0)) {
-        throw std::invalid_argument(fmt::format("--seconds must be positive, got {}", opt.seconds));
-      }
-    } else if (a == "--spin-us") {
-      const double spin_us = number(a, value("a time in µs"));
-      if (spin_us < 0.0) {
-        throw std::invalid_argument(fmt::format("--spin-us must not be negative, got {}", spin_us));
-      }
-      opt.rt.spin_ns = std::llround(spin_us * 1e3);
-    } else if (a == "--priority") {
-      opt.rt.priority = whole_number(a, value("a priority 1..99"));
-      if (opt.rt.priority < 1 || opt.rt.priority > 99) {
-        throw std::invalid_argument(fmt::format("--priority must be in 1..99, got {}", opt.rt.priority));
-      }
-    } else if (a == "--lock") {
-      opt.rt.lock_memory = true;
-    } else if (a == "--cpu") {
-      opt.rt.cpu = whole_number(a, value("a CPU number"));
-      if (opt.rt.cpu < 0) {
-        throw std::invalid_argument(fmt::format("--cpu must not be negative, got {}", opt.rt.cpu));
-      }
-    } else {
-      throw std::invalid_argument(fmt::format("unknown option {} (see --help)", a));
-    }
-  }
-  return opt;
+rths::CommandLine command_line(Options& o) {
+  rths::CommandLine cli("rths-bench-loop", "lateness of the bare real-time loop on this host");
+  cli.description(
+      R"(Runs the periodic loop of the rths nodes (absolute CLOCK_MONOTONIC deadlines, clock_nanosleep) with an
+empty tick and prints how late the ticks woke: p50, p99, p99.9, max, the share of ticks later than half
+a period, and the time spent in the tick. Ctrl-C ends the run early and still prints the figures.)");
+  cli.number("rate", "HZ", o.rt.rate_hz, {0.0, 1e5, true, "a rate in Hz"}, "Loop rate, up to 100000. Default 1024.");
+  cli.number("seconds", "S", o.seconds, {0.0, 86400.0, true, "a duration in seconds"},
+             "Run length, up to 86400. Default 10.");
+  cli.option(
+      "spin-us", "U",
+      [&o](const std::string& v) {
+        o.rt.spin_ns = std::llround(rths::parse_number(v, {0.0, 1e6, false, "a time in microseconds"}) * 1e3);
+      },
+      "Sleep until U µs before each deadline, then busy-wait to it (0 to 1e6). Default 0.");
+  cli.whole("priority", "P", o.rt.priority, {1, 99, "a SCHED_FIFO priority"},
+            "SCHED_FIFO priority 1..99 (needs CAP_SYS_NICE or ulimit -r). Default: normal scheduling.");
+  cli.flag("lock", o.rt.lock_memory,
+           "Lock memory (mlockall) and pre-fault the stack (needs CAP_IPC_LOCK or ulimit -l).");
+  cli.whole("cpu", "N", o.rt.cpu, {0, CPU_SETSIZE - 1, "a CPU number"},
+            "Pin the loop to CPU N (best an isolated one, isolcpus=N).");
+  cli.epilogue(R"(What the process may not have is reported as a warning and the run goes on without it.
+Exit codes: 0 success; 2 bad command line.
+)");
+  return cli;
 }
 
 // Scheduling as granted, not as asked: the warnings say what was refused.
@@ -168,19 +104,10 @@ void report(const rths::RealtimeLoop& loop, const rths::RunResult& result, std::
 }  // namespace
 
 int main(int argc, char** argv) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  for (const std::string& a : args) {
-    if (a == "-h" || a == "--help") {
-      std::fputs(kUsage, stdout);
-      return kExitOk;
-    }
-  }
   Options opt;
-  try {
-    opt = parse(args);
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "rths-bench-loop: %s\n", e.what());
-    return kExitBadInput;
+  rths::CommandLine cli = command_line(opt);
+  if (const auto answered = cli.parse(argc, argv)) {
+    return *answered;
   }
 
   std::signal(SIGINT, on_signal);
@@ -201,5 +128,5 @@ int main(int argc, char** argv) {
   const std::int64_t start = rths::monotonic_ns() + 4 * loop.step_offset_ns(1);
   const rths::RunResult result = loop.run(start, 0, steps, tick, g_stop);
   report(loop, result, steps);
-  return kExitOk;
+  return rths::kExitCompleted;
 }

@@ -42,10 +42,11 @@ Commands:
          with --relay, in PREFIX-relay for each site
            rths-relay CONFIG --site NAME_i --listen S.(10+i).2:P_i --to S.i.2:P_i --out OUT --quiet SETS
          wait until all listen, then run in PREFIX-num
-           rths-numerical run CONFIG --realtime --out OUT --quiet ARGS...
+           rths-numerical run CONFIG --realtime --out OUT ARGS...
               --set site[NAME_i].address=<S.i.2 or, with --relay, S.(10+i).2>:P_i   (every site)
-         wait for the others (relays end 2 s after the last datagram) and always tear the topology
-         down again (also on failure, Ctrl-C or SIGTERM; processes still running are stopped).
+         whose report (peaks, J_peak, round trip per site) ends the run with every process's exit
+         code; wait for the others (relays end 2 s after the last datagram) and always tear the
+         topology down again (also on failure, Ctrl-C or SIGTERM; processes still running are stopped).
          SETS = every --set PATH=VALUE of ARGS, so all ends agree (and the relay imposes the link the
          overrides say). Each site gets a fresh pre-shared key for the run (rths-numerical keygen,
          removed with the topology) unless ARGS name its key_file. Exit code: the numerical node's, or when that is 0 the first nonzero code
@@ -428,7 +429,8 @@ run_topology() {
   done
   note "listening:${where%,}"
 
-  ip netns exec "$NS_NUM" "$BIN/rths-numerical" run "$CONFIG" --realtime --out "$OUT" --quiet \
+  # Not --quiet: its report (peaks, J_peak against the reference, round trip) is the run's result.
+  ip netns exec "$NS_NUM" "$BIN/rths-numerical" run "$CONFIG" --realtime --out "$OUT" \
     "${forward[@]}" </dev/null &
   NUM_PID=$!
   local num_rc=0

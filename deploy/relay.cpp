@@ -1,9 +1,10 @@
 // rths-relay: a user-space UDP relay between the numerical node and one site that delays, loses,
-// duplicates and reorders the datagrams of each direction as the site's link impairments say (issue 4:
-// the delay injector on a kernel without netem). Kept in one file: parse, build, relay, report.
+// duplicates and reorders the datagrams of each direction as the site's link impairments say (the
+// delay injector on a kernel without netem). Kept in one file: parse, build, relay, report.
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
@@ -29,40 +30,6 @@
 #include "rths/common/udp_link.hpp"
 
 namespace {
-
-constexpr const char* kUsage = R"(rths-relay — a UDP relay that imposes a site's link impairments (rths)
-
-Usage:
-  rths-relay CONFIG --site NAME --listen HOST:PORT --to HOST:PORT [--set PATH=VALUE]... [--out DIR]
-             [--idle-exit SECONDS] [--spin-us US] [--quiet]
-  rths-relay --help | --version
-
-Sits between the numerical node and site NAME. The numerical node sends to --listen (point
-site[NAME].address at it); each datagram is forwarded to --to (where rths-physical serve listens)
-after the delay, loss and duplication of site[NAME].link.forward; the site's answers go back to the
-numerical node (the sender of the first datagram) through site[NAME].link.backward. Delays count
-from the kernel's receive timestamp; order is kept unless the impairment allows reordering.
-
-Options:
-  --site NAME          The site whose link is imposed (site.name in CONFIG).
-  --listen H:P         Address the numerical node sends to; port 0 picks a free port (printed as
-                       "relaying on HOST:PORT").
-  --to H:P             The site's address.
-  --set PATH=VALUE     Override a config field (as rths-numerical --set).
-  --out DIR            Folder for relay_<NAME>.json and relay_<NAME>.log (created).
-                       Default: runs/<config name>-relay-<site>-<date>-<time>
-  --idle-exit SECONDS  Stop after this long without a datagram once traffic has started (default 2;
-                       0: only SIGINT/SIGTERM stop it).
-  --spin-us US         Sleep until this long before each release, then busy-wait to it (default 50;
-                       raise it to the host's wake-up latency, see rths-bench-loop).
-  --quiet              Print only errors (the summary is still written).
-
-On exit it prints and writes per direction: received, delivered, lost, duplicated, reordered (released
-while a datagram that arrived earlier was still waiting), dropped_overflow, and the release lateness
-(actual send time - target) p50/p99/p99.9/max in microseconds.
-
-Exit codes: 0 stopped normally (idle or SIGINT/SIGTERM); 1 failure; 2 bad command line or config.
-)";
 
 constexpr std::size_t kSlots = 16384;          // datagrams in flight, both directions together
 constexpr std::size_t kSeqRing = 65536;        // arrival numbers tracked for the reorder count
@@ -326,17 +293,59 @@ std::string summary_line(const Direction& dir) {
   return line;
 }
 
-rths::HostPort host_port_option(const rths::CommandLine& cl, const std::string& name) {
-  try {
-    return rths::parse_host_port(cl.option(name));
-  } catch (const std::invalid_argument& e) {
-    throw rths::ConfigError("--" + name + ": " + e.what());
-  }
+// What the command line asks for.
+struct Options {
+  std::string site;
+  rths::HostPort listen;
+  rths::HostPort to;
+  std::filesystem::path out;
+  std::vector<std::string> overrides;
+  double idle_s = 2.0;
+  double spin_us = static_cast<double>(kSpinNs) / 1e3;
+  bool quiet = false;
+};
+
+rths::CommandLine command_line(Options& o) {
+  rths::CommandLine cli("rths-relay", "a UDP relay that imposes a site's link impairments (rths)");
+  cli.command("", "CONFIG", "");
+  cli.description(R"(Sits between the numerical node and site NAME. The numerical node sends to --listen (point
+site[NAME].address at it); each datagram is forwarded to --to (where rths-physical serve listens)
+after the delay, loss and duplication of site[NAME].link.forward; the site's answers go back to the
+numerical node (the sender of the first datagram) through site[NAME].link.backward. Delays count
+from the kernel's receive timestamp; order is kept unless the impairment allows reordering.)");
+  cli.text("site", "NAME", o.site, "The site whose link is imposed (site.name in CONFIG).").required();
+  cli.option(
+         "listen", "HOST:PORT", [&o](const std::string& v) { o.listen = rths::parse_listen_address(v); },
+         "Address the numerical node sends to; port 0 picks a free port (printed as\n"
+         "\"relaying on HOST:PORT\").")
+      .required();
+  cli.option(
+         "to", "HOST:PORT", [&o](const std::string& v) { o.to = rths::parse_address(v, false); }, "The site's address.")
+      .required();
+  cli.repeated("set", "PATH=VALUE", o.overrides, "Override a config field (as rths-numerical --set).");
+  cli.path("out", "DIR", o.out,
+           "Folder for relay_<NAME>.json and relay_<NAME>.log (created).\n"
+           "Default: runs/<config name>-relay-<site>-<date>-<time>");
+  cli.number("idle-exit", "SECONDS", o.idle_s, {0.0, 86400.0, false, "a time in seconds"},
+             "Stop after this long without a datagram once traffic has started (default 2;\n"
+             "0: only SIGINT/SIGTERM stop it; at most 86400).");
+  cli.number("spin-us", "US", o.spin_us, {0.0, 1e6, false, "a time in microseconds"},
+             "Sleep until this long before each release, then busy-wait to it (default 50,\n"
+             "at most 1e6; raise it to the host's wake-up latency, see rths-bench-loop).");
+  cli.flag("quiet", o.quiet, "Print only errors (the summary is still written).").alias("-q");
+  cli.epilogue(R"(On exit it prints and writes per direction: received, delivered, lost, duplicated, reordered (released
+while a datagram that arrived earlier was still waiting), dropped_overflow, and the release lateness
+(actual send time - target) p50/p99/p99.9/max in microseconds.
+
+Exit codes: 0 stopped normally (idle or SIGINT/SIGTERM); 1 failure; 2 bad command line or config.
+)");
+  return cli;
 }
 
-int relay(const rths::CommandLine& cl, const std::filesystem::path& out, const std::atomic<bool>& stop) {
-  const std::string site_name = cl.option("site");
-  const rths::LoadedConfig loaded = rths::load_experiment(cl.config, cl.overrides);
+int relay(const std::filesystem::path& config, const Options& o, const std::filesystem::path& out,
+          const std::atomic<bool>& stop) {
+  const std::string& site_name = o.site;
+  const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides);
   const rths::config::Site* site = nullptr;
   for (const auto& s : loaded.experiment.site()) {
     if (s.name() == site_name) {
@@ -346,26 +355,8 @@ int relay(const rths::CommandLine& cl, const std::filesystem::path& out, const s
   if (site == nullptr) {
     throw rths::ConfigError(loaded.source.string() + ": no site named \"" + site_name + "\"");
   }
-  const rths::HostPort listen = host_port_option(cl, "listen");
-  const rths::HostPort to = host_port_option(cl, "to");
-  double idle_s = 2.0;
-  try {
-    idle_s = std::stod(cl.option("idle-exit", "2"));
-  } catch (const std::exception&) {
-    throw rths::ConfigError("--idle-exit: expected seconds, got \"" + cl.option("idle-exit") + "\"");
-  }
-  if (!(idle_s >= 0)) {
-    throw rths::ConfigError("--idle-exit: expected seconds >= 0");
-  }
-  double spin_us = 50.0;
-  try {
-    spin_us = std::stod(cl.option("spin-us", "50"));
-  } catch (const std::exception&) {
-    throw rths::ConfigError("--spin-us: expected microseconds, got \"" + cl.option("spin-us") + "\"");
-  }
-  if (!(spin_us >= 0 && spin_us <= 1e6)) {
-    throw rths::ConfigError("--spin-us: expected 0 to 1e6 microseconds");
-  }
+  const rths::HostPort& listen = o.listen;
+  const rths::HostPort& to = o.to;
 
   asio::io_context io;
   rths::UdpLink to_numerical(io, listen.host, listen.port);
@@ -392,7 +383,7 @@ int relay(const rths::CommandLine& cl, const std::filesystem::path& out, const s
   std::printf("relaying on %s\n", where.c_str());
   std::fflush(stdout);
 
-  relay.run(stop, static_cast<std::int64_t>(idle_s * 1e9), static_cast<std::int64_t>(spin_us * 1e3));
+  relay.run(stop, std::llround(o.idle_s * 1e9), std::llround(o.spin_us * 1e3));
 
   rths::results::RelaySummary summary;
   summary.set_site(site_name);
@@ -406,7 +397,7 @@ int relay(const rths::CommandLine& cl, const std::filesystem::path& out, const s
   for (int d = 0; d < 2; ++d) {
     const std::string line = summary_line(relay.direction(d));
     spdlog::info("{}", line);
-    if (!cl.quiet) {
+    if (!o.quiet) {
       std::printf("%s\n", line.c_str());
     }
   }
@@ -417,31 +408,19 @@ int relay(const rths::CommandLine& cl, const std::filesystem::path& out, const s
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (rths::answered_help_or_version(argc, argv, kUsage, "rths-relay 0.1.0")) {
-    return rths::kExitCompleted;
+  Options o;
+  rths::CommandLine cli = command_line(o);
+  if (const auto answered = cli.parse(argc, argv)) {
+    return *answered;
   }
-  // The shared parser wants a COMMAND before CONFIG; the relay has none, so it is given one.
-  std::vector<char*> args(argv, argv + argc);
-  std::string command = "relay";
-  args.insert(args.begin() + 1, command.data());
-  rths::CommandLine cl;
+  const std::filesystem::path config = cli.operands().front();
+  const auto out = o.out.empty() ? rths::default_run_folder(config, "-relay-" + o.site) : o.out;
   try {
-    cl = rths::parse_command_line(static_cast<int>(args.size()), args.data(),
-                                  {"site", "listen", "to", "idle-exit", "spin-us"}, {});
-    if (cl.config.empty() || !cl.has("site") || !cl.has("listen") || !cl.has("to")) {
-      throw std::invalid_argument("needs CONFIG, --site NAME, --listen HOST:PORT and --to HOST:PORT (see --help)");
-    }
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "rths-relay: %s\n", e.what());
-    return rths::kExitBadInput;
-  }
-  const auto out = cl.out.empty() ? rths::default_run_folder(cl.config, "-relay-" + cl.option("site")) : cl.out;
-  try {
-    rths::start_logging("rths-relay", out, "relay_" + cl.option("site") + ".log", cl.quiet);
+    rths::start_logging("rths-relay", out, "relay_" + o.site + ".log", o.quiet);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rths-relay: cannot write %s: %s\n", out.c_str(), e.what());
     return rths::kExitBadInput;
   }
   const auto& stop = rths::install_stop_signals();
-  return rths::run_logged([&] { return relay(cl, out, stop); });
+  return rths::run_logged([&] { return relay(config, o, out, stop); });
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages rths needs (only those missing), then configures and builds it.
-# Usage: deploy/setup.sh [--target T]... [BUILD_DIR] [extra cmake options...]   (default BUILD_DIR: build)
-#   --target T  build only target T (repeatable; default: everything)
+# Usage: deploy/setup.sh [--target NAME]... [BUILD_DIR] [--target NAME]... [extra cmake options...]
+#   (default BUILD_DIR: build; without --target everything is built, tests included; a --target may
+#   stand before or after BUILD_DIR)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 readonly SELF=${0##*/}
@@ -9,16 +10,27 @@ readonly SELF=${0##*/}
 source "$(dirname "${BASH_SOURCE[0]}")/lib/packages.sh"
 
 targets=()
-while [[ ${1:-} == --target ]]; do
-  [[ $# -ge 2 ]] || { echo "setup: --target needs a value" >&2; exit 2; }
-  targets+=(--target "$2")
-  shift 2
+build_dir=""
+cmake_options=()
+while [ $# -gt 0 ]; do
+  if [ "$1" = --target ]; then
+    [ $# -ge 2 ] || { echo "$SELF: --target needs a value" >&2; exit 2; }
+    targets+=(--target "$2")
+    shift 2
+  elif [ -z "$build_dir" ] && [ "${1#-}" = "$1" ]; then
+    build_dir=$1
+    shift
+  else
+    cmake_options+=("$1")
+    shift
+  fi
 done
-build_dir=${1:-build}
-shift || true
+build_dir=${build_dir:-build}
 
-install_missing g++ cmake make pkg-config libasio-dev libeigen3-dev libprotobuf-dev protobuf-compiler \
-                libspdlog-dev libfmt-dev libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev iproute2 gnuplot-nox parallel
+# Recommends would pull in about 260 packages (X libraries, documentation) that nothing here uses.
+install_missing --no-install-recommends g++ cmake make pkg-config libasio-dev libeigen3-dev libprotobuf-dev \
+  protobuf-compiler libspdlog-dev libfmt-dev libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev iproute2 \
+  gnuplot-nox parallel
 
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build "$build_dir" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" "${targets[@]}"
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "${cmake_options[@]+"${cmake_options[@]}"}" >/dev/null
+cmake --build "$build_dir" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" "${targets[@]+"${targets[@]}"}"

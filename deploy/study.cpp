@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -46,81 +47,6 @@
 extern char** environ;
 
 namespace {
-
-constexpr const char* kUsage = R"usage(rths-study — parameter studies over rths experiments in virtual time
-
-Usage:
-  rths-study run STUDY [--out DIR] [--jobs N] [--shard K/N] [--quiet]
-  rths-study merge DIR... --out DIR [--quiet]
-  rths-study --help | --version
-
-Commands:
-  run     Run every point of STUDY's grid in virtual time (as `rths-numerical run`), in process on
-          --jobs threads, and write one row per run to DIR/study.csv; with `plot` statements also
-          the pure simulations (DIR/pure.csv) and the plots.
-  merge   Concatenate the study.csv (and pure.csv) of shard folders (same header) into DIR, sorted
-          by row, checking that no row is missing or duplicated; then draw the plots, the same as
-          one unsharded run draws.
-
-Options:
-  --out DIR      Output folder (created). Default for run: runs/<study name>-<date>-<time>
-  --jobs N       Runs at a time (default: the hardware's threads).
-  --shard K/N    Run only the rows with row % N == K-1 (1 <= K <= N), e.g. one shard per host, and
-                 the pure simulations likewise; no plots (merge the shard folders to get them).
-                 deploy/cluster/study-slurm.sh and study-parallel.sh run the shards and the merge.
-  --quiet        No progress bar, summary or warnings; only errors.
-  -h, --help     This text.
-  --version      Program version.
-
-STUDY file (one statement a line; '#' starts a comment; relative paths from the study file):
-  config FILE                          the experiment (protobuf text, as rths-numerical takes)
-  axis NAME PATH[,PATH...] = V1 V2 ... one axis of the grid: each value is an override value
-                                       (as --set PATH=V); with several paths a value sets every
-                                       path, or is a ':'-separated tuple with one element per path
-                                       (a ':' inside {...} or [...] does not separate)
-  set PATH=VALUE                       a fixed override for every run (repeatable)
-  name NAME                            the study's name in plot titles (default: the file's stem)
-  plot X LINES [RESPONSE]              plots of RESPONSE's peak error J_peak (%) against axis X, one
-                                       line per value of axis LINES, with the pure simulation
-                                       dashed; one plot per combination of the other axes' values.
-                                       RESPONSE: x1..xN or f_<site> (default: the last DOF, the top
-                                       floor). Repeatable.
-  label AXIS "TITLE (UNIT)" = V1 V2 ... what a plot shows for each value of AXIS (numbers on the x
-                                       axis, any word in a legend) and the axis title with its unit
-The grid is the Cartesian product of the axes, the first axis slowest; row = its index from 0.
-Each run applies the `set` overrides in order, then each axis's paths in order. Values hold no
-spaces (text-format messages fit: {probability:0.05}). Example:
-  config ../seed002/spring.textproto
-  axis model_error site[0].channel[0].prediction.spring.stiffness_n_per_m = 39084.08 55834.4 72584.72
-  axis delay site[0].link.forward.delay_s,site[0].link.backward.delay_s = 0 0.025 0.05
-  label model_error "model error (%)" = -30 0 30
-  plot delay model_error x2
-  set duration_s=10
-
-Outputs (run): DIR/study.csv — row, each axis's value, each axis path's value, `rerun` (the exact
-rths-numerical command line for that row alone), then for each response (x1..xN, f_<site>...)
-<resp>_peak, _reference_peak, _j_peak_pct, _j_rms_pct, _rho, then steps, run_time_s and error
-(empty unless the run failed; a failed run never stops the study). DIR/study.json (grid size,
-shard, counts, wall time), DIR/study.log. Every override is checked before anything runs.
-
-Plots (with `plot`): the pure simulation of a point is the erroneous model with no network (seed 002
-Figs. 9 and 13): the numerical node alone with the Smith predictor's model, f = f_model(x), against
-the same monolithic reference. rths-study runs it as the point with every REMOTE site's feedback
-lost (site[NAME].link={ backward { loss { probability: 1 } } }, compensation MODIFIED_SMITH),
-once per combination of the other axes than the network's (those whose paths all lie in
-site[...].link or site[...].compensation), into DIR/pure.csv (the columns of study.csv without
-the network's axes, re-run command included). For each plot and combination of the other axes,
-DIR holds NAME.dat (the plotted numbers, copied from study.csv and pure.csv), NAME.gp (its gnuplot
-script: `gnuplot NAME.gp` in DIR) and NAME.png,
-NAME = <RESPONSE>_peak_error_vs_<X>_by_<LINES>[_<AXIS>-<VALUE>...] (VALUE: the label if given);
-DIR/study.plot keeps the grid and plot statements for merge. Without gnuplot (Debian: gnuplot-nox)
-the .dat and .gp are written, one warning says so and the exit code stays as it is. An axis without
-`label` shows its values; one whose paths all end in delay_s shows the round trip in ms (the first
-site's forward + backward legs).
-
-Exit codes: 0 every row ran; 1 a row failed (its error column says why) or an internal error;
-2 bad command line, study file or override (nothing run); 6 interrupted (finished rows written).
-)usage";
 
 constexpr const char* kProgram = "rths-study";
 constexpr const char* kPlotSpec = "study.plot";
@@ -831,8 +757,14 @@ std::optional<std::filesystem::path> find_program(const std::string& name) {
   return std::nullopt;
 }
 
-// gnuplot SCRIPT in dir (its names are relative), output appended to dir/gnuplot.log; the exit code.
-int run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::path& dir, const std::string& script) {
+// gnuplot SCRIPT run in dir (its names are relative), its output appended to log; the exit code, or
+// -errno when it could not be started. Both paths are made absolute first: the child changes into
+// dir before it opens the log, so a relative log (runs/linear/gnuplot.log) would be looked for in
+// runs/linear/runs/linear/.
+int run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::path& dir, const std::string& script,
+                const std::filesystem::path& log) {
+  const std::string where = std::filesystem::absolute(dir).string();
+  const std::string log_file = std::filesystem::absolute(log).string();
   std::vector<std::string> args{gnuplot.string(), script};
   std::vector<char*> argv;
   argv.reserve(args.size() + 1);
@@ -840,23 +772,34 @@ int run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::pat
     argv.push_back(a.data());
   }
   argv.push_back(nullptr);
-  const std::string log = (dir / "gnuplot.log").string();
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
+  posix_spawn_file_actions_addchdir_np(&actions, where.c_str());
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
   posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
   pid_t pid = -1;
   const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (rc != 0) {
-    return -1;
+    return -rc;
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+// The last line of a file with words on it (what gnuplot said last; not its "^" marker), or "".
+std::string last_line_of(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::string last;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find_first_not_of(" \t\r^") != std::string::npos) {
+      last = line;
+    }
+  }
+  return last;
 }
 
 // A gnuplot double-quoted string; backslashes pass (a title's "\\n" is a line break).
@@ -991,11 +934,16 @@ PlotFile make_plot(const Study& spec, const Study& pure, const Plot& p, std::vec
   return f;
 }
 
+struct PlotCount {
+  std::size_t made = 0;    // PNGs drawn
+  std::size_t failed = 0;  // scripts gnuplot did not turn into a PNG (each logged as an error)
+};
+
 // Every plot of the study in dir from dir/study.csv and dir/pure.csv; with gnuplot the PNGs too.
-// Returns the number of PNGs made.
-std::size_t write_plots(const Study& spec, const std::filesystem::path& dir) {
+// Without gnuplot one warning says so and nothing fails: the scripts are there to run later.
+PlotCount write_plots(const Study& spec, const std::filesystem::path& dir) {
   if (spec.plots.empty()) {
-    return 0;
+    return {};
   }
   check_plots(spec);
   const Table grid = read_table(dir / "study.csv");
@@ -1040,21 +988,36 @@ std::size_t write_plots(const Study& spec, const std::filesystem::path& dir) {
         "gnuplot is not installed: wrote {} plot data files (.dat) and scripts (.gp) in {} but no PNG; install "
         "gnuplot (Debian: gnuplot-nox, see deploy/setup.sh) and run `gnuplot NAME.gp` there",
         scripts.size(), dir.string());
-    return 0;
+    return {};
   }
-  std::size_t made = 0;
-  std::filesystem::remove(dir / "gnuplot.log");
+  PlotCount count;
+  const std::filesystem::path log = dir / "gnuplot.log";
+  std::filesystem::remove(log);
   for (const auto& s : scripts) {
     std::filesystem::remove(dir / (s + ".png"));
-    const int rc = run_gnuplot(*gnuplot, dir, s + ".gp");
+    const int rc = run_gnuplot(*gnuplot, dir, s + ".gp", log);
     if (rc == 0 && std::filesystem::exists(dir / (s + ".png"))) {
-      ++made;
+      ++count.made;
+    } else if (rc < 0) {
+      ++count.failed;
+      spdlog::error("plot {}: cannot start {} in {} with its output to {}: {}", s, gnuplot->string(), dir.string(),
+                    log.string(), std::strerror(-rc));
     } else {
-      spdlog::warn("gnuplot {}.gp failed (exit {}); see {}", s, rc, (dir / "gnuplot.log").string());
+      ++count.failed;
+      const std::string said = last_line_of(log);
+      spdlog::error("plot {}: gnuplot {}.gp in {} {}{}; see {}", s, s, dir.string(),
+                    rc == 0 ? "made no PNG" : fmt::format("failed (exit {})", rc), said.empty() ? "" : ": " + said,
+                    log.string());
     }
   }
-  spdlog::info("plots: {} PNG of {} in {}", made, scripts.size(), dir.string());
-  return made;
+  spdlog::info("plots: {} PNG of {} in {}", count.made, scripts.size(), dir.string());
+  return count;
+}
+
+// ", 4 plots" or ", 3 plots (1 failed)" for the closing line.
+std::string plot_text(const PlotCount& plots) {
+  return fmt::format(", {} plots{}", plots.made,
+                     plots.failed == 0 ? std::string{} : fmt::format(" ({} failed)", plots.failed));
 }
 
 // ---- run -------------------------------------------------------------------------------------------
@@ -1082,67 +1045,106 @@ struct Options {
   std::string command;
   std::vector<std::string> positional;
   std::filesystem::path out;
-  unsigned jobs = 0;
+  int jobs = 0;  // 0: the hardware's threads
   std::size_t shard_k = 1;
   std::size_t shard_n = 1;
   bool quiet = false;
 };
 
-std::size_t parse_count(const std::string& s, const std::string& what) {
-  std::size_t used = 0;
-  unsigned long v = 0;
+// The most threads --jobs starts: far more than any machine this runs on has cores.
+constexpr int kMaxJobs = 1024;
+
+// K/N with 1 <= K <= N.
+void parse_shard(const std::string& text, Options& o) {
+  const auto slash = text.find('/');
+  const rths::WholeRange any{1, std::numeric_limits<int>::max(), ""};
   try {
-    v = std::stoul(s, &used);
-  } catch (const std::exception&) {
-    used = 0;
+    o.shard_k = static_cast<std::size_t>(rths::parse_whole(text.substr(0, slash), any));
+    o.shard_n =
+        static_cast<std::size_t>(rths::parse_whole(slash == std::string::npos ? "" : text.substr(slash + 1), any));
+  } catch (const rths::Expected&) {
+    o.shard_k = 0;
   }
-  if (used != s.size() || s.empty() || s[0] == '-' || v == 0) {
-    throw BadInput(what + ": expected a positive whole number, found `" + s + "`");
+  if (o.shard_k == 0 || o.shard_k > o.shard_n) {
+    throw rths::Expected("K/N, whole numbers with 1 <= K <= N");
   }
-  return v;
 }
 
-Options parse_options(int argc, char** argv) {
-  rths::CommandLine cl;
-  try {
-    cl = rths::parse_command_line(argc, argv, {"jobs", "shard"}, {}, std::numeric_limits<std::size_t>::max());
-  } catch (const std::invalid_argument& e) {
-    throw BadInput(e.what());
-  }
-  if (!cl.overrides.empty()) {
-    throw BadInput("--set belongs in the study file (`set PATH=VALUE`), not on the command line");
-  }
-  Options o;
-  o.command = cl.command;
-  o.positional = cl.positionals;
-  o.out = cl.out;
-  o.quiet = cl.quiet;
-  if (cl.has("jobs")) {
-    o.jobs = static_cast<unsigned>(parse_count(cl.option("jobs"), "--jobs"));
-  }
-  if (cl.has("shard")) {
-    const std::string v = cl.option("shard");
-    const auto slash = v.find('/');
-    if (slash == std::string::npos) {
-      throw BadInput("--shard: expected K/N, found `" + v + "`");
-    }
-    o.shard_k = parse_count(v.substr(0, slash), "--shard K");
-    o.shard_n = parse_count(v.substr(slash + 1), "--shard N");
-    if (o.shard_k > o.shard_n) {
-      throw BadInput("--shard: K must be at most N, found `" + v + "`");
-    }
-  }
-  if (o.command != "run" && o.command != "merge") {
-    throw BadInput(o.command.empty() ? "missing command (see --help)"
-                                     : "unknown command " + o.command + " (see --help)");
-  }
-  if (o.command == "run" && o.positional.size() != 1) {
-    throw BadInput("run needs one STUDY file (see --help)");
-  }
-  if (o.command == "merge" && (o.positional.empty() || o.out.empty())) {
-    throw BadInput("merge needs shard folders and --out DIR (see --help)");
-  }
-  return o;
+rths::CommandLine command_line(Options& o) {
+  rths::CommandLine cli(kProgram, "parameter studies over rths experiments in virtual time");
+  cli.command("run", "STUDY",
+              "Run every point of STUDY's grid in virtual time (as `rths-numerical run`), in process on\n"
+              "--jobs threads, and write one row per run to DIR/study.csv; with `plot` statements also\n"
+              "the pure simulations (DIR/pure.csv) and the plots.");
+  cli.command("merge", "DIR...",
+              "Concatenate the study.csv (and pure.csv) of shard folders (same header) into DIR, sorted\n"
+              "by row, checking that no row is missing or duplicated; then draw the plots, the same as\n"
+              "one unsharded run draws.");
+  cli.path("out", "DIR", o.out, "Output folder (created). Default for run: runs/<study name>-<date>-<time>")
+      .required_for({"merge"});
+  cli.whole("jobs", "N", o.jobs, {1, kMaxJobs, "a whole number of threads"},
+            "Runs at a time, 1 to 1024 (default: the hardware's threads).")
+      .only_for({"run"});
+  cli.option(
+         "shard", "K/N", [&o](const std::string& v) { parse_shard(v, o); },
+         "Run only the rows with row % N == K-1 (1 <= K <= N), e.g. one shard per host, and\n"
+         "the pure simulations likewise; no plots (merge the shard folders to get them).\n"
+         "deploy/cluster/study-slurm.sh and study-parallel.sh run the shards and the merge.")
+      .only_for({"run"});
+  cli.flag("quiet", o.quiet, "No progress bar, summary or warnings; only errors.").alias("-q");
+  cli.refuse("set", "belongs in the study file (`set PATH=VALUE`), not on the command line");
+  cli.epilogue(R"usage(STUDY file (one statement a line; '#' starts a comment; relative paths from the study file):
+  config FILE                          the experiment (protobuf text, as rths-numerical takes)
+  axis NAME PATH[,PATH...] = V1 V2 ... one axis of the grid: each value is an override value
+                                       (as --set PATH=V); with several paths a value sets every
+                                       path, or is a ':'-separated tuple with one element per path
+                                       (a ':' inside {...} or [...] does not separate)
+  set PATH=VALUE                       a fixed override for every run (repeatable)
+  name NAME                            the study's name in plot titles (default: the file's stem)
+  plot X LINES [RESPONSE]              plots of RESPONSE's peak error J_peak (%) against axis X, one
+                                       line per value of axis LINES, with the pure simulation
+                                       dashed; one plot per combination of the other axes' values.
+                                       RESPONSE: x1..xN or f_<site> (default: the last DOF, the top
+                                       floor). Repeatable.
+  label AXIS "TITLE (UNIT)" = V1 V2 ... what a plot shows for each value of AXIS (numbers on the x
+                                       axis, any word in a legend) and the axis title with its unit
+The grid is the Cartesian product of the axes, the first axis slowest; row = its index from 0.
+Each run applies the `set` overrides in order, then each axis's paths in order. Values hold no
+spaces (text-format messages fit: {probability:0.05}). Example:
+  config ../seed002/spring.textproto
+  axis model_error site[0].channel[0].prediction.spring.stiffness_n_per_m = 39084.08 55834.4 72584.72
+  axis delay site[0].link.forward.delay_s,site[0].link.backward.delay_s = 0 0.025 0.05
+  label model_error "model error (%)" = -30 0 30
+  plot delay model_error x2
+  set duration_s=10
+
+Outputs (run): DIR/study.csv — row, each axis's value, each axis path's value, `rerun` (the exact
+rths-numerical command line for that row alone), then for each response (x1..xN, f_<site>...)
+<resp>_peak, _reference_peak, _j_peak_pct, _j_rms_pct, _rho, then steps, run_time_s and error
+(empty unless the run failed; a failed run never stops the study). DIR/study.json (grid size,
+shard, counts, wall time), DIR/study.log. Every override is checked before anything runs.
+
+Plots (with `plot`): the pure simulation of a point is the erroneous model with no network (seed 002
+Figs. 9 and 13): the numerical node alone with the Smith predictor's model, f = f_model(x), against
+the same monolithic reference. rths-study runs it as the point with every REMOTE site's feedback
+lost (site[NAME].link={ backward { loss { probability: 1 } } }, compensation MODIFIED_SMITH),
+once per combination of the other axes than the network's (those whose paths all lie in
+site[...].link or site[...].compensation), into DIR/pure.csv (the columns of study.csv without
+the network's axes, re-run command included). For each plot and combination of the other axes,
+DIR holds NAME.dat (the plotted numbers, copied from study.csv and pure.csv), NAME.gp (its gnuplot
+script: `gnuplot NAME.gp` in DIR) and NAME.png,
+NAME = <RESPONSE>_peak_error_vs_<X>_by_<LINES>[_<AXIS>-<VALUE>...] (VALUE: the label if given);
+DIR/study.plot keeps the grid and plot statements for merge. Without gnuplot (Debian: gnuplot-nox)
+the .dat and .gp are written, one warning says so and the exit code stays as it is; a plot that an
+installed gnuplot fails to draw is an error naming DIR/gnuplot.log, and the exit code is 1. An axis
+without `label` shows its values; one whose paths all end in delay_s shows the round trip in ms (the
+first site's forward + backward legs).
+
+Exit codes: 0 every row ran (and every plot was drawn); 1 a row failed (its error column says why),
+a plot failed (DIR/gnuplot.log says why) or an internal error;
+2 bad command line, study file or override (nothing run); 6 interrupted (finished rows written).
+)usage");
+  return cli;
 }
 
 // study.json of a run (results::StudySummary).
@@ -1156,7 +1158,7 @@ rths::results::StudySummary study_summary(const Study& st, const Options& o, std
   s.set_shard(fmt::format("{}/{}", o.shard_k, o.shard_n));
   s.set_rows(run);
   s.set_failed(failed);
-  s.set_jobs(o.jobs);
+  s.set_jobs(static_cast<std::uint32_t>(o.jobs));
   s.set_wall_time_s(wall);
   return s;
 }
@@ -1199,7 +1201,7 @@ int run_study(Options& o) {
   }
   rths::start_logging(kProgram, o.out, "study.log", o.quiet);
   if (o.jobs == 0) {
-    o.jobs = std::max(1U, std::thread::hardware_concurrency());
+    o.jobs = static_cast<int>(std::min<unsigned>(std::max(1U, std::thread::hardware_concurrency()), kMaxJobs));
   }
   spdlog::info("study {}: config {}, {} grid rows, {} pure simulations, shard {}/{}: {} runs on {} threads",
                st.file.string(), st.config.string(), grid, pure_grid, o.shard_k, o.shard_n, jobs.size(), o.jobs);
@@ -1231,7 +1233,8 @@ int run_study(Options& o) {
     }
   };
   std::vector<std::thread> pool;
-  const unsigned threads = std::min<unsigned>(o.jobs, static_cast<unsigned>(std::max<std::size_t>(jobs.size(), 1)));
+  const unsigned threads =
+      std::min<unsigned>(static_cast<unsigned>(o.jobs), static_cast<unsigned>(std::max<std::size_t>(jobs.size(), 1)));
   for (unsigned t = 0; t < threads; ++t) {
     pool.emplace_back(worker);
   }
@@ -1275,23 +1278,23 @@ int run_study(Options& o) {
     write_file(o.out / kPlotSpec, plot_spec(st));
   }
   spdlog::info("{} runs, {} failed, in {:.3f} s", ran, failed, wall);
-  std::size_t pngs = 0;
+  PlotCount plots;
   if (ran < jobs.size()) {
     spdlog::error("interrupted: {} of {} runs not done", jobs.size() - ran, jobs.size());
     return rths::kExitInterrupted;
   }
   if (o.shard_n == 1 && !st.plots.empty()) {
-    pngs = write_plots(parse_study(o.out / kPlotSpec, false), o.out);
+    plots = write_plots(parse_study(o.out / kPlotSpec, false), o.out);
   } else if (!st.plots.empty()) {
     spdlog::info("plots: after `rths-study merge` of the {} shard folders", o.shard_n);
   }
   if (!o.quiet) {
     fmt::print("rths-study: {} of {} rows run{} ({} failed) in {:.2f} s on {} threads{}\noutput: {}\n", ran_grid, grid,
                pure_grid == 0 ? std::string{} : fmt::format(" and {} pure simulations", ran - ran_grid), failed, wall,
-               threads, st.plots.empty() ? std::string{} : fmt::format(", {} plots", pngs),
-               (o.out / "study.csv").string());
+               threads, st.plots.empty() ? std::string{} : plot_text(plots), (o.out / "study.csv").string());
   }
-  return failed == 0 ? rths::kExitCompleted : rths::kExitFailure;
+  // A plot the study asked for and gnuplot could not draw fails the study like a failed row does.
+  return failed == 0 && plots.failed == 0 ? rths::kExitCompleted : rths::kExitFailure;
 }
 
 // ---- merge -----------------------------------------------------------------------------------------
@@ -1439,30 +1442,33 @@ int merge_studies(const Options& o) {
   merged.set_failed(grid.failed + pure.failed);
   merged.set_merged_from(static_cast<std::uint32_t>(o.positional.size()));
   rths::write_results_json(o.out / "study.json", merged);
-  std::size_t pngs = 0;
+  PlotCount plots;
   if (spec) {
     write_file(o.out / kPlotSpec, *spec);
-    pngs = write_plots(parse_study(o.out / kPlotSpec, false), o.out);
+    plots = write_plots(parse_study(o.out / kPlotSpec, false), o.out);
   }
   spdlog::info("merged {} rows and {} pure simulations from {} folders, {} plots", grid.rows, pure.rows,
-               o.positional.size(), pngs);
+               o.positional.size(), plots.made);
   if (!o.quiet) {
     fmt::print("rths-study: merged {} rows from {} folders ({} failed){}\noutput: {}\n", grid.rows, o.positional.size(),
                grid.failed + pure.failed,
-               spec ? fmt::format(", with {} pure simulations, {} plots", pure.rows, pngs) : std::string{},
+               spec ? fmt::format(", with {} pure simulations{}", pure.rows, plot_text(plots)) : std::string{},
                (o.out / "study.csv").string());
   }
-  return grid.failed + pure.failed == 0 ? rths::kExitCompleted : rths::kExitFailure;
+  return grid.failed + pure.failed == 0 && plots.failed == 0 ? rths::kExitCompleted : rths::kExitFailure;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (rths::answered_help_or_version(argc, argv, kUsage, "rths-study 0.2.0")) {
-    return rths::kExitCompleted;
+  Options o;
+  rths::CommandLine cli = command_line(o);
+  if (const auto answered = cli.parse(argc, argv)) {
+    return *answered;
   }
+  o.command = cli.command();
+  o.positional = cli.operands();
   try {
-    Options o = parse_options(argc, argv);
     return o.command == "run" ? run_study(o) : merge_studies(o);
   } catch (const BadInput& e) {
     std::fprintf(stderr, "%s: error: %s\n", kProgram, e.what());

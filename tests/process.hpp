@@ -20,6 +20,7 @@
 #include <unistd.h>
 #include "rths/common/results.hpp"
 #include "rths/common/secret_key.hpp"
+#include "scratch_folder.hpp"
 
 // POSIX has the program declare environ (glibc also does with _GNU_SOURCE), for posix_spawn.
 // NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables,readability-redundant-declaration)
@@ -155,20 +156,16 @@ inline results::RelaySummary read_relay_summary(const std::filesystem::path& fil
   return read_results_json<results::RelaySummary>(file);
 }
 
-// A test with its own empty folder under /tmp, removed when the test passes (kept for a look when not).
+// A test with its own empty folder under the temporary folder, removed when the test passes (kept for
+// a look, and named, when not).
 class RunFolderTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("rths_" + std::to_string(getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = test_folder("rths");
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
   }
-  void TearDown() override {
-    if (!HasFailure()) {
-      std::filesystem::remove_all(dir_);
-    }
-  }
+  void TearDown() override { remove_unless_failed(dir_); }
   std::filesystem::path dir_;
 };
 

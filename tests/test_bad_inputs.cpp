@@ -183,12 +183,28 @@ TEST_F(MemoryBudget, ASiteRefusesAStartItsRecordCannotHold) {
 // ---------------------------------------------------------------------------------------------
 // The campaign.
 
-enum class Program { kNumerical, kPhysical };
+enum class Program { kNumerical, kPhysical, kRelay, kStudy, kBenchLoop };
+
+const char* executable(Program program) {
+  switch (program) {
+    case Program::kNumerical:
+      return "rths-numerical";
+    case Program::kPhysical:
+      return "rths-physical";
+    case Program::kRelay:
+      return "rths-relay";
+    case Program::kStudy:
+      return "rths-study";
+    case Program::kBenchLoop:
+      return "rths-bench-loop";
+  }
+  return "";
+}
 
 struct BadInput {
   std::string name;  // the test's name
   Program program;
-  std::vector<std::string> args;  // CONFIG, OUT and DIR are replaced by the case's paths
+  std::vector<std::string> args;  // CONFIG, STUDY, OUT and DIR are replaced by the case's paths
   std::string expected;           // must appear in the one error line
   std::string from;               // an edit of the valid config ("" for none)
   std::string to;
@@ -196,7 +212,7 @@ struct BadInput {
 
 // How GoogleTest shows a failing case: the command line, not the object's bytes.
 void PrintTo(const BadInput& bad, std::ostream* os) {
-  *os << (bad.program == Program::kNumerical ? "rths-numerical" : "rths-physical");
+  *os << executable(bad.program);
   for (const auto& a : bad.args) *os << ' ' << a;
   if (!bad.from.empty()) *os << " (config: \"" << bad.from << "\" -> \"" << bad.to << "\")";
 }
@@ -226,6 +242,30 @@ BadInput physical(std::string name, std::vector<std::string> extra, std::string 
 
 BadInput physical_cli(std::string name, std::vector<std::string> args, std::string expected) {
   return {std::move(name), Program::kPhysical, std::move(args), std::move(expected), "", ""};
+}
+
+// Any executable's command line, refused by its parser: `expected` is the whole error line, so the
+// format "PROGRAM: error: --OPTION: what was expected, got 'VALUE'" is checked too.
+BadInput command_line(std::string name, Program program, std::vector<std::string> args, const std::string& line) {
+  return {
+      std::move(name), program, std::move(args), std::string(executable(program)) + ": error: " + line + "\n", "", ""};
+}
+
+BadInput relay(std::string name, std::vector<std::string> extra, const std::string& line) {
+  std::vector<std::string> args{"CONFIG", "--site",          "lab",   "--listen", "127.0.0.1:0",
+                                "--to",   "127.0.0.1:47000", "--out", "OUT"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return command_line(std::move(name), Program::kRelay, std::move(args), line);
+}
+
+BadInput study(std::string name, std::vector<std::string> extra, const std::string& line) {
+  std::vector<std::string> args{"run", "STUDY", "--out", "OUT"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return command_line(std::move(name), Program::kStudy, std::move(args), line);
+}
+
+BadInput bench_loop(std::string name, std::vector<std::string> args, const std::string& line) {
+  return command_line(std::move(name), Program::kBenchLoop, std::move(args), line);
 }
 
 const std::string kSynthetic = "synthetic { seed: 3 duration_s: 2 }";
@@ -374,11 +414,13 @@ std::vector<BadInput> campaign() {
       numerical_cli("LoopbackBeyondTheMemoryBudget", {"loopback", "CONFIG", "--out", "OUT", "--set", "duration_s=1e5"},
                     "duration_s: 100000 s"),
       // --- rths-physical -----------------------------------------------------------------------
-      physical("WaitNotANumber", {"--wait", "abc"}, "--wait"),
-      physical("WaitNegative", {"--wait", "-1"}, "--wait"),
-      physical("WaitNaN", {"--wait", "nan"}, "--wait"),
+      physical("WaitNotANumber", {"--wait", "abc"}, "--wait: expected a time in seconds from 0 to 86400, got 'abc'"),
+      physical("WaitNegative", {"--wait", "-1"}, "--wait: expected a time in seconds from 0 to 86400, got '-1'"),
+      physical("WaitNaN", {"--wait", "nan"}, "--wait: expected a time in seconds from 0 to 86400, got 'nan'"),
       physical("WaitAbsurd", {"--wait", "1e300"}, "--wait"),
-      physical("ListenWithoutHost", {"--listen", ":0"}, "--listen"),
+      physical(
+          "ListenWithoutHost", {"--listen", ":0"},
+          "--listen: expected HOST:PORT (a name, an IPv4 address or [IPv6], and a port from 0 to 65535), got ':0'"),
       physical("ListenNotIPv4", {"--listen", "256.1.1.1:0"}, "--listen"),
       physical("ListenPortAbove65535", {"--listen", "127.0.0.1:99999"}, "--listen"),
       physical("ListenWithoutPort", {"--listen", "127.0.0.1"}, "--listen"),
@@ -394,6 +436,63 @@ std::vector<BadInput> campaign() {
       physical_cli("PhysicalUnknownCommand", {"run", "CONFIG", "--site", "lab"}, "run"),
       physical_cli("PhysicalConfigMissing", {"serve", "DIR/absent.textproto", "--site", "lab", "--out", "OUT"},
                    "absent.textproto"),
+      // --- typed options of every executable: one line naming the option, what it takes, what it got ---
+      command_line("NumericalSetMisspelt", Program::kNumerical, {"run", "CONFIG", "--sett", "duration_s=1"},
+                   "unknown option --sett (did you mean --set?)"),
+      command_line("NumericalRealtimeForCalibrate", Program::kNumerical, {"calibrate", "CONFIG", "--realtime"},
+                   "--realtime is an option of run, not of calibrate (see --help)"),
+      command_line("NumericalOutFollowedByAnOption", Program::kNumerical, {"run", "CONFIG", "--out", "--quiet"},
+                   "--out: expected DIR, got the option '--quiet'"),
+      command_line("NumericalOutEmpty", Program::kNumerical, {"run", "CONFIG", "--out="},
+                   "--out: expected a DIR (not empty), got ''"),
+      command_line("KeygenWithoutFile", Program::kNumerical, {"keygen"}, "keygen needs FILE (see --help)"),
+      command_line("PhysicalSiteEmpty", Program::kPhysical, {"serve", "CONFIG", "--site", ""},
+                   "--site: expected a NAME (not empty), got ''"),
+      relay("RelayListenWithoutHost", {"--listen", ":0"},
+            "--listen: expected HOST:PORT (a name, an IPv4 address or [IPv6], and a port from 0 to 65535), got ':0'"),
+      relay("RelayListenNotIPv4", {"--listen", "256.1.1.1:0"},
+            "--listen: expected HOST:PORT whose HOST of digits and dots is an IPv4 address (four numbers 0..255), "
+            "got '256.1.1.1:0'"),
+      relay("RelayToPortZero", {"--to", "127.0.0.1:0"},
+            "--to: expected HOST:PORT (a name, an IPv4 address or [IPv6], and a port from 1 to 65535), got "
+            "'127.0.0.1:0'"),
+      relay("RelaySpinWord", {"--spin-us", "x"},
+            "--spin-us: expected a time in microseconds from 0 to 1000000, got 'x'"),
+      relay("RelaySpinNegative", {"--spin-us", "-1"},
+            "--spin-us: expected a time in microseconds from 0 to 1000000, got '-1'"),
+      relay("RelayIdleExitNaN", {"--idle-exit", "nan"},
+            "--idle-exit: expected a time in seconds from 0 to 86400, got 'nan'"),
+      relay("RelayUnknownOption", {"--idle", "3"}, "unknown option --idle (see --help)"),
+      command_line("RelayWithoutTo", Program::kRelay, {"CONFIG", "--site", "lab", "--listen", "127.0.0.1:0"},
+                   "missing --to HOST:PORT (see --help)"),
+      command_line("RelayWithoutConfig", Program::kRelay,
+                   {"--site", "lab", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:47000"},
+                   "missing CONFIG (see --help)"),
+      study("StudyJobsNegative", {"--jobs", "-3"},
+            "--jobs: expected a whole number of threads from 1 to 1024, got '-3'"),
+      study("StudyJobsZero", {"--jobs", "0"}, "--jobs: expected a whole number of threads from 1 to 1024, got '0'"),
+      study("StudyJobsWord", {"--jobs", "many"},
+            "--jobs: expected a whole number of threads from 1 to 1024, got 'many'"),
+      study("StudyShardBackwards", {"--shard", "3/2"},
+            "--shard: expected K/N, whole numbers with 1 <= K <= N, got '3/2'"),
+      study("StudyShardZero", {"--shard", "0/4"}, "--shard: expected K/N, whole numbers with 1 <= K <= N, got '0/4'"),
+      study("StudySetOnTheCommandLine", {"--set", "duration_s=1"},
+            "--set: belongs in the study file (`set PATH=VALUE`), not on the command line"),
+      study("StudyQuietMisspelt", {"--quite"}, "unknown option --quite (did you mean --quiet?)"),
+      command_line("StudyMergeWithoutOut", Program::kStudy, {"merge", "DIR"}, "merge needs --out DIR (see --help)"),
+      command_line("StudyJobsForMerge", Program::kStudy, {"merge", "DIR", "--out", "OUT", "--jobs", "2"},
+                   "--jobs is an option of run, not of merge (see --help)"),
+      command_line("StudyCommandMisspelt", Program::kStudy, {"rn", "STUDY"}, "unknown command rn (did you mean run?)"),
+      bench_loop("BenchSecondsNegative", {"--seconds", "-1"},
+                 "--seconds: expected a duration in seconds above 0 and up to 86400, got '-1'"),
+      bench_loop("BenchRateZero", {"--rate", "0"}, "--rate: expected a rate in Hz above 0 and up to 100000, got '0'"),
+      bench_loop("BenchSpinWord", {"--spin-us", "x"},
+                 "--spin-us: expected a time in microseconds from 0 to 1000000, got 'x'"),
+      bench_loop("BenchPriorityAbove99", {"--priority", "100"},
+                 "--priority: expected a SCHED_FIFO priority from 1 to 99, got '100'"),
+      bench_loop("BenchCpuNegative", {"--cpu", "-1"}, "--cpu: expected a CPU number from 0 to 1023, got '-1'"),
+      bench_loop("BenchLockWithValue", {"--lock=yes"}, "--lock: expected no value, got 'yes'"),
+      bench_loop("BenchOperand", {"fast"}, "unexpected argument 'fast' (see --help)"),
   };
 }
 
@@ -417,6 +516,7 @@ class Campaign : public test::RunFolderTest, public ::testing::WithParamInterfac
         {"negdt.AT2", title + "NPTS= 3, DT= -.01 SEC\n .1 .2 .1\n"},
         {"roomless.AT2", title + "NPTS= 4000000, DT= .01 SEC\n .1 .2 .1\n"},
         {"bad_trace.txt", "0.01\n0.02\nfast\n"},
+        {"ok.study", "config bad.textproto\naxis delay site[0].link.forward.delay_s = 0 0.01\n"},
     };
     for (const auto& [name, text] : files) {
       std::ofstream(dir_ / name) << text;
@@ -425,6 +525,7 @@ class Campaign : public test::RunFolderTest, public ::testing::WithParamInterfac
 
   [[nodiscard]] std::string resolved(const std::string& arg) const {
     if (arg == "CONFIG") return (dir_ / "bad.textproto").string();
+    if (arg == "STUDY") return (dir_ / "ok.study").string();
     if (arg == "OUT") return (dir_ / "out").string();
     if (arg == "DIR") return dir_.string();
     if (arg.starts_with("DIR/")) return (dir_ / arg.substr(4)).string();
@@ -453,7 +554,7 @@ TEST_P(Campaign, RefusedBeforeMotionWithOneLineNamingTheFieldAndNoRecord) {
   std::ofstream(dir_ / "bad.textproto") << text;
   std::vector<std::string> args;
   for (const auto& a : bad.args) args.push_back(resolved(a));
-  test::Process process(bad.program == Program::kNumerical ? "rths-numerical" : "rths-physical", args, dir_ / "case");
+  test::Process process(executable(bad.program), args, dir_ / "case");
   EXPECT_EQ(process.wait(std::chrono::seconds(30)), kExitBadInput) << process.err();
   const std::string err = process.err();
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;

@@ -7,8 +7,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "process.hpp"
 #include "test_support.hpp"
@@ -34,12 +36,11 @@ std::string slurp(const fs::path& p) {
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("rths_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = test::test_folder("rths_cli");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override { test::remove_unless_failed(dir_); }
 
   [[nodiscard]] Result run(const std::string& args) const {
     const fs::path out = dir_ / "stdout.txt";
@@ -197,6 +198,131 @@ TEST_F(Cli, UnknownOptionAndMissingConfigAreUsageErrors) {
   const Result missing = run("run " + (dir_ / "absent.textproto").string() + " --out " + (dir_ / "run").string());
   EXPECT_EQ(missing.exit_code, 2);
   EXPECT_NE(missing.err.find("absent.textproto"), std::string::npos);
+}
+
+// Every executable, with every option it takes: the test's list is the documented interface.
+struct Tool {
+  const char* program;
+  std::set<std::string> options;
+};
+
+const std::vector<Tool>& tools() {
+  static const std::vector<Tool> kTools{
+      {"rths-numerical", {"realtime", "out", "set", "quiet", "help", "version"}},
+      {"rths-physical", {"site", "listen", "out", "set", "wait", "quiet", "help", "version"}},
+      {"rths-relay", {"site", "listen", "to", "set", "out", "idle-exit", "spin-us", "quiet", "help", "version"}},
+      {"rths-study", {"out", "jobs", "shard", "quiet", "help", "version"}},
+      {"rths-bench-loop", {"rate", "seconds", "spin-us", "priority", "lock", "cpu", "help", "version"}},
+  };
+  return kTools;
+}
+
+// The long names in the Options section of a help text: its rows start "  -" (continuation lines are
+// indented further).
+std::set<std::string> options_in_help(const std::string& help) {
+  std::set<std::string> names;
+  const auto start = help.find("\nOptions:\n");
+  if (start == std::string::npos) {
+    return names;
+  }
+  std::istringstream in(help.substr(start + 10));
+  for (std::string line; std::getline(in, line) && !line.empty();) {
+    const auto dashes = line.find("--");
+    if (line.starts_with("  -") && dashes != std::string::npos) {
+      const auto end = line.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-", dashes + 2);
+      names.insert(line.substr(dashes + 2, end - dashes - 2));
+    }
+  }
+  return names;
+}
+
+TEST_F(Cli, EveryExecutablePrintsTheProjectVersion) {
+  for (const Tool& tool : tools()) {
+    test::Process p(tool.program, {"--version"}, dir_ / tool.program);
+    EXPECT_EQ(p.wait(std::chrono::seconds(10)), 0) << tool.program;
+    EXPECT_EQ(p.out(), std::string(tool.program) + " " + RTHS_PROJECT_VERSION + "\n") << tool.program;
+    EXPECT_EQ(p.err(), "") << tool.program;
+  }
+}
+
+// --help exits 0 and its Options section names exactly the options of the list; every option it names
+// is accepted (the parser does not call it unknown). The help is made from the parser's declarations,
+// which refuse an option without help text, so an option added without help fails here.
+TEST_F(Cli, EveryExecutableHelpDescribesEveryOptionItAccepts) {
+  for (const Tool& tool : tools()) {
+    test::Process help(tool.program, {"--help"}, dir_ / tool.program);
+    if (help.wait(std::chrono::seconds(10)) != 0) {
+      ADD_FAILURE() << tool.program << " --help failed: " << help.err();
+      continue;
+    }
+    const std::string text = help.out();
+    EXPECT_EQ(options_in_help(text), tool.options) << tool.program << "\n" << text;
+    EXPECT_NE(text.find("Usage:\n  " + std::string(tool.program)), std::string::npos) << text;
+    EXPECT_NE(text.find("Exit codes"), std::string::npos) << tool.program;
+    for (const auto& name : tool.options) {
+      if (name == "help" || name == "version") continue;
+      // With a stray operand, so that no probe is a valid command line (rths-bench-loop --lock would run).
+      test::Process probe(tool.program, {"--" + name, "x"}, dir_ / (std::string(tool.program) + "-" + name));
+      EXPECT_EQ(probe.wait(std::chrono::seconds(10)), 2) << tool.program << " --" << name;
+      EXPECT_EQ(probe.err().find("unknown option"), std::string::npos) << tool.program << ": " << probe.err();
+    }
+  }
+}
+
+// Synopses: lines that start with "rths-" (after the indentation of a usage section), each joined
+// with the lines indented below it that continue it ("[--idle-exit SECONDS] ..."), blanks collapsed.
+std::set<std::string> synopses(const std::string& text) {
+  std::set<std::string> found;
+  std::string current;
+  const auto flush = [&] {
+    if (!current.empty()) found.insert(current);
+    current.clear();
+  };
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto first = line.find_first_not_of(' ');
+    if (first == std::string::npos) {
+      flush();
+      continue;
+    }
+    const std::string rest = line.substr(first);
+    if (rest.starts_with("rths-")) {
+      flush();
+      current = rest;
+    } else if (!current.empty() && first > 2 && (rest.starts_with("[") || rest.starts_with("--"))) {
+      current += " " + rest;
+    } else {
+      flush();
+    }
+  }
+  flush();
+  std::set<std::string> collapsed;
+  for (const auto& s : found) {
+    std::string c;
+    for (const char ch : s) {
+      if (ch != ' ' || (!c.empty() && c.back() != ' ')) c += ch;
+    }
+    collapsed.insert(c);
+  }
+  return collapsed;
+}
+
+// The README's usage blocks hold every usage line of every executable's --help, so that no command
+// or option goes undocumented there.
+TEST_F(Cli, ReadmeShowsTheUsageOfEveryCommand) {
+  const std::set<std::string> readme = synopses(slurp(test::source_dir() / "README.md"));
+  for (const Tool& tool : tools()) {
+    test::Process help(tool.program, {"--help"}, dir_ / tool.program);
+    ASSERT_EQ(help.wait(std::chrono::seconds(10)), 0) << tool.program;
+    const std::string text = help.out();
+    const auto usage = text.find("Usage:\n");
+    ASSERT_NE(usage, std::string::npos) << text;
+    const std::set<std::string> lines = synopses(text.substr(usage + 7, text.find("\n\n", usage) - usage - 7));
+    EXPECT_GE(lines.size(), 2U) << tool.program;
+    for (const auto& line : lines) {
+      EXPECT_TRUE(readme.contains(line)) << "README.md has no usage line\n  " << line;
+    }
+  }
 }
 
 }  // namespace

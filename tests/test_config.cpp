@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "rths/common/config.hpp"
+#include "scratch_folder.hpp"
 
 namespace rths {
 namespace {
@@ -145,8 +146,8 @@ TEST(Config, UndampedAndSyntheticAreAllowed) {
 }
 
 TEST(Config, LoadsFromFileWithBaseDir) {
-  const auto folder = std::filesystem::path(::testing::TempDir()) / "rths_test_config";
-  std::filesystem::create_directories(folder);
+  const test::ScratchFolder scratch;
+  const std::filesystem::path& folder = scratch.path();
   const auto file = folder / "experiment.textproto";
   std::ofstream(file) << kValid;
   const auto loaded = load_experiment(file, {"ground_motion.scale=0.4"});

@@ -9,10 +9,9 @@
 #include <fstream>
 #include <new>
 
-#include <unistd.h>
-
 #include "rths/node_numerical/calibration.hpp"
 #include "rths/node_numerical/experiment.hpp"
+#include "scratch_folder.hpp"
 #include "test_support.hpp"
 
 #include "alloc_counter.hpp"
@@ -25,6 +24,7 @@ using test::round_trip;
 
 TEST(Examples, EveryExampleLoadsAndRuns) {
   // STYLE: one example per feature, and a test that fails when an example no longer loads.
+  const test::ScratchFolder scratch("rths_examples");
   std::size_t count = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(test::source_dir() / "examples")) {
     if (entry.path().extension() != ".textproto") {
@@ -35,18 +35,17 @@ TEST(Examples, EveryExampleLoadsAndRuns) {
     // An RLS example reads its calibration file, which `rths-numerical calibrate` writes first.
     const LoadedConfig raw = load_experiment(entry.path(), overrides, /*resolve_calibration_files=*/false);
     if (default_calibration_file(raw) != "calibration.textproto") {
-      const auto file = std::filesystem::temp_directory_path() / ("rths_examples_" + std::to_string(getpid()));
+      const auto file = scratch.path() / "calibration.textproto";
       std::ofstream(file) << calibration_text(calibrate_rls(raw), entry.path().string());
       for (const auto& site : raw.experiment.site()) {
         for (int c = 0; c < site.channel_size(); ++c) {
           if (!site.channel(c).controller().rls().has_calibration_path()) continue;
-          overrides.push_back(fmt::format("site[{}].channel[{}].controller.rls.calibration_path={}", site.name(), c,
-                                          file.string()));
+          overrides.push_back(
+              fmt::format("site[{}].channel[{}].controller.rls.calibration_path={}", site.name(), c, file.string()));
         }
       }
     }
     const auto cfg = load_experiment(entry.path(), overrides);
-    std::filesystem::remove(std::filesystem::temp_directory_path() / ("rths_examples_" + std::to_string(getpid())));
     Experiment ex(cfg);
     const RunReport& r = ex.run();
     EXPECT_EQ(r.steps, 2049);

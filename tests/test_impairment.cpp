@@ -20,6 +20,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/impairment.hpp"
 #include "rths/common/virtual_link.hpp"
+#include "scratch_folder.hpp"
 
 namespace rths {
 namespace {
@@ -61,13 +62,6 @@ double binomial_se(double p, double n) {
 void measured(const char* what, double value, double expected, double tolerance) {
   std::printf("[ measured ] %s: %.6g (expected %.6g +- %.2g)\n", what, value, expected, tolerance);
   EXPECT_NEAR(value, expected, tolerance) << what;
-}
-
-std::filesystem::path temp_dir() {
-  auto dir = std::filesystem::temp_directory_path() /
-             ("rths_impairment_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
-  std::filesystem::create_directories(dir);
-  return dir;
 }
 
 std::filesystem::path write_file(const std::filesystem::path& file, const std::string& text) {
@@ -215,7 +209,8 @@ constexpr std::string_view kTrace = R"(# one-way delays measured between two lab
 )";
 
 TEST(Impairment, TraceReplayIsInFileOrderAndWraps) {
-  const auto dir = temp_dir();
+  const test::ScratchFolder scratch("rths_impairment");
+  const std::filesystem::path& dir = scratch.path();
   write_file(dir / "trace.txt", std::string(kTrace));
   config::Impairment spec;
   spec.set_delay_s(0.001);
@@ -233,11 +228,11 @@ TEST(Impairment, TraceReplayIsInFileOrderAndWraps) {
   for (int i = 0; i < 12; ++i) {
     EXPECT_DOUBLE_EQ(lossy.next_packet().delay_s[0], 0.001 + file[static_cast<std::size_t>(i) % file.size()]) << i;
   }
-  std::filesystem::remove_all(dir);
 }
 
 TEST(Impairment, TraceSampleDrawsFileValuesWithTheirFrequencies) {
-  const auto dir = temp_dir();
+  const test::ScratchFolder scratch("rths_impairment");
+  const std::filesystem::path& dir = scratch.path();
   config::Impairment spec;
   spec.mutable_empirical()->set_trace_path((write_file(dir / "trace.txt", std::string(kTrace))).string());
   Impairment impairment(spec);  // absolute path: no base directory needed
@@ -251,7 +246,6 @@ TEST(Impairment, TraceSampleDrawsFileValuesWithTheirFrequencies) {
     const std::string what = "trace SAMPLE P(" + std::to_string(value) + ")";
     measured(what.c_str(), counts[value] / n, expected, kSigmas * binomial_se(expected, n));
   }
-  std::filesystem::remove_all(dir);
 }
 
 std::string trace_error(const std::filesystem::path& file) {
@@ -267,7 +261,8 @@ std::string trace_error(const std::filesystem::path& file) {
 }
 
 TEST(Impairment, BadTraceNamesFileAndLine) {
-  const auto dir = temp_dir();
+  const test::ScratchFolder scratch("rths_impairment");
+  const std::filesystem::path& dir = scratch.path();
   const auto word = write_file(dir / "word.txt", "# delays\n0.01\n0.02 ms\n");
   EXPECT_EQ(trace_error(word), word.string() +
                                    ":3: \"0.02 ms\" is not a delay; expected one one-way delay in seconds per line "
@@ -278,7 +273,6 @@ TEST(Impairment, BadTraceNamesFileAndLine) {
   EXPECT_EQ(trace_error(empty), empty.string() + ": has no delays; expected one one-way delay in seconds per line");
   EXPECT_EQ(trace_error(dir / "missing.txt"),
             "cannot open delay trace " + (dir / "missing.txt").string() + ": No such file or directory");
-  std::filesystem::remove_all(dir);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -450,7 +444,8 @@ TEST(Impairment, SameSeedSameFatesOtherSeedOthers) {
 }
 
 TEST(Impairment, NextPacketDoesNotAllocate) {
-  const auto dir = temp_dir();
+  const test::ScratchFolder scratch("rths_impairment");
+  const std::filesystem::path& dir = scratch.path();
   auto specs = every_model();
   specs.emplace_back().mutable_empirical()->set_trace_path(write_file(dir / "t.txt", std::string(kTrace)).string());
   specs.back().mutable_empirical()->set_order(config::EmpiricalDelay::REPLAY);
@@ -463,7 +458,6 @@ TEST(Impairment, NextPacketDoesNotAllocate) {
     EXPECT_EQ(test::allocations(), before) << spec.ShortDebugString();
     EXPECT_GT(sink, 0.0);
   }
-  std::filesystem::remove_all(dir);
 }
 
 // ---------------------------------------------------------------------------------------------

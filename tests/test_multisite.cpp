@@ -47,8 +47,7 @@ class Multisite : public ::testing::Test {
     // Unique per test process, so parallel ctest runs and a developer's default topology (prefix
     // rths, subnet 10.77) cannot collide with it.
     prefix_ = "rthsT" + std::to_string(getpid());
-    dir_ =
-        fs::temp_directory_path() / (prefix_ + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = test::test_folder(prefix_);
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -56,9 +55,7 @@ class Multisite : public ::testing::Test {
     // The script's trap removes the namespaces; this is the belt to its braces (idempotent).
     Process down(script().string(), {"down", "--prefix", prefix_}, dir_ / "down");
     EXPECT_EQ(down.wait(std::chrono::seconds(30)), 0) << down.err();
-    if (!HasFailure()) {
-      fs::remove_all(dir_);
-    }
+    test::remove_unless_failed(dir_);
   }
 
   static fs::path script() { return test::source_dir() / "deploy" / "netns-topology.sh"; }

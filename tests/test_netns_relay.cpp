@@ -62,9 +62,11 @@ class NetnsRelay : public test::RunFolderTest {
     }
     Process run(script().string(), args, dir_ / "script");
     const int code = run.wait(std::chrono::seconds(kSeconds + 60));
+    out_ = run.out();
     err_ = run.err();
     return code;
   }
+  std::string out_;
   std::string err_;
 };
 
@@ -93,6 +95,13 @@ TEST_F(NetnsRelay, SpringModelErrorAt50msRoundTripMatchesVirtualTime) {
   const double rt_pct = 100.0 * std::abs(peak(x2) - peak(ref)) / peak(ref);
   const results::RunSummary summary = test::read_summary(run / "summary.json");
   EXPECT_NEAR(summary.responses().at("x2").j_peak_pct(), rt_pct, 1e-9);
+  // A person who starts the script sees the result: the numerical node's report (peaks, J_peak, the
+  // round trip) and then every process's exit code.
+  EXPECT_NE(out_.find("J_peak"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("site spring: "), std::string::npos) << out_;
+  EXPECT_NE(out_.find("round trip p50"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("output: " + run.string()), std::string::npos) << out_;
+  EXPECT_NE(err_.find("exit codes: numerical 0, spring 0, relay of spring 0"), std::string::npos) << err_;
 
   // Virtual time, same config and overrides: the link block is the relay's impairment there.
   Experiment vt(test::load_example("seed002/spring.textproto", sets));

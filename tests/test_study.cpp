@@ -534,4 +534,72 @@ TEST_F(StudyTest, HelpDocumentsTheStudyFormat) {
   EXPECT_EQ(bad.wait(kTimeout), rths::kExitBadInput);
 }
 
+// rths-study as a user types it in a terminal: from the folder `cwd`, with `bin` (if any) ahead of PATH.
+struct ShellRun {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+ShellRun study_in(const std::filesystem::path& cwd, const std::string& args, const std::filesystem::path& bin = {}) {
+  const std::filesystem::path exe = rths::test::bin_dir() / "rths-study";
+  const std::string path = bin.empty() ? "" : "PATH='" + bin.string() + "':\"$PATH\" ";
+  const std::string cmd = "cd '" + cwd.string() + "' && " + path + "'" + exe.string() + "' " + args +
+                          " >shell.stdout 2>shell.stderr </dev/null";
+  const int status = std::system(cmd.c_str());  // NOLINT(cert-env33-c): the test runs our own binary
+  ShellRun r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = rths::test::slurp(cwd / "shell.stdout");
+  r.err = rths::test::slurp(cwd / "shell.stderr");
+  return r;
+}
+
+constexpr std::array<const char*, 2> kSmallPlots{"x2_peak_error_vs_delay_by_model_error.png",
+                                                 "x2_peak_error_vs_model_error_by_delay.png"};
+
+// The README's `rths-study run STUDY --out runs/linear` and the default folder are relative to where
+// the user stands: gnuplot, started in the study folder, must still find its log and draw every PNG.
+TEST_F(StudyTest, RelativeAndDefaultFoldersGetTheirPlots) {
+  if (!on_path("gnuplot")) {
+    GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox): no PNG to check";
+  }
+  write_small_study(true);
+  const ShellRun given = study_in(dir_, "run small.study --out runs/linear --jobs 2 --quiet");
+  ASSERT_EQ(given.code, 0) << given.err;
+  EXPECT_EQ(given.err, "");
+  for (const char* png : kSmallPlots) {
+    EXPECT_TRUE(is_png(dir_ / "runs/linear" / png)) << png;
+  }
+
+  const ShellRun by_default = study_in(dir_, "run small.study --jobs 2");
+  ASSERT_EQ(by_default.code, 0) << by_default.err;
+  std::vector<std::filesystem::path> folders;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_ / "runs")) {
+    if (entry.path().filename().string().starts_with("small-")) {
+      folders.push_back(entry.path());
+    }
+  }
+  ASSERT_EQ(folders.size(), 1U);
+  for (const char* png : kSmallPlots) {
+    EXPECT_TRUE(is_png(folders[0] / png)) << png;
+  }
+  EXPECT_NE(by_default.out.find(", 2 plots\n"), std::string::npos) << by_default.out;
+}
+
+// A plot that gnuplot does not draw fails the study (exit 1, the rows are kept) with an error that
+// names the log gnuplot wrote, which exists and holds what gnuplot said.
+TEST_F(StudyTest, AFailedPlotFailsTheStudyAndNamesGnuplotsLog) {
+  write_small_study(true);
+  std::filesystem::create_directories(dir_ / "bin");
+  std::ofstream(dir_ / "bin/gnuplot") << "#!/bin/sh\necho \"\\\"$1\\\" line 3: unknown terminal type\" >&2\nexit 1\n";
+  std::filesystem::permissions(dir_ / "bin/gnuplot", std::filesystem::perms::owner_all);
+  const ShellRun r = study_in(dir_, "run small.study --out runs/failing --jobs 2", dir_ / "bin");
+  EXPECT_EQ(r.code, rths::kExitFailure) << r.err;
+  const std::string said = "\"x2_peak_error_vs_delay_by_model_error.gp\" line 3: unknown terminal type";
+  EXPECT_NE(r.err.find(said + "; see runs/failing/gnuplot.log"), std::string::npos) << r.err;
+  EXPECT_NE(rths::test::slurp(dir_ / "runs/failing/gnuplot.log").find(said), std::string::npos);
+  EXPECT_NE(r.out.find(", 0 plots (2 failed)"), std::string::npos) << r.out;
+  EXPECT_EQ(read_csv(dir_ / "runs/failing/study.csv").rows.size(), 6U);
+}
+
 }  // namespace

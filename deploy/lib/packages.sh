@@ -13,7 +13,8 @@ install_missing() {
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
   done
   [[ ${#missing[@]} -gt 0 ]] || return 0
-  echo "${SELF:-setup}: installing ${missing[*]}" >&2
+  echo "${SELF:-setup}: installing ${#missing[@]} Debian packages and what they depend on (${missing[*]}) with" \
+    "apt-get; this may take a few minutes and prints nothing until it is done" >&2
   local sudo_cmd=()
   [[ $(id -u) -eq 0 ]] || sudo_cmd=(sudo)
   "${sudo_cmd[@]}" apt-get update -qq

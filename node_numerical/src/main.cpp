@@ -20,47 +20,49 @@
 
 namespace {
 
-constexpr const char* kUsage = R"(rths-numerical — the numerical node of rths (distributed real-time hybrid simulation)
+// What the command line asks for.
+struct Options {
+  std::filesystem::path out;
+  std::vector<std::string> overrides;
+  bool realtime = false;
+  bool quiet = false;
+};
 
-Usage:
-  rths-numerical run CONFIG [--realtime] [--out DIR] [--set PATH=VALUE]... [--quiet]
-  rths-numerical loopback CONFIG [--out DIR] [--set PATH=VALUE]... [--quiet]
-  rths-numerical calibrate CONFIG [--out FILE] [--set PATH=VALUE]... [--quiet]
-  rths-numerical keygen FILE
-  rths-numerical --help | --version
-
-Commands:
-  run        Run the experiment CONFIG (protobuf text format, schema proto/experiment.proto).
-             Default: virtual time — the numerical node and every site stepped on a simulated clock,
-             packets encoded and delayed on in-memory links. With --realtime: on the wall clock at
-             rate_hz, each REMOTE site reached over UDP at its `address`, where `rths-physical serve`
-             must be listening. Either way the run ends with the monolithic reference and the error
-             metrics of seed 002 (J_peak, J_RMS, rho, SD) against it.
-  loopback   Single-site loopback: start one rths-physical process per REMOTE site on 127.0.0.1,
-             run CONFIG in real time against them, and collect every node's output in one run folder.
-  calibrate  Offline initialisation of every RLS compensator (seed 001 Eqs. 15-18): run the monolithic
-             reference under the ground motion, impose each channel's interface motion open loop on
-             its actuator plant (with specimen and sensor noise), and fit FF0 and P0 by least squares.
-             Writes FILE, which a channel's controller { rls { calibration_path: "FILE" } } reads
-             (relative to the config's folder). Default: the calibration_path the config names (when
-             every rls channel names the same one), else calibration.textproto.
-  keygen     Write a new random pre-shared site key to FILE (mode 0600; an existing file is never
-             overwritten). Give the same file to the numerical node and to the site (over a channel you
-             trust: scp, a USB stick) and name it in the site's key_file. Every packet of a real-time test
-             is authenticated with keys derived from it in each handshake.
-
-Options:
-  --realtime        (run) Wall clock and UDP instead of virtual time.
-  --out DIR         Run folder (created). Default: runs/<config name>-<date>-<time>
-                    (calibrate: the file to write)
-  --set PATH=VALUE  Override one config field, e.g. --set ground_motion.scale=0.4,
-                    --set site[0].link.forward.delay_s=0.025, --set site[purdue].compensation.mode=NONE.
-                    Repeatable; applied in order before validation.
-  --quiet           Print only errors (and no live status line).
-  -h, --help        This text.
-  --version         Program version.
-
-The run folder holds config.textproto (the config as run), numerical.csv, site_<name>.csv per remote
+rths::CommandLine command_line(Options& o) {
+  rths::CommandLine cli("rths-numerical", "the numerical node of rths (distributed real-time hybrid simulation)");
+  cli.command("run", "CONFIG",
+              "Run the experiment CONFIG (protobuf text format, schema proto/experiment.proto).\n"
+              "Default: virtual time — the numerical node and every site stepped on a simulated clock,\n"
+              "packets encoded and delayed on in-memory links. With --realtime: on the wall clock at\n"
+              "rate_hz, each REMOTE site reached over UDP at its `address`, where `rths-physical serve`\n"
+              "must be listening. Either way the run ends with the monolithic reference and the error\n"
+              "metrics of seed 002 (J_peak, J_RMS, rho, SD) against it.");
+  cli.command("loopback", "CONFIG",
+              "Single-site loopback: start one rths-physical process per REMOTE site on 127.0.0.1,\n"
+              "run CONFIG in real time against them, and collect every node's output in one run folder.");
+  cli.command("calibrate", "CONFIG",
+              "Offline initialisation of every RLS compensator (seed 001 Eqs. 15-18): run the monolithic\n"
+              "reference under the ground motion, impose each channel's interface motion open loop on\n"
+              "its actuator plant (with specimen and sensor noise), and fit FF0 and P0 by least squares.\n"
+              "Writes FILE, which a channel's controller { rls { calibration_path: \"FILE\" } } reads\n"
+              "(relative to the config's folder). Default: the calibration_path the config names (when\n"
+              "every rls channel names the same one), else calibration.textproto.");
+  cli.command("keygen", "FILE",
+              "Write a new random pre-shared site key to FILE (mode 0600; an existing file is never\n"
+              "overwritten). Give the same file to the numerical node and to the site (over a channel you\n"
+              "trust: scp, a USB stick) and name it in the site's key_file. Every packet of a real-time test\n"
+              "is authenticated with keys derived from it in each handshake.");
+  cli.flag("realtime", o.realtime, "(run) Wall clock and UDP instead of virtual time.").only_for({"run"});
+  cli.path("out", "DIR", o.out, "Run folder (created). Default: runs/<config name>-<date>-<time>")
+      .only_for({"run", "loopback"});
+  cli.path("out", "FILE", o.out, "(calibrate) The calibration file to write (see calibrate).").only_for({"calibrate"});
+  cli.repeated("set", "PATH=VALUE", o.overrides,
+               "Override one config field, e.g. --set ground_motion.scale=0.4,\n"
+               "--set site[0].link.forward.delay_s=0.025, --set site[purdue].compensation.mode=NONE.\n"
+               "Repeatable; applied in order before validation.")
+      .only_for({"run", "loopback", "calibrate"});
+  cli.flag("quiet", o.quiet, "Print only errors (and no live status line).").alias("-q");
+  cli.epilogue(R"(The run folder holds config.textproto (the config as run), numerical.csv, site_<name>.csv per remote
 site, reference.csv, summary.json and run.log (loopback adds each site's .json and .log). The log and
 the CSVs are written while the run goes on: a node that crashes loses at most its last second.
 
@@ -69,7 +71,9 @@ handshake (the differing field is named); 4 a site lost (no packet within realti
 5 a site aborted; 6 interrupted (SIGINT/SIGTERM); 7 a site never answered the handshake; 8 stroke limit;
 9 a non-finite or diverged value: the run stopped (summary.json and the report name the step and time).
 From 3 on, every site was told to hold and stop and the recordings hold every step up to the stop.
-)";
+)");
+  return cli;
+}
 
 void print_report(const rths::RunReport& r, const std::filesystem::path& out) {
   fmt::print("rths: {} — {} steps at {:g} Hz ({:.2f} s of {}) in {:.3f} s, reference {:.3f} s\n", r.name, r.steps,
@@ -116,21 +120,21 @@ void print_report(const rths::RunReport& r, const std::filesystem::path& out) {
   fmt::print("output: {}\n", out.string());
 }
 
-int calibrate(const rths::CommandLine& cl) {
-  rths::start_logging("rths-numerical", {}, "", cl.quiet);
+int calibrate(const std::filesystem::path& config, const Options& o) {
+  rths::start_logging("rths-numerical", {}, "", o.quiet);
   return rths::run_logged([&] {
-    const rths::LoadedConfig loaded = rths::load_experiment(cl.config, cl.overrides, false);
-    const std::filesystem::path file = cl.out.empty() ? rths::default_calibration_file(loaded) : cl.out;
+    const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides, false);
+    const std::filesystem::path file = o.out.empty() ? rths::default_calibration_file(loaded) : o.out;
     const rths::config::RlsCalibration calibration = rths::calibrate_rls(loaded);
     // Written aside and renamed, so a config never reads a half-written file.
     const std::filesystem::path tmp = file.string() + ".tmp";
     {
       std::ofstream os(tmp);
-      os << rths::calibration_text(calibration, cl.config.string());
+      os << rths::calibration_text(calibration, config.string());
       if (!os.flush()) throw std::runtime_error("cannot write " + tmp.string());
     }
     std::filesystem::rename(tmp, file);
-    if (!cl.quiet) {
+    if (!o.quiet) {
       for (const auto& e : calibration.entry()) {
         double sum = 0.0;
         for (const double f : e.ff()) sum += f;
@@ -143,51 +147,40 @@ int calibrate(const rths::CommandLine& cl) {
   });
 }
 
-}  // namespace
-
-int keygen(const std::filesystem::path& file) {
+int keygen(const std::filesystem::path& file, bool quiet) {
   try {
     rths::write_key_file(file);
   } catch (const rths::ConfigError& e) {
     std::fprintf(stderr, "rths-numerical: %s\n", e.what());
     return rths::kExitBadInput;
   }
-  fmt::print(
-      "written: {} (mode 0600). Copy it to the site over a channel you trust and name it in the site's "
-      "key_file at both ends.\n",
-      file.string());
+  if (!quiet) {
+    fmt::print(
+        "written: {} (mode 0600). Copy it to the site over a channel you trust and name it in the site's "
+        "key_file at both ends.\n",
+        file.string());
+  }
   return rths::kExitCompleted;
 }
 
+}  // namespace
+
 int main(int argc, char** argv) {
-  if (rths::answered_help_or_version(argc, argv, kUsage, "rths-numerical 0.1.0")) {
-    return rths::kExitCompleted;
+  Options o;
+  rths::CommandLine cli = command_line(o);
+  if (const auto answered = cli.parse(argc, argv)) {
+    return *answered;
   }
-  rths::CommandLine cl;
+  const std::filesystem::path config = cli.operands().front();
+  if (cli.command() == "calibrate") {
+    return calibrate(config, o);
+  }
+  if (cli.command() == "keygen") {
+    return keygen(config, o.quiet);
+  }
+  const auto out = o.out.empty() ? rths::default_run_folder(config) : o.out;
   try {
-    cl = rths::parse_command_line(argc, argv, {}, {"realtime"});
-    if (cl.command != "run" && cl.command != "loopback" && cl.command != "calibrate" && cl.command != "keygen") {
-      throw std::invalid_argument(cl.command.empty() ? "missing command (see --help)"
-                                                     : "unknown command " + cl.command + " (see --help)");
-    }
-    if (cl.config.empty()) {
-      throw std::invalid_argument(cl.command +
-                                  (cl.command == "keygen" ? " needs the FILE to write" : " needs a CONFIG file") +
-                                  " (see --help)");
-    }
-  } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "rths-numerical: %s\n", e.what());
-    return rths::kExitBadInput;
-  }
-  if (cl.command == "calibrate") {
-    return calibrate(cl);
-  }
-  if (cl.command == "keygen") {
-    return keygen(cl.config);
-  }
-  const auto out = cl.out.empty() ? rths::default_run_folder(cl.config) : cl.out;
-  try {
-    rths::start_logging("rths-numerical", out, "run.log", cl.quiet);
+    rths::start_logging("rths-numerical", out, "run.log", o.quiet);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rths-numerical: cannot write %s: %s\n", out.c_str(), e.what());
     return rths::kExitBadInput;
@@ -195,22 +188,22 @@ int main(int argc, char** argv) {
   const auto& stop = rths::install_stop_signals();
   int code = rths::kExitCompleted;
   try {
-    rths::LoadedConfig loaded = rths::load_experiment(cl.config, cl.overrides);
-    spdlog::info("config {} loaded ({} override(s))", cl.config.string(), cl.overrides.size());
+    rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides);
+    spdlog::info("config {} loaded ({} override(s))", config.string(), o.overrides.size());
     std::unique_ptr<rths::LoopbackSites> sites;
-    const bool realtime = cl.has("realtime") || cl.command == "loopback";
-    if (cl.command == "loopback") {
+    const bool realtime = o.realtime || cli.command() == "loopback";
+    if (cli.command() == "loopback") {
       // Nothing is started for a run that cannot start: the site processes come after these checks.
       rths::Experiment::check_before_start(loaded, rths::RunMode::kRealTime);
       // The sites get the same file and overrides, so both ends derive the same terms.
-      sites = std::make_unique<rths::LoopbackSites>(cl.config, cl.overrides, out);
+      sites = std::make_unique<rths::LoopbackSites>(config, o.overrides, out);
       sites->start(loaded.experiment);
     }
     rths::Experiment experiment(loaded, realtime ? rths::RunMode::kRealTime : rths::RunMode::kVirtualTime);
     spdlog::info("{}: {} steps at {} Hz, {} site(s), {}", experiment.report().name, experiment.steps(),
                  loaded.experiment.rate_hz(), loaded.experiment.site_size(), realtime ? "real time" : "virtual time");
     experiment.stream_outputs(out);  // before the run: the records reach the disk while it goes on
-    const rths::RunReport& report = realtime ? experiment.run_realtime(stop, !cl.quiet) : experiment.run();
+    const rths::RunReport& report = realtime ? experiment.run_realtime(stop, !o.quiet) : experiment.run();
     // A real-time stop is logged as it happens; what ended a virtual-time run, or metrics that made a
     // run fail after it ended (no stop step), is logged here, once.
     if (report.exit_code != rths::kExitCompleted &&
@@ -224,7 +217,7 @@ int main(int argc, char** argv) {
       code = code == rths::kExitCompleted ? site_code : code;
     }
     spdlog::info("outputs written to {}", out.string());
-    if (!cl.quiet) {
+    if (!o.quiet) {
       print_report(report, out);
     }
   } catch (const rths::ConfigError& e) {

@@ -3,40 +3,151 @@
 #include <atomic>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
+#include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <spdlog/logger.h>
 
+#include "rths/common/address.hpp"
+
 namespace rths {
 
-// The command line shared by the rths executables: COMMAND CONFIG, --out, repeated --set, --quiet,
-// plus each program's own valued options and flags. Kept small on purpose (STYLE: main stays thin).
-struct CommandLine {
-  std::string command;
-  std::filesystem::path config;          // the first positional argument after the command
-  std::vector<std::string> positionals;  // every positional argument after the command
-  std::filesystem::path out;
-  std::vector<std::string> overrides;
-  bool quiet = false;
-  std::map<std::string, std::string> options;  // --name VALUE or --name=VALUE
-  std::set<std::string> flags;                 // --name
-
-  [[nodiscard]] bool has(const std::string& name) const { return options.contains(name) || flags.contains(name); }
-  [[nodiscard]] std::string option(const std::string& name, const std::string& fallback = {}) const;
+// A bad command line, as one line that names the option or argument and what was expected
+// ("--jobs: expected a whole number from 1 to 1024, got '-3'"). Printed as "PROGRAM: error: WHAT";
+// the program exits 2 without doing anything.
+class UsageError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
 };
 
-// Prints usage for -h/--help or version_line for --version anywhere on the command line; returns
-// whether it did (the program then exits 0).
-bool answered_help_or_version(int argc, char** argv, const char* usage, const char* version_line);
+// Thrown by a value parser with what the value should have been ("a whole number from 1 to 1024");
+// the command line adds the option's name and the value it got.
+class Expected : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
 
-// Throws std::invalid_argument with a one-line message (unknown option, missing value, ...).
-// At most max_positionals arguments may follow the command (one CONFIG by default).
-CommandLine parse_command_line(int argc, char** argv, const std::set<std::string>& valued,
-                               const std::set<std::string>& flags, std::size_t max_positionals = 1);
+// The values an option accepts: min..max, or above min when min_excluded.
+struct NumberRange {
+  double min = 0.0;
+  double max = 0.0;
+  bool min_excluded = false;
+  std::string what = "a number";  // "a time in seconds", "a rate in Hz": what the message calls it
+};
+struct WholeRange {
+  long long min = 0;
+  long long max = 0;
+  std::string what = "a whole number";
+};
+
+// Typed values, each throwing Expected with what it accepts: a finite number in the range (C locale,
+// no blanks), a whole number in the range, host:port (port 1..65535 unless port 0 is allowed).
+double parse_number(const std::string& text, const NumberRange& range);
+long long parse_whole(const std::string& text, const WholeRange& range);
+HostPort parse_address(const std::string& text, bool port_zero_allowed);
+// An address this machine can listen on: parse_address with port 0 allowed, and a host that
+// resolves here (asks the resolver: call it before a run, never inside one).
+HostPort parse_listen_address(const std::string& text);
+
+// The command line of an rths executable, declared once: its commands, their operands and typed
+// options. The --help text is made from the declarations (an option cannot be accepted without being
+// described), --help and --version are answered, and every bad command line gets one line
+// "PROGRAM: error: ..." and exit code 2. Kept in one place so that the five executables parse,
+// check and explain alike (STYLE: a main only declares, builds and runs).
+class CommandLine {
+ public:
+  enum class Outcome { kRun, kHelp, kVersion };
+  using Setter = std::function<void(const std::string& value)>;
+
+  CommandLine(std::string program, std::string title);
+
+  // Free text shown after the usage lines, and after the options (exit codes, file formats).
+  CommandLine& description(std::string text);
+  CommandLine& epilogue(std::string text);
+
+  // A command (the first argument) and its operands, e.g. "CONFIG", "DIR..." (one or more), "[FILE]"
+  // (optional). A program without commands declares one with an empty name. Help text: one line per
+  // '\n', indented by the generator.
+  CommandLine& command(std::string name, std::string operands, std::string help);
+
+  // Options in the order of the help. Help text is required (a declaration without it throws
+  // std::logic_error, so the program cannot start and its --help test fails). Each option applies
+  // to every command unless only_for() narrows it; two options may share a name when they apply to
+  // different commands (e.g. --out DIR of a run, --out FILE of calibrate).
+  CommandLine& flag(std::string name, bool& target, std::string help);
+  CommandLine& option(std::string name, std::string value_name, Setter set, std::string help);
+  CommandLine& text(std::string name, std::string value_name, std::string& target, std::string help);
+  CommandLine& path(std::string name, std::string value_name, std::filesystem::path& target, std::string help);
+  CommandLine& repeated(std::string name, std::string value_name, std::vector<std::string>& target, std::string help);
+  CommandLine& number(std::string name, std::string value_name, double& target, NumberRange range, std::string help);
+  CommandLine& whole(std::string name, std::string value_name, int& target, WholeRange range, std::string help);
+
+  // Modifiers of the option declared last.
+  CommandLine& alias(std::string short_name);  // e.g. "-q"
+  CommandLine& only_for(std::vector<std::string> commands);
+  CommandLine& required();  // in every command it applies to
+  CommandLine& required_for(std::vector<std::string> commands);
+
+  // An option this program does not take, answered with why ("--set: belongs in the study file").
+  CommandLine& refuse(std::string name, std::string why);
+
+  // Reads args (without the program name) and sets the declared targets; throws UsageError.
+  Outcome parse(const std::vector<std::string>& args);
+  // For main: answers --help and --version on stdout (exit 0) and a bad command line with one line
+  // on stderr (exit 2); nullopt when the program should run.
+  std::optional<int> parse(int argc, char** argv);
+
+  [[nodiscard]] const std::string& command() const { return command_; }
+  [[nodiscard]] const std::vector<std::string>& operands() const { return operands_; }
+  [[nodiscard]] bool given(const std::string& name) const { return given_.contains(name); }
+  [[nodiscard]] const std::string& program() const { return program_; }
+
+  [[nodiscard]] std::string help() const;
+  [[nodiscard]] std::string version_line() const;  // "PROGRAM VERSION", the CMake project version
+  // Every long option name this program accepts, --help and --version included.
+  [[nodiscard]] std::set<std::string> option_names() const;
+
+ private:
+  struct Command {
+    std::string name;
+    std::string operands;
+    std::string help;
+    std::size_t min_operands = 0;
+    std::size_t max_operands = 0;
+  };
+  struct Option {
+    std::string name;
+    std::string short_name;
+    std::string value_name;  // empty for a flag
+    std::string help;
+    Setter set;
+    bool repeatable = false;
+    std::vector<std::string> commands;     // empty: all
+    std::vector<std::string> required_in;  // commands that need it
+    [[nodiscard]] bool applies_to(const std::string& command) const;
+  };
+
+  CommandLine& add(Option option);
+  Option& last();
+  [[nodiscard]] const Command* find_command(const std::string& name) const;
+  [[nodiscard]] std::string synopsis(const Command& c) const;
+  [[nodiscard]] std::string unknown_option(const std::string& arg) const;
+
+  std::string program_;
+  std::string title_;
+  std::string description_;
+  std::string epilogue_;
+  std::vector<Command> commands_;
+  std::vector<Option> options_;
+  std::vector<std::pair<std::string, std::string>> refused_;
+  std::string command_;
+  std::vector<std::string> operands_;
+  std::set<std::string> given_;
+};
 
 // runs/<stem>-<date>-<time> under the current folder.
 std::filesystem::path default_run_folder(const std::filesystem::path& config, const std::string& suffix = {});
