@@ -7,6 +7,8 @@
 #                             matrices) inside it: the examples name their records relative to
 #                             their own folder (../data/...), so the folder works wherever it is
 #                             installed or copied
+#   share/rths/proto/         the schemas of the experiment files, of the results (JSON) and of the
+#                             packets, each field documented: what a user reads configs and results by
 #   share/doc/rths/           README.md, docs/, LICENSE and Debian's copyright file
 include(GNUInstallDirs)
 
@@ -22,6 +24,10 @@ endforeach()
 # run on this machine, not part of the examples.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/rths/examples
         PATTERN "*.calibration.textproto" EXCLUDE PATTERN ".gitattributes" EXCLUDE)
+# The schemas document every config and results field with its unit (README "The run folder"), and any
+# protobuf library reads the results into typed messages with them.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/proto/ DESTINATION ${CMAKE_INSTALL_DATADIR}/rths/proto
+        FILES_MATCHING PATTERN "*.proto")
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 # Debian policy 12.5: the licence of a package is /usr/share/doc/<package>/copyright.

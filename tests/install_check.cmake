@@ -1,5 +1,6 @@
 # The installed tree works on its own (ctest Install.ExamplesRunFromTheInstalledTree):
-# `cmake --install` into a fresh prefix; every record an installed example names exists relative to
+# `cmake --install` into a fresh prefix; the tools, the documentation and the schemas are there;
+# every record an installed example names exists relative to
 # that example; the installed rths-numerical runs an example that reads a record, from
 # share/rths/examples, in virtual time. No file of the source tree is read after the install.
 #   cmake -DBUILD_DIR=<build folder> -DPREFIX=<scratch prefix> -P tests/install_check.cmake
@@ -24,6 +25,12 @@ endforeach()
 foreach(doc IN ITEMS README.md LICENSE copyright docs/reference-values.md)
   if(NOT EXISTS ${PREFIX}/share/doc/rths/${doc})
     message(FATAL_ERROR "not installed: share/doc/rths/${doc}")
+  endif()
+endforeach()
+# The schemas the README points a user to for the config and results formats.
+foreach(schema IN ITEMS experiment.proto results.proto wire.proto)
+  if(NOT EXISTS ${PREFIX}/share/rths/proto/${schema})
+    message(FATAL_ERROR "not installed: share/rths/proto/${schema}")
   endif()
 endforeach()
 
