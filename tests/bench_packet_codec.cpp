@@ -18,7 +18,12 @@ using rths::PacketCodec;
 constexpr double kRate = 1024.0;
 
 struct Ends {
-  rths::SessionKeys keys = rths::virtual_session_keys(1, 1);
+  // Sealing, as a handshake's keys: what crosses a socket (virtual time's keys leave frames clear).
+  rths::SessionKeys keys = [] {
+    rths::SessionKeys k = rths::virtual_session_keys(1, 1);
+    k.sealed = true;
+    return k;
+  }();
   PacketCodec numerical{CodecRole::kNumerical, 1, keys, kRate, 0};
   PacketCodec site{CodecRole::kSite, 1, keys, kRate, 0};
 };

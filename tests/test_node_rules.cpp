@@ -74,10 +74,10 @@ class SiteRules : public ::testing::Test {
     const config::Site& site = loaded_->experiment.site(0);
     link_ = std::make_unique<ScriptedLink>(clock_);
     node_ = std::make_unique<PhysicalNode>(make_site_setup(loaded_->experiment, site, kSiteId, 100),
-                                           virtual_session_keys(kSession, kSiteId), *link_, clock_,
+                                           test::sealing_keys(kSession, kSiteId), *link_, clock_,
                                            make_physical_substructure(site, kRate), make_part2(site));
-    numerical_ = std::make_unique<PacketCodec>(CodecRole::kNumerical, kSiteId, virtual_session_keys(kSession, kSiteId),
-                                               kRate, 0);
+    numerical_ =
+        std::make_unique<PacketCodec>(CodecRole::kNumerical, kSiteId, test::sealing_keys(kSession, kSiteId), kRate, 0);
   }
   std::vector<std::byte> command(double target_m, double velocity_m_per_s = 0.0) {
     wire::Envelope& env = numerical_->start(clock_.now_ns());
@@ -290,7 +290,8 @@ class NumericalRules : public ::testing::Test {
     const StructuralModel structure = make_structure(cfg.structure());
     node_ = std::make_unique<NumericalNode>(NumericalNode::Setup{kSession, kRate, 100, {"x1", "x2"}}, structure,
                                             make_rk4(structure), *ground_, clock_, std::move(sites));
-    site_ = std::make_unique<PacketCodec>(CodecRole::kSite, kSiteId, virtual_session_keys(kSession, kSiteId), kRate, 0);
+    node_->use_session(0, test::sealing_keys(kSession, kSiteId));
+    site_ = std::make_unique<PacketCodec>(CodecRole::kSite, kSiteId, test::sealing_keys(kSession, kSiteId), kRate, 0);
   }
   std::vector<std::byte> feedback(double model_error_n) {
     wire::Envelope& env = site_->start(clock_.now_ns());

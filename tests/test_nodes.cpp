@@ -172,6 +172,18 @@ TEST(NumericalNode, AFeedbackValueThatIsNotFiniteStopsTheNodeEvenWhereTheForceDo
   }
 }
 
+TEST(NumericalNode, SealsOnlyOnceAHandshakesKeysAreInUse) {
+  // Virtual time's frames are clear; a real-time run gives every remote site a handshake's keys
+  // and refuses to step without them.
+  Nodes n;
+  EXPECT_FALSE(n.numerical->sealed(0));
+  HandshakeNonce a{};
+  HandshakeNonce b{};
+  b.fill(1);
+  n.numerical->use_session(0, derive_session_keys(insecure_key(), kSite, a, b));
+  EXPECT_TRUE(n.numerical->sealed(0));
+}
+
 TEST(NumericalNode, EchoedTimestampsThatNoClockGivesAreNotTimed) {
   // Found by the sanitizers on a hand-made fuzz input: a feedback echoing a send time of -2^63 ns
   // made (t4 - t1) overflow (undefined). Its force is still used; the exchange is not timed.

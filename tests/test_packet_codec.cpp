@@ -155,6 +155,34 @@ TEST(PacketCodec, OtherKeysOtherSessionOtherSiteOtherDirectionAreRejected) {
   EXPECT_EQ(ends->site.open(other_version, 0), DecodeStatus::kWrongVersion);
 }
 
+TEST(PacketCodec, VirtualTimeFramesAreClearAndNeverMixWithSealedOnes) {
+  // Virtual time: both ends in one process, frames in clear with a zero tag.
+  const SessionKeys in_memory = virtual_session_keys(42, kSite);
+  ASSERT_FALSE(in_memory.sealed);
+  PacketCodec numerical(CodecRole::kNumerical, kSite, in_memory, kRate, 0);
+  PacketCodec site(CodecRole::kSite, kSite, in_memory, kRate, 0);
+  EXPECT_FALSE(numerical.sealed());
+  const auto frame = command(numerical, 0.0123);
+  ASSERT_EQ(site.open(frame, 0), DecodeStatus::kOk);
+  EXPECT_EQ(site.received().command().displacement_m(0), 0.0123);
+  const double target = 0.0123;
+  std::array<std::byte, sizeof target> raw{};
+  std::memcpy(raw.data(), &target, sizeof target);
+  EXPECT_NE(std::search(frame.begin(), frame.end(), raw.begin(), raw.end()), frame.end());
+  // Every handshake's keys seal; the same keys sealed and in clear never open each other's frames.
+  EXPECT_TRUE(keys_for(1).sealed);
+  SessionKeys sealing = in_memory;
+  sealing.sealed = true;
+  PacketCodec sealed_numerical(CodecRole::kNumerical, kSite, sealing, kRate, 0);
+  PacketCodec sealed_site(CodecRole::kSite, kSite, sealing, kRate, 0);
+  EXPECT_EQ(site.open(command(sealed_numerical, 0.5), 0), DecodeStatus::kUnauthenticated);
+  EXPECT_EQ(sealed_site.open(command(numerical, 0.5), 0), DecodeStatus::kUnauthenticated);
+  // A clear frame with a flipped tag bit is not one of this process's frames either.
+  auto flipped = command(numerical, 0.25);
+  flipped.back() ^= std::byte{1};
+  EXPECT_EQ(site.open(flipped, 0), DecodeStatus::kUnauthenticated);
+}
+
 TEST(PacketCodec, GarbageNeverOpens) {
   auto ends = std::make_unique<Ends>();
   std::mt19937_64 rng(5);

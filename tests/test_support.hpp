@@ -10,6 +10,7 @@
 
 #include "rths/common/config.hpp"
 #include "rths/common/recorder.hpp"
+#include "rths/common/session_keys.hpp"
 
 namespace rths::test {
 
@@ -44,6 +45,14 @@ inline double max_abs_difference(const Recorder& a, const Recorder& b, const std
 }
 
 // Overrides that give a site an equal split of a round-trip delay, optionally with jitter.
+// A session's keys that seal, as a handshake's do: what every frame on a socket carries (virtual
+// time's own keys leave frames in clear).
+inline SessionKeys sealing_keys(std::uint64_t session, std::uint32_t site_id) {
+  SessionKeys keys = virtual_session_keys(session, site_id);
+  keys.sealed = true;
+  return keys;
+}
+
 inline std::vector<std::string> round_trip(double round_trip_s, double jitter_s = 0.0, const std::string& site = "0") {
   // Full precision: a leg of exactly n steps must not become n - 1 through a rounded decimal.
   const std::string half = fmt::format("{:.17g}", round_trip_s / 2.0);

@@ -1,5 +1,6 @@
 #include "rths/common/packet_codec.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -151,6 +152,7 @@ PacketCodec::PacketCodec(CodecRole role, std::uint32_t site, const SessionKeys& 
                          std::int64_t epoch_ns)
     : site_(site),
       session_(keys.session),
+      sealed_(keys.sealed),
       seal_key_(role == CodecRole::kNumerical ? keys.numerical_to_site : keys.site_to_numerical),
       open_key_(role == CodecRole::kNumerical ? keys.site_to_numerical : keys.numerical_to_site),
       max_packets_per_s_(max_packets_per_s),
@@ -175,13 +177,18 @@ std::span<const std::byte> PacketCodec::seal() {
   if (FrameHeader::kBytes + body + kTagBytes > frame_.size()) {
     return {};
   }
-  out_->SerializeWithCachedSizesToArray(uc(plain_.data()));
   FrameHeader h;
   h.kind = FrameKind::kSession;
   h.site = site_;
   h.session = session_;
   h.sequence = ++sequence_;
   write_header(frame_.data(), h);
+  if (!sealed_) {
+    out_->SerializeWithCachedSizesToArray(uc(frame_.data() + FrameHeader::kBytes));
+    std::memset(frame_.data() + FrameHeader::kBytes + body, 0, kTagBytes);
+    return {frame_.data(), FrameHeader::kBytes + body + kTagBytes};
+  }
+  out_->SerializeWithCachedSizesToArray(uc(plain_.data()));
   const auto nonce = session_nonce(h.sequence);
   unsigned long long tag_length = 0;  // NOLINT(google-runtime-int): libsodium's type
   crypto_aead_chacha20poly1305_ietf_encrypt_detached(
@@ -211,16 +218,23 @@ DecodeStatus PacketCodec::open(std::span<const std::byte> datagram, std::int64_t
     return DecodeStatus::kWrongSession;
   }
   const std::size_t body = datagram.size() - FrameHeader::kBytes - kTagBytes;
-  const auto nonce = session_nonce(h->sequence);
-  if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
-          uc(plain_.data()), nullptr, uc(datagram.data() + FrameHeader::kBytes), body,
-          uc(datagram.data() + FrameHeader::kBytes + body), uc(datagram.data()), FrameHeader::kBytes, nonce.data(),
-          open_key_.data()) != 0) {
-    return DecodeStatus::kUnauthenticated;
+  const std::byte* plain = datagram.data() + FrameHeader::kBytes;
+  if (sealed_) {
+    const auto nonce = session_nonce(h->sequence);
+    if (crypto_aead_chacha20poly1305_ietf_decrypt_detached(
+            uc(plain_.data()), nullptr, uc(datagram.data() + FrameHeader::kBytes), body,
+            uc(datagram.data() + FrameHeader::kBytes + body), uc(datagram.data()), FrameHeader::kBytes, nonce.data(),
+            open_key_.data()) != 0) {
+      return DecodeStatus::kUnauthenticated;
+    }
+    plain = plain_.data();
+  } else if (std::any_of(datagram.begin() + static_cast<std::ptrdiff_t>(FrameHeader::kBytes + body), datagram.end(),
+                         [](std::byte b) { return b != std::byte{0}; })) {
+    return DecodeStatus::kUnauthenticated;  // a sealed frame: never opened as clear
   }
   in_arena_.Reset();
   in_ = google::protobuf::Arena::CreateMessage<wire::Envelope>(&in_arena_);
-  if (!in_->ParseFromArray(plain_.data(), static_cast<int>(body))) {
+  if (!in_->ParseFromArray(plain, static_cast<int>(body))) {
     return DecodeStatus::kUndecodable;
   }
   received_sequence_ = h->sequence;

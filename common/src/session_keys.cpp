@@ -68,6 +68,7 @@ SessionKeys virtual_session_keys(std::uint64_t session, std::uint32_t site_id) {
   std::memcpy(from_session.data(), &session, sizeof session);
   SessionKeys keys = derive_session_keys(insecure_key(), site_id, from_session, from_session);
   keys.session = session;
+  keys.sealed = false;
   return keys;
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 #include <thread>
 
 #include <fmt/format.h>
@@ -219,6 +220,12 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
     spdlog::error("{}", report_.stop_reason);
     stop_sites(report_.stop_reason, true);
     return report_;
+  }
+  for (const std::size_t s : remote_) {
+    // Virtual time's frames are not sealed; a socket must never carry them.
+    if (!hybrid_->sealed(s)) {
+      throw std::logic_error(fmt::format("site {}: no session keys after the handshake", s));
+    }
   }
 
   RealtimeOptions rt;

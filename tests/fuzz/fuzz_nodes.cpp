@@ -209,6 +209,14 @@ struct Rig {
   }
 };
 
+// The session's keys as a handshake would give them (sealing): what a peer on a socket sends,
+// so the fuzzer reaches the nodes through authentication as an attacker holding the key would.
+SessionKeys sealing_keys() {
+  SessionKeys keys = virtual_session_keys(kSession, kSiteId);
+  keys.sealed = true;
+  return keys;
+}
+
 std::unique_ptr<Rig> make_rig(std::uint8_t options) {
   const config::Experiment& experiment = experiment_for(options);
   auto rig = std::make_unique<Rig>(experiment);
@@ -221,8 +229,7 @@ std::unique_ptr<Rig> make_rig(std::uint8_t options) {
                         std::make_unique<WatchedPlant>(make_plant(channel, rig->rate_hz)), Measurement{}});
   }
   rig->site = std::make_unique<PhysicalNode>(
-      make_site_setup(experiment, site, kSiteId, rows), virtual_session_keys(kSession, kSiteId), rig->link.site_end,
-      rig->clock,
+      make_site_setup(experiment, site, kSiteId, rows), sealing_keys(), rig->link.site_end, rig->clock,
       std::make_unique<PhysicalSubstructure>(std::move(channels), Interlock(channel_limits(site), 1.0 / rig->rate_hz)),
       make_part2(site));
 
@@ -254,6 +261,7 @@ std::unique_ptr<Rig> make_rig(std::uint8_t options) {
   const NumericalNode::Setup setup{kSession, rig->rate_hz, rows, {"x1", "x2"}};
   rig->numerical = std::make_unique<NumericalNode>(setup, structure, std::move(integrator), rig->ground, rig->clock,
                                                    std::move(sites));
+  rig->numerical->use_session(0, sealing_keys());
   return rig;
 }
 
@@ -268,7 +276,7 @@ std::vector<std::byte> make_datagram(std::span<const std::uint8_t> payload, bool
   wire::Envelope body;
   if (!raw && body.ParseFromArray(payload.data(), static_cast<int>(payload.size()))) {
     const CodecRole role = to_numerical ? CodecRole::kSite : CodecRole::kNumerical;
-    const auto codec = std::make_unique<PacketCodec>(role, kSiteId, virtual_session_keys(kSession, kSiteId), 1024.0, 0);
+    const auto codec = std::make_unique<PacketCodec>(role, kSiteId, sealing_keys(), 1024.0, 0);
     // The real sender is near sequence `step`: advance past it (newer) or stay at 1 (older).
     const std::int64_t target = newer ? step + 8 : 0;
     while (static_cast<std::int64_t>(codec->sent_sequence()) < target) {

@@ -106,10 +106,13 @@ class PacketCodec {
   [[nodiscard]] std::uint64_t newest_sequence() const { return newest_sequence_; }
   [[nodiscard]] std::uint64_t sent_sequence() const { return sequence_; }
   [[nodiscard]] std::uint64_t session() const { return session_; }
+  // Whether frames are encrypted and authenticated (every codec but virtual time's).
+  [[nodiscard]] bool sealed() const { return sealed_; }
 
  private:
   std::uint32_t site_;
   std::uint64_t session_;
+  bool sealed_;
   SecretKey seal_key_;
   SecretKey open_key_;
   double max_packets_per_s_;

@@ -19,6 +19,9 @@ struct SessionKeys {
   std::uint64_t session = 0;  // never 0 (0 marks handshake frames)
   SecretKey numerical_to_site;
   SecretKey site_to_numerical;
+  // False only in virtual time (virtual_session_keys): both ends live in one process and no frame
+  // leaves it, so frames go unencrypted with a zero tag. Every key a handshake derives seals.
+  bool sealed = true;
 };
 
 // Keyed BLAKE2b (libsodium crypto_generichash, RFC 7693) of a label, the site id and both nonces.
@@ -30,7 +33,9 @@ SessionKeys derive_session_keys(const SecretKey& psk, std::uint32_t site_id, con
 SecretKey handshake_key(const SecretKey& psk);
 
 // Keys of a virtual-time run: there is no handshake (both ends live in one process), so they are
-// derived from the insecure key and the session id; the packets are still sealed and opened.
+// derived from the insecure key and the session id, and marked unsealed: sealing and opening were
+// about half of a virtual-time step (docs/performance.md) and protect nothing that stays in memory.
+// A real-time run replaces them with a handshake's keys before its first step, and checks it did.
 SessionKeys virtual_session_keys(std::uint64_t session, std::uint32_t site_id);
 
 }  // namespace rths

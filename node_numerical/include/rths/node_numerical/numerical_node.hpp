@@ -105,6 +105,8 @@ class NumericalNode {
   // The keys a handshake agreed with remote site s (until then: virtual_session_keys() of the
   // setup's session, which is what virtual time uses).
   void use_session(std::size_t s, const SessionKeys& keys);
+  // Whether site s's frames are sealed (a handshake's keys), as every frame on a socket must be.
+  [[nodiscard]] bool sealed(std::size_t s) const { return runtime_[s].codec->sealed(); }
   // Start-of-session traffic for remote sites and the end of the test (DESIGN §5).
   void send_to_site(std::size_t s, const wire::Envelope& body);
   void send_stop(std::size_t s, const std::string& reason, bool abort);
