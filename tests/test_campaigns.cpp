@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <set>
 #include <thread>
@@ -137,8 +139,8 @@ TEST_F(Campaign, HundredThousandHostileDatagramsAtEachEndAreAllRejectedAndChange
   // Counted at both ends: every hostile datagram rejected, every genuine one taken (a few late
   // copies of the start and stop aside).
   const results::SiteSummary site = test::read_site_summary(dir_ / "site/site_spring.json");
-  const results::PacketCounters& numerical =
-      test::read_summary(dir_ / "run/summary.json").sites().at("spring").numerical_side().packets();
+  const results::RunSummary summary = test::read_summary(dir_ / "run/summary.json");
+  const results::PacketCounters& numerical = summary.sites().at("spring").numerical_side().packets();
   const std::uint64_t site_accepted = site.packets().accepted() + site.handshake_packets().accepted();
   const std::uint64_t site_rejected = site.packets().received() - site.packets().accepted();
   const std::uint64_t numerical_rejected = numerical.received() - numerical.accepted();
@@ -229,6 +231,19 @@ struct SignalCase {
   int site_exit;
 };
 
+// Whether `csv` holds at least `rows` complete rows within `timeout` (its writer flushes every
+// 0.25 s while the run goes on).
+bool wait_for_rows(const std::filesystem::path& csv, std::size_t rows, std::chrono::seconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    if (std::filesystem::exists(csv) && csv_column(csv, "t_s").size() >= rows) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 class SignalCampaign : public test::RunFolderTest, public ::testing::WithParamInterface<SignalCase> {};
 
 // 128 + N for a process ended by signal N (Process::wait).
@@ -256,7 +271,10 @@ TEST_P(SignalCampaign, EndsInItsDocumentedStateWithCompleteRecords) {
       "--quiet"};
   numerical_args.insert(numerical_args.end(), sets.begin(), sets.end());
   Process numerical("rths-numerical", numerical_args, dir_ / "numerical");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  // The signal lands 2.3 s into the test however long this build takes to start (sanitizers).
+  ASSERT_TRUE(
+      wait_for_rows(dir_ / "site/site_spring.csv", static_cast<std::size_t>(2.3 * 1024), std::chrono::seconds(30)))
+      << numerical.err() << site.err();
 
   Process& victim = c.victim == Victim::kNumerical ? numerical : c.victim == Victim::kSite ? site : relay;
   switch (c.action) {
@@ -285,7 +303,7 @@ TEST_P(SignalCampaign, EndsInItsDocumentedStateWithCompleteRecords) {
               relay_exit);
 
   // Every process that ended by itself wrote every step up to its stop, and its summary; a killed
-  // one lost at most its last second (it ran about 2.2 s: more than 1.2 s of rows are there).
+  // one lost at most its last second (it ran at least 2.3 s: more than 1.2 s of rows are there).
   for (const auto& [exit, csv, json, is_summary] :
        {std::tuple{numerical_exit, dir_ / "run/numerical.csv", dir_ / "run/summary.json", true},
         std::tuple{site_exit, dir_ / "site/site_spring.csv", dir_ / "site/site_spring.json", false}}) {
