@@ -17,6 +17,7 @@
 #include <utility>
 
 #include "experiment.pb.h"
+#include "rths/common/linear_system.hpp"
 
 namespace rths {
 
@@ -136,30 +137,6 @@ double envelope(double t_s, const config::SyntheticMotion& spec) {
     return 1.0;
   }
   return std::exp(-spec.decay_per_s() * (t_s - strong_end_s));
-}
-
-// exp(A h) by scaling and squaring of a Taylor series: the Kanai-Tajimi filter is tiny (3x3
-// augmented), so this is exact to rounding without Eigen's unsupported MatrixFunctions module.
-Eigen::Matrix3d matrix_exponential(const Eigen::Matrix3d& a) {
-  int squarings = 0;
-  double norm = a.cwiseAbs().rowwise().sum().maxCoeff();
-  while (norm > 0.5) {
-    norm *= 0.5;
-    ++squarings;
-  }
-  const Eigen::Matrix3d scaled = a / std::ldexp(1.0, squarings);
-  Eigen::Matrix3d result = Eigen::Matrix3d::Identity();
-  Eigen::Matrix3d term = Eigen::Matrix3d::Identity();
-  // ||scaled|| <= 0.5: 0.5^20 / 20! is far below double precision.
-  constexpr int kTerms = 20;
-  for (int k = 1; k <= kTerms; ++k) {
-    term = (term * scaled) / static_cast<double>(k);
-    result += term;
-  }
-  for (int s = 0; s < squarings; ++s) {
-    result = (result * result).eval();
-  }
-  return result;
 }
 
 // Standard normal pairs by Box-Muller from mt19937_64, whose output sequence the standard fixes;
@@ -433,16 +410,19 @@ GroundMotion make_synthetic(const config::SyntheticMotion& spec) {
 
   // Kanai-Tajimi ground filter (Kanai 1957, Tajimi 1960): x'' + 2 zeta_g omega_g x' + omega_g^2 x = -w,
   // ground acceleration = -(2 zeta_g omega_g x' + omega_g^2 x). The noise is held over each sample
-  // interval and the filter discretised exactly for that held input (augmented exponential), so
-  // the spectrum does not depend on an integrator's step.
-  Eigen::Matrix3d augmented = Eigen::Matrix3d::Zero();
-  augmented(0, 1) = 1.0;
-  augmented(1, 0) = -omega_g * omega_g;
-  augmented(1, 1) = -2.0 * zeta_g * omega_g;
-  augmented(1, 2) = -1.0;
-  const Eigen::Matrix3d transition = matrix_exponential(augmented * dt_s);
-  const Eigen::Matrix2d phi = transition.topLeftCorner<2, 2>();
-  const Eigen::Vector2d gamma = transition.topRightCorner<2, 1>();
+  // interval and the filter discretised exactly for that held input (zero-order hold), so the
+  // spectrum does not depend on an integrator's step.
+  ContinuousStateSpace filter;
+  filter.a = StateMatrix::Zero(2, 2);
+  filter.a(0, 1) = 1.0;
+  filter.a(1, 0) = -omega_g * omega_g;
+  filter.a(1, 1) = -2.0 * zeta_g * omega_g;
+  filter.b = StateVector::Zero(2);
+  filter.b(1) = -1.0;
+  filter.c = OutputRow::Zero(2);
+  const DiscreteStateSpace held = zero_order_hold(filter, dt_s);
+  const Eigen::Matrix2d phi = held.a;
+  const Eigen::Vector2d gamma = held.b;
 
   BoxMuller normal(spec.seed());
   std::vector<double> acceleration(count);

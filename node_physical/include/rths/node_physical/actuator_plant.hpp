@@ -5,7 +5,7 @@
 
 #include "experiment.pb.h"
 #include "rths/common/impairment.hpp"
-#include "rths/node_physical/linear_system.hpp"
+#include "rths/common/linear_system.hpp"
 #include "rths/node_physical/plant.hpp"
 
 namespace rths {
