@@ -9,7 +9,6 @@
 #include <fstream>
 #include <limits>
 #include <numbers>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -18,6 +17,7 @@
 
 #include "experiment.pb.h"
 #include "rths/common/linear_system.hpp"
+#include "rths/common/random.hpp"
 
 namespace rths {
 
@@ -138,35 +138,6 @@ double envelope(double t_s, const config::SyntheticMotion& spec) {
   }
   return std::exp(-spec.decay_per_s() * (t_s - strong_end_s));
 }
-
-// Standard normal pairs by Box-Muller from mt19937_64, whose output sequence the standard fixes;
-// std::normal_distribution is implementation-defined and would differ between libstdc++ and libc++.
-class BoxMuller {
- public:
-  explicit BoxMuller(std::uint64_t seed) : engine_(seed) {}
-
-  double next() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
-    }
-    // u1 in (0, 1] so log(u1) is finite; 53 random bits per uniform.
-    const double u1 = 1.0 - uniform();
-    const double u2 = uniform();
-    const double radius = std::sqrt(-2.0 * std::log(u1));
-    const double angle = 2.0 * std::numbers::pi * u2;
-    spare_ = radius * std::sin(angle);
-    has_spare_ = true;
-    return radius * std::cos(angle);
-  }
-
- private:
-  double uniform() { return static_cast<double>(engine_() >> 11U) * 0x1.0p-53; }
-
-  std::mt19937_64 engine_;
-  double spare_ = 0.0;
-  bool has_spare_ = false;
-};
 
 void require_positive(double value, const char* field) {
   if (!(value > 0.0) || !std::isfinite(value)) {
@@ -424,7 +395,7 @@ GroundMotion make_synthetic(const config::SyntheticMotion& spec) {
   const Eigen::Matrix2d phi = held.a;
   const Eigen::Vector2d gamma = held.b;
 
-  BoxMuller normal(spec.seed());
+  Rng noise(spec.seed());
   std::vector<double> acceleration(count);
   std::vector<double> shape(count);
   Eigen::Vector2d filter_state = Eigen::Vector2d::Zero();
@@ -437,7 +408,7 @@ GroundMotion make_synthetic(const config::SyntheticMotion& spec) {
     acceleration[i] = shape[i] * stationary;
     sum_acceleration += acceleration[i];
     sum_shape += shape[i];
-    filter_state = (phi * filter_state + gamma * normal.next()).eval();
+    filter_state = (phi * filter_state + gamma * noise.normal()).eval();
   }
   // Remove the mean (no net velocity change over the record) in the shape of the envelope rather
   // than as a constant, so the motion still starts from exactly zero and fades out with it.
