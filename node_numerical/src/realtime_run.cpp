@@ -14,9 +14,10 @@
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/peer_watchdog.hpp"
 #include "rths/common/session_keys.hpp"
+#include "rths/common/site_terms.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/status_line.hpp"
-#include "rths/node_physical/site_terms.hpp"
+#include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {
 
@@ -104,7 +105,7 @@ bool Experiment::handshake(std::vector<std::int64_t>& round_trip_ns, const std::
   for (const std::size_t s : remote_) {
     for (const auto& cfg_site : config_.site()) {
       if (cfg_site.name() == sites[s].name) {
-        terms.push_back(site_terms(config_, cfg_site));
+        terms.push_back(site_terms(config_, cfg_site, describe_site_models(cfg_site)));
       }
     }
   }

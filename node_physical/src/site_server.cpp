@@ -21,10 +21,11 @@
 #include "rths/common/results.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/common/session_keys.hpp"
+#include "rths/common/site_terms.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/physical_node.hpp"
-#include "rths/node_physical/site_terms.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
+#include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {
 
@@ -254,7 +255,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
     throw ConfigError(fmt::format("{}: no site named \"{}\"", loaded.source.string(), options.site_name));
   }
   const SiteKey key = site_key(cfg, *site, loaded.base_dir, loaded.source.string(), options.listen.host);
-  const wire::SiteTerms terms = site_terms(cfg, *site);
+  const wire::SiteTerms terms = site_terms(cfg, *site, describe_site_models(*site));
 
   asio::io_context io;
   UdpLink link(io, options.listen.host, options.listen.port);

@@ -1,4 +1,4 @@
-#include "rths/node_physical/site_terms.hpp"
+#include "rths/common/site_terms.hpp"
 
 #include <sstream>
 #include <tuple>
@@ -7,7 +7,6 @@
 #include <fmt/format.h>
 
 #include "rths/common/digest.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {
 
@@ -43,7 +42,8 @@ std::string model_difference(const std::string& numerical, const std::string& si
 
 }  // namespace
 
-wire::SiteTerms site_terms(const config::Experiment& experiment, const config::Site& site) {
+wire::SiteTerms site_terms(const config::Experiment& experiment, const config::Site& site,
+                           const std::string& model_description) {
   wire::SiteTerms terms;
   terms.set_rate_hz(experiment.rate_hz());
   terms.set_channels(static_cast<std::uint32_t>(site.channel_size()));
@@ -52,16 +52,13 @@ wire::SiteTerms site_terms(const config::Experiment& experiment, const config::S
   terms.set_peer_timeout_s(experiment.realtime().peer_timeout_s());
   terms.set_hold(static_cast<std::uint32_t>(experiment.realtime().hold()));
   terms.set_max_extrapolation_s(experiment.realtime().max_extrapolation_s());
-  std::string description;
   for (const auto& channel : site.channel()) {
     terms.add_stroke_limit_m(channel.stroke_limit_m());
     terms.add_velocity_limit_m_per_s(channel.velocity_limit_m_per_s());
     terms.add_force_limit_n(channel.force_limit_n());
-    const auto model = make_model(channel.has_prediction() ? channel.prediction() : channel.specimen());
-    description += (description.empty() ? "" : " | ") + model->describe();
   }
-  terms.set_model_description(description);
-  terms.set_model_digest(fnv1a(description));
+  terms.set_model_description(model_description);
+  terms.set_model_digest(fnv1a(model_description));
   return terms;
 }
 
