@@ -366,9 +366,9 @@ int relay(const std::filesystem::path& config, const Options& o, const std::file
   to_site.lock_peer(true);
   Relay relay(loaded, *site, to_numerical, to_site);
 
-  rths::RealtimeOptions rt;
-  rt.priority = loaded.experiment.realtime().priority();
-  rt.lock_memory = loaded.experiment.realtime().lock_memory();
+  // The node's priority and locked memory; not its CPU, which the relay would contend for.
+  rths::RealtimeOptions rt = rths::realtime_options(loaded.experiment);
+  rt.cpu = -1;
   try {
     for (const std::string& warning : rths::acquire_realtime(rt)) {
       spdlog::warn("{}", warning);

@@ -222,12 +222,7 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
     return report_;
   }
 
-  RealtimeOptions rt;
-  rt.rate_hz = rate_hz_;
-  rt.priority = config_.realtime().priority();
-  rt.lock_memory = config_.realtime().lock_memory();
-  rt.spin_ns = static_cast<std::int64_t>(config_.realtime().spin_s() * 1e9);
-  rt.cpu = config_.realtime().cpu();
+  const RealtimeOptions rt = realtime_options(config_);
   for (const auto& warning : acquire_realtime(rt)) {
     spdlog::warn("{}", warning);
   }

@@ -297,12 +297,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   // Started before acquire_realtime, so its thread has the process's normal scheduling and CPUs.
   RecordWriter csv(node.recorder(), options.out_dir / ("site_" + site->name() + ".csv"));
 
-  RealtimeOptions rt;
-  rt.rate_hz = cfg.rate_hz();
-  rt.priority = cfg.realtime().priority();
-  rt.lock_memory = cfg.realtime().lock_memory();
-  rt.spin_ns = static_cast<std::int64_t>(cfg.realtime().spin_s() * 1e9);
-  rt.cpu = cfg.realtime().cpu();
+  const RealtimeOptions rt = realtime_options(cfg);
   for (const auto& warning : acquire_realtime(rt)) {
     spdlog::warn("{}", warning);
   }
