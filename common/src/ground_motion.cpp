@@ -18,6 +18,7 @@
 #include "experiment.pb.h"
 #include "rths/common/linear_system.hpp"
 #include "rths/common/random.hpp"
+#include "rths/common/text.hpp"
 
 namespace rths {
 
@@ -77,16 +78,6 @@ bool take_number(std::string_view& rest, double& value) {
   rest.remove_prefix(static_cast<std::size_t>(end - rest.data()));
   // A number must end at a separator or where the next number's sign begins.
   return rest.empty() || is_separator(rest.front()) || rest.front() == '-' || rest.front() == '+';
-}
-
-std::string_view trimmed(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
 }
 
 // A value of the file times the unit and the scale must be a ground acceleration: beyond
@@ -214,7 +205,7 @@ GroundMotion read_two_column(std::istream& in, const std::filesystem::path& path
   std::string line;
   while (std::getline(in, line)) {
     ++line_number;
-    const std::string_view content = trimmed(line);
+    const std::string_view content = trim_blanks(line);
     if (content.empty() || content.front() == '#') {
       continue;
     }
@@ -276,7 +267,7 @@ GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path, 
     }
   }
   const std::size_t header_line = line_number;
-  const std::string_view header = trimmed(line);
+  const std::string_view header = trim_blanks(line);
 
   // Both variants: `NPTS=  4000, DT=   .0050 SEC` (keyed) and `4000   .0050   NPTS, DT` (values
   // first). Keyed values are taken after their '='; otherwise the first two numbers are NPTS, DT.
@@ -338,7 +329,7 @@ GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path, 
   acceleration.reserve(std::min(npts, kMaxReservedSamples));
   while (std::getline(in, line)) {
     ++line_number;
-    std::string_view rest = trimmed(line);
+    std::string_view rest = trim_blanks(line);
     skip_separators(rest);
     while (!rest.empty()) {
       double value_g = 0.0;

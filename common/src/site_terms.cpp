@@ -1,30 +1,21 @@
 #include "rths/common/site_terms.hpp"
 
-#include <sstream>
 #include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "rths/common/digest.hpp"
+#include "rths/common/text.hpp"
 
 namespace rths {
 
 namespace {
 
-std::vector<std::string> words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) {
-    out.push_back(w);
-  }
-  return out;
-}
-
 // First `key=value` token that differs between two model descriptions, as a sentence.
 std::string model_difference(const std::string& numerical, const std::string& site) {
-  const auto a = words(numerical);
-  const auto b = words(site);
+  const auto a = split_words(numerical);
+  const auto b = split_words(site);
   for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
     if (a[i] == b[i]) {
       continue;
