@@ -17,15 +17,14 @@ namespace {
 // and Bd = -(x, x') of the unit step response at dt:
 //   x = (1 - e (c + zeta omega / omega_d s)) / omega^2,  x' = e s / omega_d.
 void expect_closed_form(double omega, double zeta, double dt) {
-  ContinuousStateSpace filter;
-  filter.a = StateMatrix::Zero(2, 2);
-  filter.a(0, 1) = 1.0;
-  filter.a(1, 0) = -omega * omega;
-  filter.a(1, 1) = -2.0 * zeta * omega;
-  filter.b = StateVector::Zero(2);
-  filter.b(1) = -1.0;
-  filter.c = OutputRow::Zero(2);
-  const DiscreteStateSpace held = zero_order_hold(filter, dt);
+  ContinuousStateSpace oscillator;
+  oscillator.a.resize(2, 2);
+  oscillator.a << 0.0, 1.0, -omega * omega, -2.0 * zeta * omega;
+  oscillator.b.resize(2);
+  oscillator.b << 0.0, -1.0;
+  oscillator.c.resize(2);
+  oscillator.c << 1.0, 0.0;
+  const DiscreteStateSpace held = zero_order_hold(oscillator, dt);
 
   const double wd = omega * std::sqrt(1.0 - zeta * zeta);
   const double e = std::exp(-zeta * omega * dt);
