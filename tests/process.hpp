@@ -19,6 +19,7 @@
 #include "rths/common/child_process.hpp"
 #include "rths/common/results.hpp"
 #include "rths/common/secret_key.hpp"
+#include "rths/study/csv.hpp"
 #include "scratch_folder.hpp"
 
 namespace rths::test {
@@ -142,34 +143,14 @@ class RunFolderTest : public ::testing::Test {
 // Columns of an rths CSV by header name. A last line without its newline (cut by a kill) is not a
 // row and is left out.
 inline std::vector<double> csv_column(const std::filesystem::path& file, const std::string& name) {
-  std::string text = slurp(file);
-  const auto last_newline = text.find_last_of('\n');
-  text.erase(last_newline == std::string::npos ? 0 : last_newline + 1);
-  std::istringstream in(text);
-  std::string header;
-  std::getline(in, header);
-  std::size_t index = 0;
-  bool found = false;
-  {
-    std::istringstream h(header);
-    for (std::string col; std::getline(h, col, ',');) {
-      if (col == name) {
-        found = true;
-        break;
-      }
-      ++index;
-    }
-  }
+  const study::CsvText csv = study::parse_csv(slurp(file), true);
   std::vector<double> out;
-  if (!found) {
+  const auto index = csv.column(name);
+  if (!index) {
     return out;
   }
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream l(line);
-    std::string cell;
-    for (std::size_t i = 0; i <= index && std::getline(l, cell, ','); ++i) {
-    }
-    out.push_back(std::stod(cell));
+  for (const auto& row : csv.rows) {
+    out.push_back(std::stod(row.at(*index)));
   }
   return out;
 }
