@@ -366,9 +366,9 @@ int relay(const std::filesystem::path& config, const Options& o, const std::file
   to_site.lock_peer(true);
   Relay relay(loaded, *site, to_numerical, to_site);
 
-  rths::RealtimeOptions rt;
-  rt.priority = loaded.experiment.realtime().priority();
-  rt.lock_memory = loaded.experiment.realtime().lock_memory();
+  // The node's priority and locked memory; not its CPU, which the relay would contend for.
+  rths::RealtimeOptions rt = rths::realtime_options(loaded.experiment);
+  rt.cpu = -1;
   try {
     for (const std::string& warning : rths::acquire_realtime(rt)) {
       spdlog::warn("{}", warning);
@@ -415,11 +415,8 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path config = cli.operands().front();
   const auto out = o.out.empty() ? rths::default_run_folder(config, "-relay-" + o.site) : o.out;
-  try {
-    rths::start_logging("rths-relay", out, "relay_" + o.site + ".log", o.quiet);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "rths-relay: cannot write %s: %s\n", out.c_str(), e.what());
-    return rths::kExitBadInput;
+  if (const auto failed = rths::start_run_log("rths-relay", out, "relay_" + o.site + ".log", o.quiet)) {
+    return *failed;
   }
   const auto& stop = rths::install_stop_signals();
   return rths::run_logged([&] { return relay(config, o, out, stop); });

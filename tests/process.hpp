@@ -7,24 +7,20 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
 
-#include <sys/wait.h>
-#include <unistd.h>
+#include "rths/common/child_process.hpp"
 #include "rths/common/results.hpp"
 #include "rths/common/secret_key.hpp"
+#include "rths/study/csv.hpp"
 #include "scratch_folder.hpp"
-
-// POSIX has the program declare environ (glibc also does with _GNU_SOURCE), for posix_spawn.
-// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables,readability-redundant-declaration)
-extern char** environ;
 
 namespace rths::test {
 
@@ -45,55 +41,30 @@ class Process {
       : out_(log_prefix.string() + ".stdout"), err_(log_prefix.string() + ".stderr") {
     std::vector<std::string> all{(bin_dir() / program).string()};
     all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) {
-      argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, out_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ) != 0) {
-      pid_ = -1;
-    }
-    posix_spawn_file_actions_destroy(&actions);
-  }
-  Process(const Process&) = delete;
-  Process& operator=(const Process&) = delete;
-  Process(Process&&) = delete;
-  Process& operator=(Process&&) = delete;
-  ~Process() {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
+    SpawnOptions options;
+    options.stdout_file = out_;
+    options.stderr_file = err_;
+    try {
+      child_.emplace(all, options);
+    } catch (const std::system_error&) {
+      // wait() answers -1: the program could not be started.
     }
   }
 
   // Exit code, or -1 when it did not end within timeout (it is then killed), 128+N for signal N.
   int wait(std::chrono::seconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    int status = 0;
-    while (pid_ > 0) {
-      const pid_t done = waitpid(pid_, &status, WNOHANG);
-      if (done == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      if (std::chrono::steady_clock::now() > deadline) {
-        kill(pid_, SIGKILL);
-        waitpid(pid_, nullptr, 0);
-        pid_ = -1;
-        return -1;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    if (!child_ || !child_->running()) {
+      return -1;
     }
+    if (const auto code = child_->wait_for(timeout)) {
+      return *code;
+    }
+    child_.reset();  // killed
     return -1;
   }
   void signal(int sig) const {
-    if (pid_ > 0) {
-      kill(pid_, sig);
+    if (child_) {
+      child_->signal(sig);
     }
   }
   // Waits until stdout holds a line starting with prefix; returns the rest of it ("" on timeout).
@@ -116,7 +87,7 @@ class Process {
  private:
   std::string out_;
   std::string err_;
-  pid_t pid_ = -1;
+  std::optional<ChildProcess> child_;
 };
 
 // Both NaN when a sample is: std::max would skip it, and a test bounding the result would pass.
@@ -172,34 +143,14 @@ class RunFolderTest : public ::testing::Test {
 // Columns of an rths CSV by header name. A last line without its newline (cut by a kill) is not a
 // row and is left out.
 inline std::vector<double> csv_column(const std::filesystem::path& file, const std::string& name) {
-  std::string text = slurp(file);
-  const auto last_newline = text.find_last_of('\n');
-  text.erase(last_newline == std::string::npos ? 0 : last_newline + 1);
-  std::istringstream in(text);
-  std::string header;
-  std::getline(in, header);
-  std::size_t index = 0;
-  bool found = false;
-  {
-    std::istringstream h(header);
-    for (std::string col; std::getline(h, col, ',');) {
-      if (col == name) {
-        found = true;
-        break;
-      }
-      ++index;
-    }
-  }
+  const study::CsvText csv = study::parse_csv(slurp(file), true);
   std::vector<double> out;
-  if (!found) {
+  const auto index = csv.column(name);
+  if (!index) {
     return out;
   }
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream l(line);
-    std::string cell;
-    for (std::size_t i = 0; i <= index && std::getline(l, cell, ','); ++i) {
-    }
-    out.push_back(std::stod(cell));
+  for (const auto& row : csv.rows) {
+    out.push_back(std::stod(row.at(*index)));
   }
   return out;
 }

@@ -24,8 +24,8 @@
 #include "alloc_counter.hpp"
 #include "experiment.pb.h"
 #include "results.pb.h"
+#include "rths/common/linear_system.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
-#include "rths/node_physical/linear_system.hpp"
 
 namespace rths {
 namespace {

@@ -477,7 +477,7 @@ std::vector<BadInput> campaign() {
             "--shard: expected K/N, whole numbers with 1 <= K <= N, got '3/2'"),
       study("StudyShardZero", {"--shard", "0/4"}, "--shard: expected K/N, whole numbers with 1 <= K <= N, got '0/4'"),
       study("StudySetOnTheCommandLine", {"--set", "duration_s=1"},
-            "--set: belongs in the study file (`set PATH=VALUE`), not on the command line"),
+            "--set: belongs in the study file (set: \"PATH=VALUE\"), not on the command line"),
       study("StudyQuietMisspelt", {"--quite"}, "unknown option --quite (did you mean --quiet?)"),
       command_line("StudyMergeWithoutOut", Program::kStudy, {"merge", "DIR"}, "merge needs --out DIR (see --help)"),
       command_line("StudyJobsForMerge", Program::kStudy, {"merge", "DIR", "--out", "OUT", "--jobs", "2"},
@@ -516,7 +516,9 @@ class Campaign : public test::RunFolderTest, public ::testing::WithParamInterfac
         {"negdt.AT2", title + "NPTS= 3, DT= -.01 SEC\n .1 .2 .1\n"},
         {"roomless.AT2", title + "NPTS= 4000000, DT= .01 SEC\n .1 .2 .1\n"},
         {"bad_trace.txt", "0.01\n0.02\nfast\n"},
-        {"ok.study", "config bad.textproto\naxis delay site[0].link.forward.delay_s = 0 0.01\n"},
+        {"ok.study",
+         "config: \"bad.textproto\"\n"
+         "axis { name: \"delay\" path: \"site[0].link.forward.delay_s\" value: [\"0\", \"0.01\"] }\n"},
     };
     for (const auto& [name, text] : files) {
       std::ofstream(dir_ / name) << text;

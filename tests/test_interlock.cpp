@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/site_terms.hpp"
 #include "rths/node_numerical/experiment.hpp"
-#include "rths/node_physical/site_terms.hpp"
+#include "rths/smith_predictor/prediction_model.hpp"
 #include "test_support.hpp"
 
 namespace rths {
@@ -83,8 +84,10 @@ TEST(InterlockConfig, ExtrapolationTimeIsBounded) {
 std::string mismatch(const std::string& override_at_site) {
   const LoadedConfig numerical = test::load_example("seed002/spring.textproto");
   const LoadedConfig site = test::load_example("seed002/spring.textproto", {override_at_site});
-  return terms_mismatch(site_terms(numerical.experiment, numerical.experiment.site(0)),
-                        site_terms(site.experiment, site.experiment.site(0)));
+  const config::Site& at_numerical = numerical.experiment.site(0);
+  const config::Site& at_site = site.experiment.site(0);
+  return terms_mismatch(site_terms(numerical.experiment, at_numerical, describe_site_models(at_numerical)),
+                        site_terms(site.experiment, at_site, describe_site_models(at_site)));
 }
 
 TEST(InterlockTerms, BothEndsMustAgreeOnLimitsTimeoutAndHold) {

@@ -17,6 +17,7 @@
 #include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/linear_system.hpp"
 #include "rths/common/metrics.hpp"
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/session_keys.hpp"
@@ -24,7 +25,6 @@
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/numerical_node.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
-#include "rths/node_physical/linear_system.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
 #include "test_support.hpp"
 

@@ -19,7 +19,10 @@
 #include <unistd.h>
 
 #include "process.hpp"
+#include "rths/common/child_process.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/study/csv.hpp"
+#include "study_support.hpp"
 
 namespace {
 
@@ -31,27 +34,15 @@ constexpr int kExitSkipped = 77;  // the cluster scripts' "the tool is not insta
 
 // Whether PROGRAM is an executable on PATH (gnuplot, parallel).
 bool on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  std::istringstream dirs(path == nullptr ? "" : path);
-  for (std::string dir; std::getline(dirs, dir, ':');) {
-    if (!dir.empty() && access((std::filesystem::path(dir) / program).c_str(), X_OK) == 0) {
-      return true;
-    }
-  }
-  return false;
+  return rths::find_program(program).has_value();
 }
 
 // The numbers of a .dat file written by rths-study: one vector per data line, '#' lines skipped.
 std::vector<std::vector<double>> read_dat(const std::filesystem::path& file) {
   std::vector<std::vector<double>> rows;
-  std::ifstream in(file);
-  for (std::string line; std::getline(in, line);) {
-    if (line.empty() || line[0] == '#') {
-      continue;
-    }
-    std::istringstream words(line);
+  for (const auto& words : rths::test::dat_words(rths::test::slurp(file))) {
     rows.emplace_back();
-    for (std::string w; words >> w;) {
+    for (const auto& w : words) {
       rows.back().push_back(std::stod(w));
     }
   }
@@ -65,26 +56,6 @@ bool is_png(const std::filesystem::path& file) {
   in.read(head.data(), head.size());
   return in.gcount() == 8 && std::equal(kSignature.begin(), kSignature.end(), head.begin(),
                                         [](unsigned char a, char b) { return a == static_cast<unsigned char>(b); });
-}
-
-// CSV cells, double quotes understood (rths-study quotes cells with commas).
-std::vector<std::string> cells(const std::string& line) {
-  std::vector<std::string> out(1);
-  bool quoted = false;
-  for (std::size_t i = 0; i < line.size(); ++i) {
-    const char c = line[i];
-    if (quoted && c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
-      out.back() += '"';
-      ++i;
-    } else if (c == '"') {
-      quoted = !quoted;
-    } else if (c == ',' && !quoted) {
-      out.emplace_back();
-    } else {
-      out.back() += c;
-    }
-  }
-  return out;
 }
 
 struct Table {
@@ -103,16 +74,8 @@ struct Table {
 };
 
 Table read_csv(const std::filesystem::path& file) {
-  Table t;
-  std::ifstream in(file);
-  std::string line;
-  if (std::getline(in, line)) {
-    t.header = cells(line);
-  }
-  while (std::getline(in, line)) {
-    t.rows.push_back(cells(line));
-  }
-  return t;
+  rths::study::CsvText csv = rths::study::parse_csv(rths::test::slurp(file));
+  return {std::move(csv.header), std::move(csv.rows)};
 }
 
 // The words of a command line as rths-study writes it (single-quoted words, no other quoting).
@@ -150,13 +113,18 @@ class StudyTest : public RunFolderTest {
   std::filesystem::path write_small_study(bool plots = false) {
     const auto config = std::filesystem::path(RTHS_SOURCE_DIR) / "examples/seed002/spring.textproto";
     auto file = dir_ / "small.study";
-    std::ofstream(file) << "# a small grid\nconfig " << config.string() << "\n"
-                        << "axis model_error site[0].channel[0].prediction.spring.stiffness_n_per_m = "
-                           "39084.08 55834.4 72584.72   # -30, 0, +30 %\n"
-                        << "axis delay site[0].link.forward.delay_s,site[0].link.backward.delay_s = 0 0.025\n"
-                        << "set duration_s=5\n"
-                        << (plots ? "label model_error \"model error (%)\" = -30 0 +30\n"
-                                    "plot delay model_error x2\nplot model_error delay\n"
+    std::ofstream(file) << "# a small grid\nconfig: \"" << config.string() << "\"\n"
+                        << "axis {\n  name: \"model_error\"\n"
+                           "  path: \"site[0].channel[0].prediction.spring.stiffness_n_per_m\"\n"
+                           "  value: [\"39084.08\", \"55834.4\", \"72584.72\"]  # -30, 0, +30 %\n"
+                        << (plots ? "  label { title: \"model error (%)\" value: [\"-30\", \"0\", \"+30\"] }\n" : "")
+                        << "}\n"
+                        << "axis {\n  name: \"delay\"\n"
+                           "  path: [\"site[0].link.forward.delay_s\", \"site[0].link.backward.delay_s\"]\n"
+                           "  value: [\"0\", \"0.025\"]\n}\n"
+                        << "set: \"duration_s=5\"\n"
+                        << (plots ? "plot { x: \"delay\" lines: \"model_error\" response: \"x2\" }\n"
+                                    "plot { x: \"model_error\" lines: \"delay\" }\n"
                                   : "");
     return file;
   }
@@ -401,9 +369,11 @@ TEST_F(StudyTest, WithoutGnuplotTheDataAndScriptsAreWrittenAndTheStudySucceeds) 
 TEST_F(StudyTest, BadPlotStatementsAreRefusedBeforeAnyRun) {
   const auto config = std::filesystem::path(RTHS_SOURCE_DIR) / "examples/seed002/spring.textproto";
   const auto file = dir_ / "bad.study";
-  const std::string head = "config " + config.string() +
-                           "\naxis mode site[0].compensation.mode = MODIFIED_SMITH NONE\n"
-                           "axis delay site[0].link.forward.delay_s = 0 0.01\n";
+  const std::string head =
+      "config: \"" + config.string() +
+      "\"\naxis { name: \"mode\" path: \"site[0].compensation.mode\" value: [\"MODIFIED_SMITH\", \"NONE\"] }\n";
+  const std::string delay =
+      "axis { name: \"delay\" path: \"site[0].link.forward.delay_s\" value: [\"0\", \"0.01\"] }\n";
   const auto refused = [&](const std::string& tail, const std::string& expected) {
     std::ofstream(file) << head << tail;
     Process p("rths-study", {"run", file.string(), "--out", (dir_ / "out").string()}, dir_ / "bad");
@@ -411,10 +381,14 @@ TEST_F(StudyTest, BadPlotStatementsAreRefusedBeforeAnyRun) {
     EXPECT_NE(p.err().find(expected), std::string::npos) << p.err();
     EXPECT_FALSE(std::filesystem::exists(dir_ / "out/study.csv"));
   };
-  refused("plot mode delay\n", "bad.study:4: plot mode delay: x axis value `MODIFIED_SMITH` is not a number");
-  refused("plot delay delay\n", "expected two different axes");
-  refused("plot delay mode x9\n", "bad.study:4: plot: no response x9");
-  refused("label delay \"one-way (ms)\" = 0\nplot delay mode\n", "bad.study:4: label delay: 1 values, the axis has 2");
+  refused(delay + "plot { x: \"mode\" lines: \"delay\" }\n",
+          "bad.study:4: plot mode delay: x axis value `MODIFIED_SMITH` is not a number");
+  refused(delay + "plot { x: \"delay\" lines: \"delay\" }\n", "expected two different axes");
+  refused(delay + "plot { x: \"delay\" lines: \"mode\" response: \"x9\" }\n", "bad.study:4: plot: no response x9");
+  refused(
+      "axis { name: \"delay\" path: \"site[0].link.forward.delay_s\" value: [\"0\", \"0.01\"]\n"
+      "       label { title: \"one-way (ms)\" value: \"0\" } }\nplot { x: \"delay\" lines: \"mode\" }\n",
+      "bad.study:4: label delay: 1 values, the axis has 2");
 }
 
 TEST_F(StudyTest, GnuParallelRecipeMergesToTheUnshardedStudy) {
@@ -489,9 +463,9 @@ TEST_F(StudyTest, ExampleStudiesLoadAndTheirFirstRowRuns) {
 TEST_F(StudyTest, BadOverrideIsRefusedBeforeAnyRun) {
   const auto config = std::filesystem::path(RTHS_SOURCE_DIR) / "examples/seed002/spring.textproto";
   const auto file = dir_ / "bad.study";
-  std::ofstream(file) << "config " << config.string() << "\n"
-                      << "axis delay site[0].link.forward.delay_s = 0 0.01\n"
-                      << "axis typo site[0].link.forwrd.delay_s = 0 0.01\n";
+  std::ofstream(file) << "config: \"" << config.string() << "\"\n"
+                      << "axis { name: \"delay\" path: \"site[0].link.forward.delay_s\" value: [\"0\", \"0.01\"] }\n"
+                      << "axis { name: \"typo\" path: \"site[0].link.forwrd.delay_s\" value: [\"0\", \"0.01\"] }\n";
   Process p("rths-study", {"run", file.string(), "--out", (dir_ / "out").string()}, dir_ / "bad");
   EXPECT_EQ(p.wait(kTimeout), rths::kExitBadInput);
   EXPECT_NE(p.err().find("bad.study:3: axis typo"), std::string::npos) << p.err();
@@ -499,24 +473,28 @@ TEST_F(StudyTest, BadOverrideIsRefusedBeforeAnyRun) {
   EXPECT_FALSE(std::filesystem::exists(dir_ / "out/study.csv"));
 
   // A value out of range is named with its row's override too, and a tuple of the wrong size.
-  std::ofstream(file) << "config " << config.string() << "\naxis d site[0].link.forward.delay_s = 0 -1\n";
+  std::ofstream(file) << "config: \"" << config.string()
+                      << "\"\naxis { name: \"d\" path: \"site[0].link.forward.delay_s\" value: [\"0\", \"-1\"] }\n";
   Process range("rths-study", {"run", file.string(), "--out", (dir_ / "out").string()}, dir_ / "range");
   EXPECT_EQ(range.wait(kTimeout), rths::kExitBadInput);
   EXPECT_NE(range.err().find("site[0].link.forward.delay_s=-1"), std::string::npos) << range.err();
-  std::ofstream(file) << "config " << config.string()
-                      << "\naxis d site[0].link.forward.delay_s,site[0].link.backward.delay_s = 0:0:0\n";
+  std::ofstream(file)
+      << "config: \"" << config.string()
+      << "\"\naxis { name: \"d\" path: [\"site[0].link.forward.delay_s\", \"site[0].link.backward.delay_s\"]"
+         " tuple { value: [\"0\", \"0\", \"0\"] } }\n";
   Process tuple("rths-study", {"run", file.string(), "--out", (dir_ / "out").string()}, dir_ / "tuple");
   EXPECT_EQ(tuple.wait(kTimeout), rths::kExitBadInput);
-  EXPECT_NE(tuple.err().find("bad.study:2: axis d: value `0:0:0` has 3 elements"), std::string::npos) << tuple.err();
+  EXPECT_NE(tuple.err().find("bad.study:2: axis d: tuple `0:0:0` has 3 elements"), std::string::npos) << tuple.err();
 }
 
 TEST_F(StudyTest, FailedRowIsRecordedAndTheStudyGoesOn) {
   // A missing ground-motion record passes validation but fails when the run is built.
   const auto config = std::filesystem::path(RTHS_SOURCE_DIR) / "examples/seed002/spring.textproto";
   const auto file = dir_ / "fail.study";
-  std::ofstream(file) << "config " << config.string() << "\nset duration_s=1\n"
-                      << "axis record ground_motion.record.path = ../data/ground_motions/elcentro_1940_ns_g.dat "
-                         "/nonexistent/record.dat\n";
+  std::ofstream(file)
+      << "config: \"" << config.string() << "\"\nset: \"duration_s=1\"\n"
+      << "axis { name: \"record\" path: \"ground_motion.record.path\"\n"
+         "       value: [\"../data/ground_motions/elcentro_1940_ns_g.dat\", \"/nonexistent/record.dat\"] }\n";
   Process p("rths-study", {"run", file.string(), "--out", (dir_ / "out").string(), "--quiet"}, dir_ / "fail");
   EXPECT_EQ(p.wait(kTimeout), rths::kExitFailure) << p.err();
   const Table t = read_csv(dir_ / "out/study.csv");
@@ -529,7 +507,8 @@ TEST_F(StudyTest, FailedRowIsRecordedAndTheStudyGoesOn) {
 TEST_F(StudyTest, HelpDocumentsTheStudyFormat) {
   Process p("rths-study", {"--help"}, dir_ / "help");
   ASSERT_EQ(p.wait(kTimeout), 0);
-  EXPECT_NE(p.out().find("axis NAME PATH[,PATH...] = V1 V2"), std::string::npos);
+  EXPECT_NE(p.out().find("protobuf text format of proto/study.proto"), std::string::npos);
+  EXPECT_NE(p.out().find("tuple { value: [\"A\", \"B\"] }"), std::string::npos);
   Process bad("rths-study", {"run"}, dir_ / "nofile");
   EXPECT_EQ(bad.wait(kTimeout), rths::kExitBadInput);
 }

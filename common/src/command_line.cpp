@@ -555,6 +555,17 @@ std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const 
   return log;
 }
 
+std::optional<int> start_run_log(const std::string& program, const std::filesystem::path& dir,
+                                 const std::string& log_name, bool quiet) {
+  try {
+    start_logging(program, dir, log_name, quiet);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: cannot write %s: %s\n", program.c_str(), dir.c_str(), e.what());
+    return kExitBadInput;
+  }
+  return std::nullopt;
+}
+
 int run_logged(const std::function<int()>& body) {
   int code = 1;
   try {

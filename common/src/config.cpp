@@ -714,9 +714,7 @@ config::Experiment parse_experiment(const std::string& text, const std::string& 
                                     const std::vector<std::string>& overrides) {
   config::Experiment experiment;
   TextFormat::ParseInfoTree tree;
-  if (const auto failure = parse_text(text, experiment, &tree)) {
-    throw ConfigError(fmt::format("{}:{}:{}: {}", source_name, failure->line, failure->column, failure->message));
-  }
+  parse_text_message(text, source_name, experiment, &tree);
   FieldLocations where;
   record_locations(experiment, tree, "", where);
   for (const auto& assignment : overrides)
@@ -726,21 +724,6 @@ config::Experiment parse_experiment(const std::string& text, const std::string& 
 }
 
 namespace {
-
-std::string read_text_file(const std::filesystem::path& file) {
-  const auto cannot = [&](const char* what, int error) {
-    return ConfigError(fmt::format("cannot {} {}: {}", what, file.string(), std::generic_category().message(error)));
-  };
-  std::error_code status;
-  if (std::filesystem::is_directory(file, status)) throw cannot("open", EISDIR);
-  errno = 0;
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw cannot("open", errno != 0 ? errno : ENOENT);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw cannot("read", errno != 0 ? errno : EIO);
-  return text.str();
-}
 
 // Copies the RLS initial values of every channel that names a calibration file (written by
 // `rths-numerical calibrate`) into the channel's controller, so everything downstream sees them
@@ -764,9 +747,7 @@ void resolve_calibrations(config::Experiment& experiment, const std::filesystem:
             fmt::format("{}: {}; expected a file written by `rths-numerical calibrate`", at, error.what()));
       }
       config::RlsCalibration calibration;
-      if (const auto failure = parse_text(text, calibration, nullptr)) {
-        throw ConfigError(fmt::format("{}:{}:{}: {}", file.string(), failure->line, failure->column, failure->message));
-      }
+      parse_text_message(text, file.string(), calibration);
       const auto entry = std::find_if(calibration.entry().begin(), calibration.entry().end(), [&](const auto& e) {
         return e.site() == site.name() && e.channel() == static_cast<std::uint32_t>(c);
       });
@@ -794,6 +775,28 @@ void resolve_calibrations(config::Experiment& experiment, const std::filesystem:
 }
 
 }  // namespace
+
+std::string read_text_file(const std::filesystem::path& file) {
+  const auto cannot = [&](const char* what, int error) {
+    return ConfigError(fmt::format("cannot {} {}: {}", what, file.string(), std::generic_category().message(error)));
+  };
+  std::error_code status;
+  if (std::filesystem::is_directory(file, status)) throw cannot("open", EISDIR);
+  errno = 0;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw cannot("open", errno != 0 ? errno : ENOENT);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) throw cannot("read", errno != 0 ? errno : EIO);
+  return text.str();
+}
+
+void parse_text_message(const std::string& text, const std::string& source_name, pb::Message& message,
+                        TextFormat::ParseInfoTree* tree) {
+  if (const auto failure = parse_text(text, message, tree)) {
+    throw ConfigError(fmt::format("{}:{}:{}: {}", source_name, failure->line, failure->column, failure->message));
+  }
+}
 
 LoadedConfig load_experiment(const std::filesystem::path& file, const std::vector<std::string>& overrides,
                              bool resolve_calibration_files) {

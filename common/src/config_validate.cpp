@@ -20,6 +20,7 @@
 #include "rths/common/address.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/ground_motion.hpp"
+#include "rths/common/linear_system.hpp"
 
 namespace rths {
 namespace {
@@ -478,18 +479,6 @@ void check_impairment(const config::Impairment& impairment, const std::string& p
                     "a duplication probability", check);
 }
 
-// A transfer-function polynomial's roots (companion matrix), for the stability check.
-Eigen::VectorXcd polynomial_roots(const pb::RepeatedField<double>& coefficients) {
-  const int n = coefficients.size() - 1;
-  Eigen::MatrixXd companion = Eigen::MatrixXd::Zero(n, n);
-  for (int j = 0; j < n; ++j) companion(0, j) = -coefficients.Get(j + 1) / coefficients.Get(0);
-  for (int i = 1; i < n; ++i) companion(i, i - 1) = 1.0;
-  return Eigen::EigenSolver<Eigen::MatrixXd>(companion, false).eigenvalues();
-}
-
-// Largest actuator model the fixed-size plant storage holds (node_physical/linear_system.hpp).
-constexpr int kMaxActuatorStates = 8;
-
 void check_linear_actuator(const config::LinearActuator& linear, const std::string& path, const Checker& check) {
   const bool tf = linear.numerator_size() > 0 || linear.denominator_size() > 0;
   check.require(tf != linear.has_state_space(), path,
@@ -500,8 +489,8 @@ void check_linear_actuator(const config::LinearActuator& linear, const std::stri
     const auto& ss = linear.state_space();
     const std::string at = child(path, "state_space");
     const auto n = static_cast<int>(ss.states());
-    check.require(n >= 1 && n <= kMaxActuatorStates, child(at, "states"),
-                  fmt::format("is {}, expected 1..{} states", n, kMaxActuatorStates));
+    check.require(n >= 1 && n <= kMaxStates, child(at, "states"),
+                  fmt::format("is {}, expected 1..{} states", n, kMaxStates));
     check.require(ss.a_size() == n * n, child(at, "a"),
                   fmt::format("has {} entries, expected states x states = {}", ss.a_size(), n * n));
     check.require(ss.b_size() == n, child(at, "b"), fmt::format("has {} entries, expected {}", ss.b_size(), n));
@@ -519,15 +508,16 @@ void check_linear_actuator(const config::LinearActuator& linear, const std::stri
   }
   const int nd = linear.denominator_size();
   const int nn = linear.numerator_size();
-  check.require(nd >= 2 && nd <= kMaxActuatorStates + 1, child(path, "denominator"),
+  check.require(nd >= 2 && nd <= kMaxStates + 1, child(path, "denominator"),
                 fmt::format("has {} coefficients, expected 2..{} (order 1..{}, highest power first)", nd,
-                            kMaxActuatorStates + 1, kMaxActuatorStates));
+                            kMaxStates + 1, kMaxStates));
   check.require(linear.denominator(0) != 0, element(child(path, "denominator"), 0),
                 "is 0; expected a nonzero leading coefficient");
   check.require(
       nn >= 1 && nn <= nd, child(path, "numerator"),
       fmt::format("has {} coefficients for a denominator of {}; expected a proper model (1..{})", nn, nd, nd));
-  for (const auto& pole : polynomial_roots(linear.denominator())) {
+  for (const auto& pole :
+       polynomial_roots(std::span<const double>(linear.denominator().data(), static_cast<std::size_t>(nd)))) {
     check.require(pole.real() < 0, child(path, "denominator"),
                   fmt::format("has a root {}{:+}j with real part >= 0; expected a stable actuator model", pole.real(),
                               pole.imag()));

@@ -9,7 +9,6 @@
 #include <fstream>
 #include <limits>
 #include <numbers>
-#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -17,6 +16,9 @@
 #include <utility>
 
 #include "experiment.pb.h"
+#include "rths/common/linear_system.hpp"
+#include "rths/common/random.hpp"
+#include "rths/common/text.hpp"
 
 namespace rths {
 
@@ -78,16 +80,6 @@ bool take_number(std::string_view& rest, double& value) {
   return rest.empty() || is_separator(rest.front()) || rest.front() == '-' || rest.front() == '+';
 }
 
-std::string_view trimmed(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) {
-    text.remove_prefix(1);
-  }
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t' || text.back() == '\r')) {
-    text.remove_suffix(1);
-  }
-  return text;
-}
-
 // A value of the file times the unit and the scale must be a ground acceleration: beyond
 // kMaxGroundAccelerationMPerS2 (or not finite after the multiplication) the file or the config is wrong.
 double checked_acceleration(const std::filesystem::path& path, std::size_t line, double value, double unit_scale,
@@ -137,59 +129,6 @@ double envelope(double t_s, const config::SyntheticMotion& spec) {
   }
   return std::exp(-spec.decay_per_s() * (t_s - strong_end_s));
 }
-
-// exp(A h) by scaling and squaring of a Taylor series: the Kanai-Tajimi filter is tiny (3x3
-// augmented), so this is exact to rounding without Eigen's unsupported MatrixFunctions module.
-Eigen::Matrix3d matrix_exponential(const Eigen::Matrix3d& a) {
-  int squarings = 0;
-  double norm = a.cwiseAbs().rowwise().sum().maxCoeff();
-  while (norm > 0.5) {
-    norm *= 0.5;
-    ++squarings;
-  }
-  const Eigen::Matrix3d scaled = a / std::ldexp(1.0, squarings);
-  Eigen::Matrix3d result = Eigen::Matrix3d::Identity();
-  Eigen::Matrix3d term = Eigen::Matrix3d::Identity();
-  // ||scaled|| <= 0.5: 0.5^20 / 20! is far below double precision.
-  constexpr int kTerms = 20;
-  for (int k = 1; k <= kTerms; ++k) {
-    term = (term * scaled) / static_cast<double>(k);
-    result += term;
-  }
-  for (int s = 0; s < squarings; ++s) {
-    result = (result * result).eval();
-  }
-  return result;
-}
-
-// Standard normal pairs by Box-Muller from mt19937_64, whose output sequence the standard fixes;
-// std::normal_distribution is implementation-defined and would differ between libstdc++ and libc++.
-class BoxMuller {
- public:
-  explicit BoxMuller(std::uint64_t seed) : engine_(seed) {}
-
-  double next() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
-    }
-    // u1 in (0, 1] so log(u1) is finite; 53 random bits per uniform.
-    const double u1 = 1.0 - uniform();
-    const double u2 = uniform();
-    const double radius = std::sqrt(-2.0 * std::log(u1));
-    const double angle = 2.0 * std::numbers::pi * u2;
-    spare_ = radius * std::sin(angle);
-    has_spare_ = true;
-    return radius * std::cos(angle);
-  }
-
- private:
-  double uniform() { return static_cast<double>(engine_() >> 11U) * 0x1.0p-53; }
-
-  std::mt19937_64 engine_;
-  double spare_ = 0.0;
-  bool has_spare_ = false;
-};
 
 void require_positive(double value, const char* field) {
   if (!(value > 0.0) || !std::isfinite(value)) {
@@ -266,7 +205,7 @@ GroundMotion read_two_column(std::istream& in, const std::filesystem::path& path
   std::string line;
   while (std::getline(in, line)) {
     ++line_number;
-    const std::string_view content = trimmed(line);
+    const std::string_view content = trim_blanks(line);
     if (content.empty() || content.front() == '#') {
       continue;
     }
@@ -328,7 +267,7 @@ GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path, 
     }
   }
   const std::size_t header_line = line_number;
-  const std::string_view header = trimmed(line);
+  const std::string_view header = trim_blanks(line);
 
   // Both variants: `NPTS=  4000, DT=   .0050 SEC` (keyed) and `4000   .0050   NPTS, DT` (values
   // first). Keyed values are taken after their '='; otherwise the first two numbers are NPTS, DT.
@@ -390,7 +329,7 @@ GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path, 
   acceleration.reserve(std::min(npts, kMaxReservedSamples));
   while (std::getline(in, line)) {
     ++line_number;
-    std::string_view rest = trimmed(line);
+    std::string_view rest = trim_blanks(line);
     skip_separators(rest);
     while (!rest.empty()) {
       double value_g = 0.0;
@@ -433,18 +372,21 @@ GroundMotion make_synthetic(const config::SyntheticMotion& spec) {
 
   // Kanai-Tajimi ground filter (Kanai 1957, Tajimi 1960): x'' + 2 zeta_g omega_g x' + omega_g^2 x = -w,
   // ground acceleration = -(2 zeta_g omega_g x' + omega_g^2 x). The noise is held over each sample
-  // interval and the filter discretised exactly for that held input (augmented exponential), so
-  // the spectrum does not depend on an integrator's step.
-  Eigen::Matrix3d augmented = Eigen::Matrix3d::Zero();
-  augmented(0, 1) = 1.0;
-  augmented(1, 0) = -omega_g * omega_g;
-  augmented(1, 1) = -2.0 * zeta_g * omega_g;
-  augmented(1, 2) = -1.0;
-  const Eigen::Matrix3d transition = matrix_exponential(augmented * dt_s);
-  const Eigen::Matrix2d phi = transition.topLeftCorner<2, 2>();
-  const Eigen::Vector2d gamma = transition.topRightCorner<2, 1>();
+  // interval and the filter discretised exactly for that held input (zero-order hold), so the
+  // spectrum does not depend on an integrator's step.
+  ContinuousStateSpace filter;
+  filter.a = StateMatrix::Zero(2, 2);
+  filter.a(0, 1) = 1.0;
+  filter.a(1, 0) = -omega_g * omega_g;
+  filter.a(1, 1) = -2.0 * zeta_g * omega_g;
+  filter.b = StateVector::Zero(2);
+  filter.b(1) = -1.0;
+  filter.c = OutputRow::Zero(2);
+  const DiscreteStateSpace held = zero_order_hold(filter, dt_s);
+  const Eigen::Matrix2d phi = held.a;
+  const Eigen::Vector2d gamma = held.b;
 
-  BoxMuller normal(spec.seed());
+  Rng noise(spec.seed());
   std::vector<double> acceleration(count);
   std::vector<double> shape(count);
   Eigen::Vector2d filter_state = Eigen::Vector2d::Zero();
@@ -457,7 +399,7 @@ GroundMotion make_synthetic(const config::SyntheticMotion& spec) {
     acceleration[i] = shape[i] * stationary;
     sum_acceleration += acceleration[i];
     sum_shape += shape[i];
-    filter_state = (phi * filter_state + gamma * normal.next()).eval();
+    filter_state = (phi * filter_state + gamma * noise.normal()).eval();
   }
   // Remove the mean (no net velocity change over the record) in the shape of the envelope rather
   // than as a constant, so the motion still starts from exactly zero and fades out with it.

@@ -16,6 +16,8 @@
 
 #include <fmt/format.h>
 
+#include "experiment.pb.h"
+
 namespace rths {
 
 namespace {
@@ -98,6 +100,16 @@ std::int64_t monotonic_ns() noexcept {
 
 std::int64_t WallClock::now_ns() const {
   return read_clock(CLOCK_REALTIME);
+}
+
+RealtimeOptions realtime_options(const config::Experiment& experiment) {
+  RealtimeOptions rt;
+  rt.rate_hz = experiment.rate_hz();
+  rt.priority = experiment.realtime().priority();
+  rt.lock_memory = experiment.realtime().lock_memory();
+  rt.spin_ns = static_cast<std::int64_t>(experiment.realtime().spin_s() * 1e9);
+  rt.cpu = experiment.realtime().cpu();
+  return rt;
 }
 
 std::vector<std::string> acquire_realtime(const RealtimeOptions& options) {

@@ -81,13 +81,19 @@ GroundMotion load_motion(const LoadedConfig& loaded) {
   }
 }
 
-// The run's steps, once its records are known to fit output.memory_budget_mb (computed in double:
-// an absurd duration must be refused, not overflow an integer).
+// The records of a run over ground (computed in double: an absurd duration must be refused, not
+// overflow an integer).
+RecordBudget records_of(const config::Experiment& cfg, const GroundMotion& ground, RunMode mode) {
+  const double duration = cfg.duration_s() > 0.0 ? cfg.duration_s() : ground.end_s();
+  return numerical_process_records(cfg, run_steps(duration, cfg.rate_hz()), mode == RunMode::kVirtualTime);
+}
+
+// The run's steps, once its records are known to fit output.memory_budget_mb.
 std::int64_t checked_steps(const LoadedConfig& loaded, const GroundMotion& ground, RunMode mode) {
   const config::Experiment& cfg = loaded.experiment;
   const double duration = cfg.duration_s() > 0.0 ? cfg.duration_s() : ground.end_s();
-  const double steps = run_steps(duration, cfg.rate_hz());
-  const RecordBudget records = numerical_process_records(cfg, steps, mode == RunMode::kVirtualTime);
+  const RecordBudget records = records_of(cfg, ground, mode);
+  const double steps = records.steps;
   if (const std::string over = over_memory_budget(cfg, records); !over.empty()) {
     const std::string length =
         cfg.duration_s() > 0.0
@@ -104,6 +110,10 @@ std::int64_t checked_steps(const LoadedConfig& loaded, const GroundMotion& groun
 
 void Experiment::check_before_start(const LoadedConfig& loaded, RunMode mode) {
   (void)checked_steps(loaded, load_motion(loaded), mode);
+}
+
+RecordBudget Experiment::records(const LoadedConfig& loaded, RunMode mode) {
+  return records_of(loaded.experiment, load_motion(loaded), mode);
 }
 
 Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)

@@ -1,53 +1,18 @@
 #include "rths/node_numerical/loopback.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
-#include <cstring>
+#include <optional>
 #include <stdexcept>
-#include <thread>
-
-#include <fcntl.h>
-#include <poll.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "rths/common/secret_key.hpp"
 
-// POSIX has the program declare environ (glibc also does with _GNU_SOURCE), for posix_spawn.
-// NOLINTNEXTLINE(cppcoreguidelines-avoid-non-const-global-variables,readability-redundant-declaration)
-extern char** environ;
-
 namespace rths {
-
-namespace {
-
-// Reads the first line the child prints ("listening on HOST:PORT"), for at most timeout.
-std::string read_line(int fd, std::chrono::milliseconds timeout) {
-  std::string line;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    pollfd p{fd, POLLIN, 0};
-    if (poll(&p, 1, 50) <= 0) {
-      continue;
-    }
-    char c = 0;
-    const ssize_t n = read(fd, &c, 1);
-    if (n <= 0) {
-      break;  // the child closed its stdout: it failed before listening
-    }
-    if (c == '\n') {
-      return line;
-    }
-    line.push_back(c);
-  }
-  return line;
-}
-
-}  // namespace
 
 std::filesystem::path sibling_executable(const std::string& name) {
   return std::filesystem::canonical("/proc/self/exe").parent_path() / name;
@@ -58,12 +23,7 @@ LoopbackSites::LoopbackSites(std::filesystem::path config, std::vector<std::stri
     : config_(std::move(config)), overrides_(std::move(overrides)), out_(std::move(out)) {}
 
 LoopbackSites::~LoopbackSites() {
-  for (const Child& c : children_) {
-    if (c.pid > 0) {
-      kill(c.pid, SIGKILL);
-      waitpid(c.pid, nullptr, 0);
-    }
-  }
+  children_.clear();  // kills a site still running
   if (!key_dir_.empty()) {
     std::error_code ec;
     std::filesystem::remove_all(key_dir_, ec);
@@ -97,39 +57,25 @@ void LoopbackSites::start(config::Experiment& experiment) {
       args.emplace_back("--set");
       args.push_back(fmt::format("site[{}].key_file={}", site.name(), key.string()));
     }
-    std::vector<char*> argv;
-    argv.reserve(args.size() + 1);
-    for (auto& a : args) {
-      argv.push_back(a.data());
-    }
-    argv.push_back(nullptr);
-
-    std::array<int, 2> pipe_fds{};
-    if (pipe2(pipe_fds.data(), O_CLOEXEC) != 0) {
-      throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-    }
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-    pid_t pid = -1;
-    const int rc = posix_spawn(&pid, exe.c_str(), &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(pipe_fds[1]);
-    if (rc != 0) {
-      close(pipe_fds[0]);
+    SpawnOptions spawn;
+    spawn.stdin_from_null = false;
+    spawn.stdout_to_pipe = true;
+    try {
+      children_.push_back({site.name(), ChildProcess(args, spawn)});
+    } catch (const std::system_error& e) {
       throw std::runtime_error(
-          fmt::format("cannot start {} for site {}: {}", exe.string(), site.name(), std::strerror(rc)));
+          fmt::format("cannot start {} for site {}: {}", exe.string(), site.name(), e.code().message()));
     }
-    children_.push_back({site.name(), pid});
-    const std::string line = read_line(pipe_fds[0], std::chrono::seconds(10));
-    close(pipe_fds[0]);
+    ChildProcess& child = children_.back().process;
+    const std::string line = child.read_line(std::chrono::seconds(10));
+    child.close_pipe();
     const std::string prefix = "listening on ";
     if (!line.starts_with(prefix)) {
       throw std::runtime_error(fmt::format("site {} did not start listening (see site_{}.log in {})", site.name(),
                                            site.name(), out_.string()));
     }
     site.set_address(line.substr(prefix.size()));
-    spdlog::info("site {}: process {} listening on {}", site.name(), pid, site.address());
+    spdlog::info("site {}: process {} listening on {}", site.name(), child.pid(), site.address());
   }
 }
 
@@ -137,21 +83,20 @@ int LoopbackSites::wait() {
   int first_failure = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   for (Child& c : children_) {
-    int status = 0;
-    pid_t done = 0;
-    while ((done = waitpid(c.pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!c.process.running()) {
+      continue;  // waited for already
     }
-    if (done == 0) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    std::optional<int> code = c.process.wait_for(std::max(left, std::chrono::milliseconds(0)));
+    if (!code) {
       spdlog::error("site {} did not stop; terminating it", c.site);
-      kill(c.pid, SIGTERM);
-      waitpid(c.pid, &status, 0);
+      c.process.signal(SIGTERM);
+      code = c.process.wait();
     }
-    c.pid = -1;
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    if (code != 0) {
-      spdlog::warn("site {} exited with code {}", c.site, code);
-      first_failure = first_failure == 0 ? code : first_failure;
+    if (*code != 0) {
+      spdlog::warn("site {} exited with code {}", c.site, *code);
+      first_failure = first_failure == 0 ? *code : first_failure;
     }
   }
   return first_failure;

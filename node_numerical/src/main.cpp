@@ -179,11 +179,8 @@ int main(int argc, char** argv) {
     return keygen(config, o.quiet);
   }
   const auto out = o.out.empty() ? rths::default_run_folder(config) : o.out;
-  try {
-    rths::start_logging("rths-numerical", out, "run.log", o.quiet);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "rths-numerical: cannot write %s: %s\n", out.c_str(), e.what());
-    return rths::kExitBadInput;
+  if (const auto failed = rths::start_run_log("rths-numerical", out, "run.log", o.quiet)) {
+    return *failed;
   }
   const auto& stop = rths::install_stop_signals();
   int code = rths::kExitCompleted;

@@ -15,9 +15,10 @@
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/peer_watchdog.hpp"
 #include "rths/common/session_keys.hpp"
+#include "rths/common/site_terms.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/status_line.hpp"
-#include "rths/node_physical/site_terms.hpp"
+#include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {
 
@@ -105,7 +106,7 @@ bool Experiment::handshake(std::vector<std::int64_t>& round_trip_ns, const std::
   for (const std::size_t s : remote_) {
     for (const auto& cfg_site : config_.site()) {
       if (cfg_site.name() == sites[s].name) {
-        terms.push_back(site_terms(config_, cfg_site));
+        terms.push_back(site_terms(config_, cfg_site, describe_site_models(cfg_site)));
       }
     }
   }
@@ -228,12 +229,7 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
     }
   }
 
-  RealtimeOptions rt;
-  rt.rate_hz = rate_hz_;
-  rt.priority = config_.realtime().priority();
-  rt.lock_memory = config_.realtime().lock_memory();
-  rt.spin_ns = static_cast<std::int64_t>(config_.realtime().spin_s() * 1e9);
-  rt.cpu = config_.realtime().cpu();
+  const RealtimeOptions rt = realtime_options(config_);
   for (const auto& warning : acquire_realtime(rt)) {
     spdlog::warn("{}", warning);
   }

@@ -70,11 +70,8 @@ int main(int argc, char** argv) {
   }
   const std::filesystem::path config = cli.operands().front();
   const auto out = o.out.empty() ? rths::default_run_folder(config, "-" + o.site) : o.out;
-  try {
-    rths::start_logging("rths-physical", out, "site_" + o.site + ".log", o.quiet);
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "rths-physical: cannot write %s: %s\n", out.c_str(), e.what());
-    return rths::kExitBadInput;
+  if (const auto failed = rths::start_run_log("rths-physical", out, "site_" + o.site + ".log", o.quiet)) {
+    return *failed;
   }
   const auto& stop = rths::install_stop_signals();
   return rths::run_logged([&] {

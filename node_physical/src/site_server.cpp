@@ -22,10 +22,11 @@
 #include "rths/common/results.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/common/session_keys.hpp"
+#include "rths/common/site_terms.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/physical_node.hpp"
-#include "rths/node_physical/site_terms.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
+#include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {
 
@@ -255,7 +256,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
     throw ConfigError(fmt::format("{}: no site named \"{}\"", loaded.source.string(), options.site_name));
   }
   const SiteKey key = site_key(cfg, *site, loaded.base_dir, loaded.source.string(), options.listen.host);
-  const wire::SiteTerms terms = site_terms(cfg, *site);
+  const wire::SiteTerms terms = site_terms(cfg, *site, describe_site_models(*site));
 
   asio::io_context io;
   UdpLink link(io, options.listen.host, options.listen.port);
@@ -300,12 +301,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   // Started before acquire_realtime, so its thread has the process's normal scheduling and CPUs.
   RecordWriter csv(node.recorder(), options.out_dir / ("site_" + site->name() + ".csv"));
 
-  RealtimeOptions rt;
-  rt.rate_hz = cfg.rate_hz();
-  rt.priority = cfg.realtime().priority();
-  rt.lock_memory = cfg.realtime().lock_memory();
-  rt.spin_ns = static_cast<std::int64_t>(cfg.realtime().spin_s() * 1e9);
-  rt.cpu = cfg.realtime().cpu();
+  const RealtimeOptions rt = realtime_options(cfg);
   for (const auto& warning : acquire_realtime(rt)) {
     spdlog::warn("{}", warning);
   }

@@ -40,6 +40,15 @@ std::unique_ptr<PredictionModel> make_model(const config::Model& model) {
   throw std::invalid_argument("make_model: the model names no kind (expected spring or bouc_wen)");
 }
 
+std::string describe_site_models(const config::Site& site) {
+  std::string description;
+  for (const auto& channel : site.channel()) {
+    const auto model = make_model(channel.has_prediction() ? channel.prediction() : channel.specimen());
+    description += (description.empty() ? "" : " | ") + model->describe();
+  }
+  return description;
+}
+
 std::uint64_t model_digest(const PredictionModel& model) {
   return fnv1a(model.describe());
 }

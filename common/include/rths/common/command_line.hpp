@@ -159,6 +159,11 @@ std::filesystem::path default_run_folder(const std::filesystem::path& config, co
 std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const std::filesystem::path& dir,
                                               const std::string& log_name, bool quiet);
 
+// start_logging for a program's run folder, as a node's main starts: nullopt when it started, else
+// exit code 2 after one line "PROGRAM: cannot write DIR: why" on stderr (nothing has run).
+std::optional<int> start_run_log(const std::string& program, const std::filesystem::path& dir,
+                                 const std::string& log_name, bool quiet);
+
 // Runs a program's body: a ConfigError becomes exit 2 and any other exception exit 1, each logged as
 // one error line; the log is flushed in every case.
 int run_logged(const std::function<int()>& body);

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include <google/protobuf/text_format.h>
+
 #include "experiment.pb.h"
 
 namespace rths {
@@ -75,6 +77,16 @@ class FieldLocations {
 // text was parsed from a file (nullptr: messages carry the field path only).
 void validate(const config::Experiment& experiment, const std::string& source_name,
               const FieldLocations* where = nullptr);
+
+// Parses text-format `text` into `message` (any schema of proto/: an experiment, a calibration, a
+// study) with the config loader's messages: "<source>:<line>:<column>: unknown field \"axes\" in
+// Study; did you mean \"axis\"? expected one of: ...". Throws ConfigError. `tree`, when given,
+// receives where each field was written.
+void parse_text_message(const std::string& text, const std::string& source_name, google::protobuf::Message& message,
+                        google::protobuf::TextFormat::ParseInfoTree* tree = nullptr);
+
+// The whole of a text file; throws ConfigError "cannot open FILE: <reason>" (or "cannot read").
+std::string read_text_file(const std::filesystem::path& file);
 
 // Canonical text form, written into every run folder as the config used.
 std::string to_text(const config::Experiment& experiment);

@@ -6,28 +6,9 @@
 #include <vector>
 
 #include "experiment.pb.h"
+#include "rths/common/random.hpp"
 
 namespace rths {
-
-// Reproducible 64-bit generator (splitmix64-seeded xoshiro256**): the same seed gives the same
-// packet delays on every platform and standard library, so a study row can be re-run exactly.
-// The distributions below are written out on top of it for the same reason: std::normal_distribution
-// and friends are implementation-defined and differ between standard libraries.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed);
-  std::uint64_t next_u64();
-  // Uniform in [0, 1).
-  double uniform();
-  // Standard normal (Marsaglia polar method; the second value of each pair is discarded, so the
-  // stream holds no hidden state beyond the generator's).
-  double normal();
-  // Gamma(shape, 1), shape > 0 (Marsaglia & Tsang 2000; shape < 1 boosted by U^(1/shape)).
-  double gamma(double shape);
-
- private:
-  std::array<std::uint64_t, 4> s_{};
-};
 
 // What the link does to one packet: `copies` is 0 (lost), 1, or 2 (duplicated); copy i arrives
 // delay_s[i] after it was sent.

@@ -8,6 +8,10 @@
 #include "rths/common/latency_histogram.hpp"
 #include "rths/common/link.hpp"
 
+namespace rths::config {
+class Experiment;
+}  // namespace rths::config
+
 namespace rths {
 
 // CLOCK_MONOTONIC in ns: the time base of the real-time loop's deadlines (never steps with NTP).
@@ -29,6 +33,10 @@ struct RealtimeOptions {
   int cpu = -1;                 // pin the calling thread to this CPU; -1 = any
   bool min_timer_slack = true;  // 1 ns timer slack instead of the default 50 µs of a normal thread
 };
+
+// What an experiment's `realtime` block and rate ask of a node's step loop (both nodes build theirs
+// from their config the same way).
+RealtimeOptions realtime_options(const config::Experiment& experiment);
 
 // Applies what options ask for and the process may have: timer slack, SCHED_FIFO priority, locked
 // memory, CPU affinity. Scheduler and affinity apply to the calling thread, so call it from the thread

@@ -13,6 +13,7 @@
 #include "results.pb.h"
 #include "rths/common/config.hpp"
 #include "rths/common/ground_motion.hpp"
+#include "rths/common/memory_budget.hpp"
 #include "rths/common/metrics.hpp"
 #include "rths/common/realtime_loop.hpp"
 #include "rths/common/secret_key.hpp"
@@ -93,6 +94,10 @@ class Experiment {
   // The checks of the constructor that read files and size the run (ground motion, memory budget),
   // without building anything: for a caller that starts other processes first (loopback).
   static void check_before_start(const LoadedConfig& loaded, RunMode mode);
+  // The records a run of loaded reserves in this process before its first step: what a caller that
+  // holds several runs at once (rths-study) has to budget. Reads the ground motion to size a
+  // whole-record run; throws ConfigError for one it cannot read, as the constructor does.
+  static RecordBudget records(const LoadedConfig& loaded, RunMode mode);
   ~Experiment();
   Experiment(const Experiment&) = delete;
   Experiment& operator=(const Experiment&) = delete;

@@ -4,9 +4,8 @@
 #include <string>
 #include <vector>
 
-#include <sys/types.h>
-
 #include "experiment.pb.h"
+#include "rths/common/child_process.hpp"
 
 namespace rths {
 
@@ -35,7 +34,7 @@ class LoopbackSites {
  private:
   struct Child {
     std::string site;
-    pid_t pid = -1;
+    ChildProcess process;
   };
   std::filesystem::path config_;
   std::vector<std::string> overrides_;

@@ -13,9 +13,9 @@
 #include "rths/common/latency_histogram.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/packet_codec.hpp"
+#include "rths/common/peer_control.hpp"
 #include "rths/common/recorder.hpp"
 #include "rths/node_numerical/structure.hpp"
-#include "rths/node_physical/physical_node.hpp"
 #include "rths/node_physical/physical_substructure.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
 

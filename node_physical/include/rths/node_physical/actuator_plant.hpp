@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "experiment.pb.h"
-#include "rths/common/impairment.hpp"
-#include "rths/node_physical/linear_system.hpp"
+#include "rths/common/linear_system.hpp"
+#include "rths/common/random.hpp"
 #include "rths/node_physical/plant.hpp"
 
 namespace rths {

@@ -8,14 +8,12 @@
 #include "experiment.pb.h"
 #include "rths/common/link.hpp"
 #include "rths/common/packet_codec.hpp"
+#include "rths/common/peer_control.hpp"
 #include "rths/common/recorder.hpp"
 #include "rths/node_physical/physical_substructure.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 
 namespace rths {
-
-// A stop or abort the numerical node sent (DESIGN §5: either side may end the test).
-enum class PeerControl { kNone, kStop, kAbort };
 
 struct PhysicalNodeStats {
   PacketCounters packets;

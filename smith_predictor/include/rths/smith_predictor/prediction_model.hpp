@@ -6,7 +6,8 @@
 
 namespace rths::config {
 class Model;
-}
+class Site;
+}  // namespace rths::config
 
 namespace rths {
 
@@ -50,5 +51,10 @@ std::unique_ptr<PredictionModel> make_model(const config::Model& model);
 
 // FNV-1a over describe(): equal for both Smith parts exactly when their parameters are equal.
 std::uint64_t model_digest(const PredictionModel& model);
+
+// The models a site's Smith predictor holds, as the handshake compares them (site_terms of
+// common/site_terms.hpp): each channel's prediction model (its specimen where it has none),
+// described, joined by " | ".
+std::string describe_site_models(const config::Site& site);
 
 }  // namespace rths

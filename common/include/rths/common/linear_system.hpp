@@ -6,10 +6,14 @@
 
 #include <Eigen/Dense>
 
+// Linear time-invariant SISO models: realisation, exact discretisation, frequency response, roots.
+// In common/ because more than one part steps a linear system: the actuator plants of node_physical,
+// the config checks of an actuator model, the ground-motion filter, and a state-space prediction model
+// in smith_predictor could, without depending on a node.
 namespace rths {
 
-// Largest model order a linear actuator may have: fixed-capacity Eigen storage, so stepping a
-// model never allocates.
+// Largest model order (an actuator's, a prediction model's): fixed-capacity Eigen storage, so
+// stepping a model never allocates.
 inline constexpr int kMaxStates = 8;
 
 using StateMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, 0, kMaxStates, kMaxStates>;

@@ -9,8 +9,11 @@ namespace rths {
 
 // What a site is, as both ends derive it from their configs: rate, channels, stroke limits,
 // compensation mode and the prediction models' digest (DESIGN §5: the two Smith parts must hold the
-// same model). Exchanged in hello/welcome before any motion.
-wire::SiteTerms site_terms(const config::Experiment& experiment, const config::Site& site);
+// same model). Exchanged in hello/welcome before any motion. model_description is the canonical text
+// of the site's models (describe_site_models of smith_predictor/prediction_model.hpp, which both
+// nodes call); the digest is taken over it.
+wire::SiteTerms site_terms(const config::Experiment& experiment, const config::Site& site,
+                           const std::string& model_description);
 
 // Empty when both ends agree; otherwise one line naming the first field that differs and both
 // values, e.g. `prediction model differs in alpha_a_n_per_m: 2532 at the numerical node, 3584 at

@@ -1,31 +1,21 @@
-#include "rths/node_physical/site_terms.hpp"
+#include "rths/common/site_terms.hpp"
 
-#include <sstream>
 #include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "rths/common/digest.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "rths/common/text.hpp"
 
 namespace rths {
 
 namespace {
 
-std::vector<std::string> words(const std::string& text) {
-  std::istringstream in(text);
-  std::vector<std::string> out;
-  for (std::string w; in >> w;) {
-    out.push_back(w);
-  }
-  return out;
-}
-
 // First `key=value` token that differs between two model descriptions, as a sentence.
 std::string model_difference(const std::string& numerical, const std::string& site) {
-  const auto a = words(numerical);
-  const auto b = words(site);
+  const auto a = split_words(numerical);
+  const auto b = split_words(site);
   for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
     if (a[i] == b[i]) {
       continue;
@@ -43,7 +33,8 @@ std::string model_difference(const std::string& numerical, const std::string& si
 
 }  // namespace
 
-wire::SiteTerms site_terms(const config::Experiment& experiment, const config::Site& site) {
+wire::SiteTerms site_terms(const config::Experiment& experiment, const config::Site& site,
+                           const std::string& model_description) {
   wire::SiteTerms terms;
   terms.set_rate_hz(experiment.rate_hz());
   terms.set_channels(static_cast<std::uint32_t>(site.channel_size()));
@@ -52,16 +43,13 @@ wire::SiteTerms site_terms(const config::Experiment& experiment, const config::S
   terms.set_peer_timeout_s(experiment.realtime().peer_timeout_s());
   terms.set_hold(static_cast<std::uint32_t>(experiment.realtime().hold()));
   terms.set_max_extrapolation_s(experiment.realtime().max_extrapolation_s());
-  std::string description;
   for (const auto& channel : site.channel()) {
     terms.add_stroke_limit_m(channel.stroke_limit_m());
     terms.add_velocity_limit_m_per_s(channel.velocity_limit_m_per_s());
     terms.add_force_limit_n(channel.force_limit_n());
-    const auto model = make_model(channel.has_prediction() ? channel.prediction() : channel.specimen());
-    description += (description.empty() ? "" : " | ") + model->describe();
   }
-  terms.set_model_description(description);
-  terms.set_model_digest(fnv1a(description));
+  terms.set_model_description(model_description);
+  terms.set_model_digest(fnv1a(model_description));
   return terms;
 }
 

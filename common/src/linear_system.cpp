@@ -1,4 +1,4 @@
-#include "rths/node_physical/linear_system.hpp"
+#include "rths/common/linear_system.hpp"
 
 #include <fmt/format.h>
 
