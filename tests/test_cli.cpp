@@ -1,5 +1,5 @@
 // rths-numerical as a lab engineer meets it: help, runs, and bad configs that stop before anything
-// moves with one line naming the field (the core issue's "bad configs" acceptance).
+// moves with one line naming the field.
 #include <gtest/gtest.h>
 
 #include <array>

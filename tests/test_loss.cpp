@@ -1,4 +1,4 @@
-// Issue 4 acceptance, packet loss: 1 %, 5 % and 20 % of the packets of both legs lost, independently
+// Packet loss: 1 %, 5 % and 20 % of the packets of both legs lost, independently
 // or in Gilbert-Elliott bursts, on the seed 002 spring case with a 50 ms round trip. In virtual time
 // every run completes, the exact model stays equal to the reference bit for bit (the model error it
 // would have carried is zero, so a held one is too), and a wrong model degrades smoothly: a lost

@@ -1,5 +1,6 @@
-// Acceptance tests of the core issue against seed 002 (Li et al. 2017) and the independent
-// reference values in docs/reference-values.md.
+// The modified Smith predictor against seed 002 (Li et al. 2017) and the independent reference
+// values in docs/reference-values.md: exactness with an exact model for any delay, the linear
+// sensitivity table, and Table 4's Case I peaks.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -155,7 +156,7 @@ TEST(Seed002Linear, SensitivityTableMatchesPaperAndIndependentReference) {
     std::string line = fmt::format("model error {:+.0f} %, round trip 0/25/50/75/100 ms:", 100 * kErrors[i]);
     for (std::size_t j = 0; j < kDelays.size(); ++j) {
       line += fmt::format(" {:.3f}", table[i][j]);
-      // Independent implementation, same conventions: the issue allows 0.3 percentage points; the
+      // Independent implementation, same conventions: 0.3 percentage points are required; the
       // table is given to 0.01, so agreement to 0.015 is what matching conventions must give.
       EXPECT_NEAR(table[i][j], kReferenceTable[i][j], 0.015) << "error " << kErrors[i] << " delay " << kDelays[j];
     }
@@ -176,7 +177,7 @@ TEST(Seed002Linear, SensitivityTableMatchesPaperAndIndependentReference) {
       EXPECT_GT(table[i][j], table[i][j - 1]) << "error " << kErrors[i] << " delay " << kDelays[j];
     }
   }
-  // Paper: 6.5 % at 30 % model error and 50 ms; the issue's band is 4-9 %.
+  // Paper: 6.5 % at 30 % model error and 50 ms; a reproduction must fall in 4-9 %.
   EXPECT_GT(table[0][2], 4.0);
   EXPECT_LT(table[0][2], 9.0);
   EXPECT_GT(table[6][2], 4.0);
