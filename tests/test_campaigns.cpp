@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstring>
 #include <memory>
+#include <ostream>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -178,6 +179,11 @@ struct OutageCase {
   int expected_exit;  // both ends
 };
 
+// gtest prints a parameter with this (--gtest_list_tests, failures): the case, not its bytes.
+void PrintTo(const OutageCase& c, std::ostream* os) {
+  *os << c.outage_s << " s outage, exit " << c.expected_exit << " at both ends";
+}
+
 class LinkOutage : public Campaign, public ::testing::WithParamInterface<OutageCase> {};
 
 TEST_P(LinkOutage, EndsInItsDocumentedStateWithCompleteRecords) {
@@ -228,6 +234,10 @@ struct SignalCase {
   int numerical_exit;  // documented outcome (-1: killed, no exit code)
   int site_exit;
 };
+
+void PrintTo(const SignalCase& c, std::ostream* os) {
+  *os << c.name << ": numerical node exits " << c.numerical_exit << ", site " << c.site_exit;
+}
 
 class SignalCampaign : public test::RunFolderTest, public ::testing::WithParamInterface<SignalCase> {};
 

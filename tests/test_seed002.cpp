@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -84,10 +85,15 @@ TEST(Seed002Exactness, ReorderingLinkStillExact) {
 // numbers are experimental, so 8 %; the independent implementation's are simulated with the same
 // conventions, so 0.5 %.
 struct Table4Row {
+  const char* name;  // the damper and its voltage, as the test's name
   const char* example;
   double paper_x1_mm, paper_x2_mm, paper_force_n;
   double ref_x1_mm, ref_x2_mm, ref_force_n;
 };
+
+void PrintTo(const Table4Row& row, std::ostream* os) {
+  *os << row.example;
+}
 
 class Seed002Table4 : public ::testing::TestWithParam<Table4Row> {};
 
@@ -116,8 +122,9 @@ TEST_P(Seed002Table4, CaseIPeaksMatchPaperAndIndependentReference) {
 
 INSTANTIATE_TEST_SUITE_P(
     PassiveOffAndOn, Seed002Table4,
-    ::testing::Values(Table4Row{"seed002/damper_0v.textproto", 16.34, 25.07, 217.8, 17.09, 26.04, 132.8},
-                      Table4Row{"seed002/damper_3v.textproto", 6.10, 12.56, 1452.2, 6.11, 12.46, 1517.1}));
+    ::testing::Values(Table4Row{"Damper0V", "seed002/damper_0v.textproto", 16.34, 25.07, 217.8, 17.09, 26.04, 132.8},
+                      Table4Row{"Damper3V", "seed002/damper_3v.textproto", 6.10, 12.56, 1452.2, 6.11, 12.46, 1517.1}),
+    [](const ::testing::TestParamInfo<Table4Row>& p) { return std::string(p.param.name); });
 
 // --- Seed 002 linear sensitivity (Fig. 7) and the independent table of reference-values.md.
 // Conventions: the same as that implementation. Each leg of a round trip d lags round(d/2 * 1024)
