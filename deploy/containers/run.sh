@@ -11,6 +11,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 readonly HERE REPO
 readonly COMPOSE_FILE="$HERE/compose.yaml"
 readonly SOURCE_HASH_LABEL=org.rths.source-hash
+readonly BASE_LABEL=org.rths.base-image
 
 usage() {
   cat <<'EOF'
@@ -27,7 +28,8 @@ each site, on two private podman networks. In order:
   1. makes the base image with make-base-image.sh when it is missing (debootstrap, a few minutes);
   2. builds the rths image (podman build of deploy/containers/Containerfile with that base) when it
      is missing or out of date: the image carries a hash of the sources it was built from (label
-     org.rths.source-hash) and is rebuilt only when they changed (--rebuild forces it);
+     org.rths.source-hash) and is rebuilt only when they changed (--rebuild forces it); with
+     --from-build it copies the executables of a build folder instead (Containerfile.prebuilt);
   3. podman-compose up: sites, relays, then the numerical node;
   4. waits for the numerical node, then for the sites and relays to end by themselves;
   5. collects each container's output into OUT/containers/<service>.log (the nodes write their own
@@ -49,6 +51,14 @@ Options:
   --prepare          Only make the base image and the rths image when missing or out of date; run
                      nothing. The first build takes minutes: do it before a timed test.
   --rebuild          Build the rths image even when it is up to date.
+  --from-build DIR   Make the rths image from the executables of the build folder DIR (brought up to
+                     date with the sources first: cmake --build DIR) with Containerfile.prebuilt, in
+                     seconds instead of compiling in the image for minutes. Its base is then
+                     localhost/rths-bookworm-runtime:latest, a debootstrap image with the executables'
+                     runtime libraries (made when missing). Needs a Debian bookworm host, like the base.
+  --cache DIR        Keep the base image's debootstrap root file system as a tarball in DIR and make
+                     the base from it while it is there (make-base-image.sh --cache): no debootstrap
+                     and no mirror after podman's storage was emptied. CI passes .cache/containers.
   --no-build         Never build: run the rths image as it is (one warning line when it is out of
                      date with the sources; exit 77 when it or its base was never made). For tests,
                      which must not spend an image build's minutes.
@@ -62,7 +72,7 @@ Options:
   --image NAME       The rths image (default localhost/rths:latest).
   --base NAME        Its base image (default localhost/rths-bookworm:latest, made by
                      make-base-image.sh when missing; any bookworm image works, e.g. debian:bookworm
-                     where a registry is reachable).
+                     where a registry is reachable). With --no-build: the base the image was built on.
   -h, --help         This text.
 
 Environment: CONTAINERS_CONF (default deploy/containers/containers.conf); RTHS_RELAY_ARGS
@@ -88,7 +98,15 @@ JOBS=""
 RT_BUDGET_US=180000
 IMAGE=localhost/rths:latest
 BASE=localhost/rths-bookworm:latest
+BASE_GIVEN=0
+FROM_BUILD=""
+CACHE_DIR=""
 readonly DEFAULT_BASE=$BASE
+# The base of --from-build: the minimal system with the shared libraries the executables link
+# against beyond libc and libstdc++ (the same packages as the Containerfile's runtime stage).
+readonly RUNTIME_BASE=localhost/rths-bookworm-runtime:latest
+readonly RUNTIME_PACKAGES=libprotobuf32,libspdlog1.10,libfmt9,libsodium23
+readonly EXECUTABLES=(rths-numerical rths-physical rths-relay rths-study)
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -99,7 +117,7 @@ while [[ $# -gt 0 ]]; do
     --prepare) MODE=prepare && shift ;;
     --rebuild) BUILD=always && shift ;;
     --no-build) BUILD=never && shift ;;
-    --set | --site | --out | --timeout | --wait | --jobs | --image | --base | --rt-budget-us)
+    --set | --site | --out | --timeout | --wait | --jobs | --image | --base | --rt-budget-us | --from-build | --cache)
       need_value "$@"
       case "$1" in
         --rt-budget-us) RT_BUDGET_US=$2 ;;
@@ -110,11 +128,14 @@ while [[ $# -gt 0 ]]; do
         --wait) WAIT_S=$2 ;;
         --jobs) JOBS=$2 ;;
         --image) IMAGE=$2 ;;
-        --base) BASE=$2 ;;
+        --base) BASE=$2 && BASE_GIVEN=1 ;;
+        --from-build) FROM_BUILD=$2 ;;
+        --cache) CACHE_DIR=$2 ;;
       esac
       shift 2
       ;;
-    --set=* | --site=* | --out=* | --timeout=* | --wait=* | --jobs=* | --image=* | --base=* | --rt-budget-us=*)
+    --set=* | --site=* | --out=* | --timeout=* | --wait=* | --jobs=* | --image=* | --base=* | --rt-budget-us=* | \
+      --from-build=* | --cache=*)
       value=${1#*=}
       case "$1" in
         --rt-budget-us=*) RT_BUDGET_US=$value ;;
@@ -125,7 +146,9 @@ while [[ $# -gt 0 ]]; do
         --wait=*) WAIT_S=$value ;;
         --jobs=*) JOBS=$value ;;
         --image=*) IMAGE=$value ;;
-        --base=*) BASE=$value ;;
+        --base=*) BASE=$value && BASE_GIVEN=1 ;;
+        --from-build=*) FROM_BUILD=$value ;;
+        --cache=*) CACHE_DIR=$value ;;
       esac
       shift
       ;;
@@ -151,6 +174,17 @@ if [[ $MODE == prepare ]]; then
   [[ -z $CONFIG && ${#SETS[@]} -eq 0 && ${#SITES[@]} -eq 0 && -z $OUT ]] ||
     bad_usage "--prepare builds images only: no CONFIG, --set, --site or --out"
   [[ $BUILD != never ]] || bad_usage "--prepare and --no-build contradict each other"
+fi
+if [[ -n $FROM_BUILD ]]; then
+  [[ $BUILD != never ]] || bad_usage "--from-build and --no-build contradict each other"
+  [[ -d $FROM_BUILD ]] || bad_usage "--from-build '$FROM_BUILD': no such build folder"
+  FROM_BUILD=$(cd "$FROM_BUILD" && pwd)
+  [[ -f $FROM_BUILD/CMakeCache.txt ]] || bad_usage "--from-build '$FROM_BUILD': not a configured build folder (deploy/setup.sh makes one)"
+  # shellcheck disable=SC1091  # the host's, not the repository's
+  codename=$(. /etc/os-release 2>/dev/null && echo "${VERSION_CODENAME:-}")
+  [[ $codename == bookworm ]] ||
+    bad_usage "--from-build copies this host's executables into a Debian bookworm image; this host is '${codename:-not Debian}' (build the Containerfile instead: leave out --from-build)"
+  ((BASE_GIVEN)) || BASE=$RUNTIME_BASE
 fi
 
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$HERE/containers.conf}
@@ -201,10 +235,15 @@ probe_containers() {
 ensure_base() {
   image_exists "$BASE" && return 0
   [[ $BUILD != never ]] || skip "no base image $BASE: run deploy/containers/$SELF --prepare first"
-  if [[ $BASE == "$DEFAULT_BASE" ]]; then
-    command -v debootstrap >/dev/null 2>&1 ||
-      skip "the base image $BASE is missing and debootstrap is not installed to make it (apt-get install debootstrap, or --base debian:bookworm where a registry is reachable)"
-    "$HERE/make-base-image.sh" --image "$BASE" || die "could not make the base image $BASE"
+  if [[ $BASE == "$DEFAULT_BASE" || $BASE == "$RUNTIME_BASE" ]]; then
+    local args=(--image "$BASE")
+    [[ $BASE != "$RUNTIME_BASE" ]] || args+=(--include "$RUNTIME_PACKAGES")
+    [[ -z $CACHE_DIR ]] || args+=(--cache "$CACHE_DIR")
+    if [[ -z $CACHE_DIR ]] || ! compgen -G "$CACHE_DIR/rths-bookworm-*.tar" >/dev/null; then
+      command -v debootstrap >/dev/null 2>&1 ||
+        skip "the base image $BASE is missing and debootstrap is not installed to make it (apt-get install debootstrap, or --base debian:bookworm where a registry is reachable)"
+    fi
+    "$HERE/make-base-image.sh" "${args[@]}" || die "could not make the base image $BASE"
   else
     note "pulling the base image $BASE"
     podman pull "$BASE" >/dev/null || die "could not pull the base image $BASE"
@@ -218,11 +257,43 @@ source_hash() {
     cd "$REPO"
     {
       find CMakeLists.txt proto common smith_predictor node_physical node_numerical examples \
-        deploy/CMakeLists.txt deploy/*.cpp deploy/containers/Containerfile deploy/containers/rths-node.sh \
-        deploy/containers/Containerfile.dockerignore -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
-      podman image inspect --format '{{.Id}}' "$BASE"
+        deploy/CMakeLists.txt deploy/*.cpp deploy/containers/Containerfile deploy/containers/Containerfile.prebuilt \
+        deploy/containers/rths-node.sh deploy/containers/Containerfile.dockerignore -type f -print0 |
+        LC_ALL=C sort -z | xargs -0 sha256sum
+      podman image inspect --format '{{.Id}}' "$BASE" 2>/dev/null || echo "no base image $BASE"
     } | sha256sum | cut -c1-16
   )
+}
+
+# The rths image from the executables of $FROM_BUILD (Containerfile.prebuilt), brought up to date
+# with the sources first, so that the image's source hash is as true as that of a compiled one.
+# $1: a log file; the rest: podman build options (labels).
+build_from_build() {
+  local log=$1 context exe
+  shift
+  note "bringing the executables of $FROM_BUILD up to date (cmake --build)"
+  local targets=()
+  for exe in "${EXECUTABLES[@]}"; do targets+=(--target "$exe"); done
+  if ! cmake --build "$FROM_BUILD" -j "${JOBS:-$(nproc)}" "${targets[@]}" >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    die "cmake --build $FROM_BUILD failed (the last lines are above)"
+  fi
+  note "building $IMAGE from the executables of $FROM_BUILD on $BASE"
+  context=$(mktemp -d)
+  mkdir "$context/bin"
+  for exe in "${EXECUTABLES[@]}"; do
+    cp "$FROM_BUILD/bin/$exe" "$context/bin/" || { rm -rf "$context"; die "no $exe in $FROM_BUILD/bin"; }
+  done
+  cp -r "$REPO/examples" "$context/examples"
+  cp "$HERE/rths-node.sh" "$context/rths-node.sh"
+  # No network in the build: the base already holds every runtime library.
+  if ! podman build --pull=never --network none -f "$HERE/Containerfile.prebuilt" --build-arg "BASE_IMAGE=$BASE" \
+    "$@" -t "$IMAGE" "$context" >"$log" 2>&1; then
+    tail -n 30 "$log" >&2
+    rm -rf "$context"
+    die "podman build of Containerfile.prebuilt failed (the last lines are above)"
+  fi
+  rm -rf "$context"
 }
 
 ensure_image() {
@@ -245,17 +316,22 @@ ensure_image() {
       fi
       ;;
   esac
-  note "building $IMAGE from $BASE (sources $want; several minutes the first time)"
   local log started
   log=$(mktemp)
   started=$SECONDS
-  local args=(build --pull=never -f "$HERE/Containerfile" --ignorefile "$HERE/Containerfile.dockerignore"
-    --build-arg "BASE_IMAGE=$BASE" --label "$SOURCE_HASH_LABEL=$want" -t "$IMAGE")
-  [[ -z $JOBS ]] || args+=(--build-arg "JOBS=$JOBS")
-  if ! podman "${args[@]}" "$REPO" >"$log" 2>&1; then
-    tail -n 30 "$log" >&2
-    rm -f "$log"
-    die "podman build failed (the last lines are above)"
+  local labels=(--label "$SOURCE_HASH_LABEL=$want" --label "$BASE_LABEL=$BASE")
+  if [[ -n $FROM_BUILD ]]; then
+    build_from_build "$log" "${labels[@]}"
+  else
+    note "building $IMAGE from $BASE (sources $want; several minutes the first time)"
+    local args=(build --pull=never -f "$HERE/Containerfile" --ignorefile "$HERE/Containerfile.dockerignore"
+      --build-arg "BASE_IMAGE=$BASE" "${labels[@]}" -t "$IMAGE")
+    [[ -z $JOBS ]] || args+=(--build-arg "JOBS=$JOBS")
+    if ! podman "${args[@]}" "$REPO" >"$log" 2>&1; then
+      tail -n 30 "$log" >&2
+      rm -f "$log"
+      die "podman build failed (the last lines are above)"
+    fi
   fi
   rm -f "$log"
   note "built $IMAGE in $((SECONDS - started)) s"
@@ -281,6 +357,13 @@ if [[ $MODE == run ]]; then
 fi
 
 check_tools
+
+# --no-build runs the image as it is: its base is the one it was built on (the probe container and
+# the source hash use it), unless --base names another.
+if [[ $BUILD == never ]] && ((!BASE_GIVEN)) && image_exists "$IMAGE"; then
+  built_on=$(podman image inspect --format "{{index .Labels \"$BASE_LABEL\"}}" "$IMAGE" 2>/dev/null || true)
+  [[ -z $built_on || $built_on == "<no value>" ]] || BASE=$built_on
+fi
 
 # ---- resource limits of the containers ------------------------------------------------------------
 # A limit as high as wanted, or the host's hard limit where this process cannot raise it (root
