@@ -459,6 +459,11 @@ setup_rt_budget() {
     return 0
   fi
   RT_CGROUP=$name
+  # The cgroup competes with the host's other tasks as one task would: with the default 1024 shares
+  # a relay at nice -20 inside it got a fraction of a CPU on a busy host, released packets 100+ ms
+  # late and the run ended with "site lost". 88761 is the weight of one nice -20 task, which is what
+  # rths-node asks for.
+  echo 88761 >"$CPU_CGROUP/$name/cpu.shares" 2>/dev/null || note "warning: cannot raise the cpu.shares of $name"
   COMPOSE_RUN_ARGS=(--podman-run-args "--cgroup-parent=/$name --cpu-rt-runtime=$RT_BUDGET_US")
   # The relay polls its sockets between releases and spends more than that budget here (~250 ms
   # of CPU per second on this VM): at SCHED_FIFO it would be throttled for the rest of a second, a
