@@ -80,7 +80,8 @@ Environment: CONTAINERS_CONF (default deploy/containers/containers.conf); RTHS_R
 
 Exit codes: the numerical node's (0 completed; see rths-numerical --help); 1 failure of this script
 (image build, compose); 2 bad command line; 77 podman or podman-compose missing, or containers cannot
-run here (one line on stderr says why).
+run here (one line on stderr says why; it says "the kernel forbids" when the kernel refused what a
+container needs, as opposed to something missing that can be installed or prepared).
 EOF
 }
 
@@ -214,7 +215,21 @@ check_tools() {
   command -v podman-compose >/dev/null 2>&1 || skip "podman-compose is not installed (Debian: apt-get install podman-compose)"
   local err
   if ! err=$(podman info 2>&1 >/dev/null); then
-    skip "podman cannot run here: $(printf '%s' "$err" | grep -v '^ *$' | tail -n 1)"
+    skip "$(kernel_or "podman cannot run here" "$err")"
+  fi
+}
+
+# "the kernel forbids containers here: ERROR" when the last line of ERROR ($2) is the kernel refusing
+# a system call (namespaces, mounts, cgroups, seccomp), else "$1: ERROR". Tests and CI tell a host
+# that cannot have containers from one where something is missing by this.
+kernel_or() {
+  local line
+  line=$(printf '%s' "$2" | grep -v '^ *$' | tail -n 1)
+  if [[ $line =~ [Oo]peration\ not\ permitted|[Pp]ermission\ denied|[Nn]ot\ supported|[Ff]unction\ not\ implemented|[Ii]nvalid\ argument ]] &&
+    [[ $line =~ unshare|namespace|mount|cgroup|clone|seccomp|pivot_root|sethostname|setns|overlay ]]; then
+    printf 'the kernel forbids containers here: %s' "$line"
+  else
+    printf '%s: %s' "$1" "$line"
   fi
 }
 
@@ -228,7 +243,7 @@ probe_containers() {
   if ! err=$(podman run --rm --pull=never --network none --cap-add SYS_NICE --cap-add IPC_LOCK \
     --ulimit "rtprio=$RTHS_ULIMIT_RTPRIO" --ulimit "memlock=$RTHS_ULIMIT_MEMLOCK" \
     --ulimit "nofile=$RTHS_ULIMIT_NOFILE" --ulimit "nproc=$RTHS_ULIMIT_NPROC" "$BASE" true 2>&1); then
-    skip "containers cannot run here: $(printf '%s' "$err" | grep -v '^ *$' | tail -n 1)"
+    skip "$(kernel_or "containers cannot run here" "$err")"
   fi
 }
 
