@@ -201,8 +201,8 @@ TEST_P(LinkOutage, EndsInItsDocumentedStateWithCompleteRecords) {
     expect_contiguous(dir_ / "site/site_spring.csv", rows);
   } else {
     // Stopped one peer timeout (0.1 s) into the outage, every step up to it recorded on both ends.
-    expect_contiguous(dir_ / "run/numerical.csv", 2 * 1024);
-    expect_contiguous(dir_ / "site/site_spring.csv", 2 * 1024);
+    expect_contiguous(dir_ / "run/numerical.csv", std::size_t{2} * 1024);
+    expect_contiguous(dir_ / "site/site_spring.csv", std::size_t{2} * 1024);
     EXPECT_LT(csv_column(dir_ / "run/numerical.csv", "t_s").size(), static_cast<std::size_t>(2.5 * 1024));
     EXPECT_NE(numerical_err_.find("lost"), std::string::npos) << numerical_err_;
   }
