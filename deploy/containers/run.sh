@@ -271,9 +271,10 @@ source_hash() {
   (
     cd "$REPO"
     {
-      find CMakeLists.txt proto common smith_predictor node_physical node_numerical examples \
-        deploy/CMakeLists.txt deploy/*.cpp deploy/containers/Containerfile deploy/containers/Containerfile.prebuilt \
-        deploy/containers/rths-node.sh deploy/containers/Containerfile.dockerignore -type f -print0 |
+      find CMakeLists.txt LICENSE proto common smith_predictor node_physical node_numerical examples \
+        deploy/CMakeLists.txt deploy/package.cmake deploy/*.cpp deploy/containers/Containerfile \
+        deploy/containers/Containerfile.prebuilt deploy/containers/rths-node.sh \
+        deploy/containers/Containerfile.dockerignore -type f -print0 |
         LC_ALL=C sort -z | xargs -0 sha256sum
       podman image inspect --format '{{.Id}}' "$BASE" 2>/dev/null || echo "no base image $BASE"
     } | sha256sum | cut -c1-16
