@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Real-time benchmark figures for docs/performance.md (the real-time issue's "Performance"):
+# Real-time benchmark figures for docs/performance.md (its real-time sections):
 #   1. a bare clock_nanosleep loop (rths-bench-loop), default settings and with privileges;
 #   2. 60 s loopback runs of the seed 002 damper case, without and with real-time privileges:
 #      tick lateness and compute time of both nodes, one-way latency, feedback age;

@@ -71,7 +71,8 @@ Options (anywhere on the line):
   -h, --help          This text.
 
 Exit codes: 0 success; 1 failure; 2 bad command line; 77 network namespaces cannot be made here
-(not root, no `ip netns`, no veth support): one line on stderr says why. For run, otherwise the
+(not root, no `ip netns`, or "the kernel forbids" namespaces or veth pairs): one line on stderr says
+why. For run, otherwise the
 node's exit code (see rths-numerical --help / rths-physical --help / rths-relay --help).
 EOF
 }
@@ -200,11 +201,11 @@ check_support() {
   [[ $(id -u) -eq 0 ]] || skip "network namespaces need root (run as root or with sudo)"
   local probe="$PREFIX-probe$$" err
   if ! err=$(ip netns add "$probe" 2>&1); then
-    skip "cannot make network namespaces here: ip netns add: ${err//$'\n'/ }"
+    skip "the kernel forbids network namespaces here: ip netns add: ${err//$'\n'/ }"
   fi
   if ! err=$(ip -n "$probe" link add probe0 type veth peer name probe1 2>&1); then
     ip netns delete "$probe" 2>/dev/null || true
-    skip "cannot make veth pairs here: ip link add type veth: ${err//$'\n'/ }"
+    skip "the kernel forbids veth pairs here: ip link add type veth: ${err//$'\n'/ }"
   fi
   ip netns delete "$probe" 2>/dev/null || true
   SUPPORTED=1

@@ -1,4 +1,4 @@
-// Controller step cost (issue 5 performance: under 2 us per step for RLS on one actuator): ns per
+// Controller step cost (the budget: under 2 us per step for RLS on one actuator): ns per
 // command() of each local actuator controller at 1024 Hz, in closed loop with a 13-step-delay
 // actuator and seeded sensor noise, so the previous measurement is a realistic one. The actuator is
 // a ring buffer and a table lookup (~1 ns), inside the timing for every controller alike.

@@ -1,4 +1,4 @@
-// Issue 5 end to end: the seed 002 spring frame with its specimen behind the seed 004 IISL actuator,
+// Local actuator control in the loop: the seed 002 spring frame with its specimen behind the seed 004 IISL actuator,
 // under pass-through and the seed 001 RLS compensator; tracking metrics J1-J3; part 2 driven by the
 // target or the measurement; plant uncertainty; the full dRTHS with a 50 ms round trip in virtual
 // time and in real-time loopback.

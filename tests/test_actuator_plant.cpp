@@ -1,4 +1,4 @@
-// Actuator plant models (node_physical/, issue 5 part 1): the exact zero-order-hold discretisation
+// Actuator plant models (node_physical/): the exact zero-order-hold discretisation
 // of linear actuator models, checked on the identified IISL actuator of seed 004 Eq. 7 against the
 // continuous model (step response, frequency response, the seed 004 digest's oracle values), the
 // seeded model perturbation, the servo-hydraulic model with control-structure interaction against
@@ -367,7 +367,7 @@ TEST(Seed004Actuator, StateSpaceConfigGivesTheSameOutputsAsTheTransferFunction) 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Perturbation (20 % actuator-model uncertainty of the issue's acceptance)
+// Perturbation (20 % actuator-model uncertainty, the robustness the RLS compensator must have)
 
 // Poles as natural frequency and damping ratio: the complex pairs and the real poles, each by
 // frequency.

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <ostream>
 #include <set>
 #include <thread>
 #include <tuple>
@@ -180,6 +181,11 @@ struct OutageCase {
   int expected_exit;  // both ends
 };
 
+// gtest prints a parameter with this (--gtest_list_tests, failures): the case, not its bytes.
+void PrintTo(const OutageCase& c, std::ostream* os) {
+  *os << c.outage_s << " s outage, exit " << c.expected_exit << " at both ends";
+}
+
 class LinkOutage : public Campaign, public ::testing::WithParamInterface<OutageCase> {};
 
 TEST_P(LinkOutage, EndsInItsDocumentedStateWithCompleteRecords) {
@@ -197,8 +203,8 @@ TEST_P(LinkOutage, EndsInItsDocumentedStateWithCompleteRecords) {
     expect_contiguous(dir_ / "site/site_spring.csv", rows);
   } else {
     // Stopped one peer timeout (0.1 s) into the outage, every step up to it recorded on both ends.
-    expect_contiguous(dir_ / "run/numerical.csv", 2 * 1024);
-    expect_contiguous(dir_ / "site/site_spring.csv", 2 * 1024);
+    expect_contiguous(dir_ / "run/numerical.csv", std::size_t{2} * 1024);
+    expect_contiguous(dir_ / "site/site_spring.csv", std::size_t{2} * 1024);
     EXPECT_LT(csv_column(dir_ / "run/numerical.csv", "t_s").size(), static_cast<std::size_t>(2.5 * 1024));
     EXPECT_NE(numerical_err_.find("lost"), std::string::npos) << numerical_err_;
   }
@@ -242,6 +248,10 @@ bool wait_for_rows(const std::filesystem::path& csv, std::size_t rows, std::chro
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
+}
+
+void PrintTo(const SignalCase& c, std::ostream* os) {
+  *os << c.name << ": numerical node exits " << c.numerical_exit << ", site " << c.site_exit;
 }
 
 class SignalCampaign : public test::RunFolderTest, public ::testing::WithParamInterface<SignalCase> {};

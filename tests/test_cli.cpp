@@ -1,12 +1,14 @@
 // rths-numerical as a lab engineer meets it: help, runs, and bad configs that stop before anything
-// moves with one line naming the field (the core issue's "bad configs" acceptance).
+// moves with one line naming the field.
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <set>
 #include <sstream>
 #include <string>
@@ -143,6 +145,26 @@ struct BadConfig {
   const char* expected;  // must appear in the one error line
 };
 
+// gtest prints a parameter with this (--gtest_list_tests, failures): the case, not its bytes.
+void PrintTo(const BadConfig& bad, std::ostream* os) {
+  *os << bad.label;
+}
+
+// The case's label as a test name: "missing ground-motion file" -> MissingGroundMotionFile.
+std::string camel_case(const char* label) {
+  std::string name;
+  bool word_start = true;
+  for (const char* c = label; *c != '\0'; ++c) {
+    if (std::isalnum(static_cast<unsigned char>(*c)) == 0) {
+      word_start = true;
+      continue;
+    }
+    name += word_start ? static_cast<char>(std::toupper(static_cast<unsigned char>(*c))) : *c;
+    word_start = false;
+  }
+  return name;
+}
+
 class CliBadConfig : public Cli, public ::testing::WithParamInterface<BadConfig> {};
 
 TEST_P(CliBadConfig, RejectedWithOneLineNamingTheFieldAndNothingWritten) {
@@ -178,7 +200,8 @@ INSTANTIATE_TEST_SUITE_P(
                       BadConfig{"unknown key", "  dofs: 2\n", "  dofs: 2\n  floors: 2\n", "floors"},
                       BadConfig{"influence size", "influence: [-1, 0]", "influence: [-1, 0, 0]", "influence"},
                       BadConfig{"missing ground-motion file", "synthetic { seed: 3 duration_s: 2 }",
-                                "record { path: \"no_such_record.dat\" unit: G }", "no_such_record.dat"}));
+                                "record { path: \"no_such_record.dat\" unit: G }", "no_such_record.dat"}),
+    [](const ::testing::TestParamInfo<BadConfig>& p) { return camel_case(p.param.label); });
 
 TEST_F(Cli, MalformedRecordNamesItsLine) {
   std::ofstream(dir_ / "bad.dat") << "0.00 0.1\n0.02 0.2\n0.04 zzz\n";

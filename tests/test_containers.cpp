@@ -1,10 +1,12 @@
-// The container topology (issue 4 item 4): deploy/containers/run.sh runs deploy/containers/compose.yaml
-// with podman-compose — numerical node, rths-relay, physical sites, each in its own container on
-// private networks. The issue 4 acceptance point through it: the seed 002 spring with +30 % model
-// error behind a 50 ms round trip imposed by the relay, in real time, matches its virtual-time value
-// within 0.5 percentage points. The test never builds an image (minutes; `deploy/containers/run.sh
-// --prepare` does), it runs the one there is. Skipped, with run.sh's one-line reason, where podman or
-// podman-compose is missing, containers cannot run, or the images were never made.
+// The container topology: deploy/containers/run.sh runs deploy/containers/compose.yaml with
+// podman-compose — numerical node, rths-relay, physical sites, each in its own container on private
+// networks. A study point through it: the seed 002 spring with +30 % model error behind a 50 ms round
+// trip imposed by the relay, in real time, matches its virtual-time value within 0.5 percentage
+// points. The test never builds an image (`deploy/containers/run.sh --prepare` does; CI through
+// `deploy/test.sh --containers`, in seconds from the build's executables), it runs the one there is.
+// Skipped, with run.sh's one-line reason, where podman or podman-compose is missing, the images were
+// never made, or containers cannot run; the reason starts "the kernel forbids" when the kernel refused
+// what a container needs, the only skip CI accepts (deploy/test.sh --no-skips).
 #include <gtest/gtest.h>
 
 #include <chrono>

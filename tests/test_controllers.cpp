@@ -596,7 +596,7 @@ void print_agreement(const char* what, const config::RlsCompensator& c, const Rl
   std::printf("]\n");
 }
 
-// Issue 5 acceptance: the RLS update matches an independent straightforward implementation of the
+// The RLS update matches an independent straightforward implementation of the
 // same equations on a recorded signal to 1e-12. The record: 30 s of the compensator in closed loop
 // with the 13-step-delay actuator and sensor noise. Three settings: the defaults (FF = target,
 // P0 = 1e3 I), seed 001's actuator-1 initial values (Eqs. 19-20, metre-scaled P0 on mm signals)

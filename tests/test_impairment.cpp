@@ -1,4 +1,4 @@
-// Impairment models (issue 4): each delay distribution against its closed form, empirical
+// Impairment models (common/): each delay distribution against its closed form, empirical
 // histograms and traces, independent and Gilbert-Elliott loss, duplication, reproducibility,
 // order through the virtual channel, no allocation per packet, and bad configs rejected.
 // Statistical tolerances are 5 standard errors of the sample size used.

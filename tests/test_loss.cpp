@@ -1,4 +1,4 @@
-// Issue 4 acceptance, packet loss: 1 %, 5 % and 20 % of the packets of both legs lost, independently
+// Packet loss: 1 %, 5 % and 20 % of the packets of both legs lost, independently
 // or in Gilbert-Elliott bursts, on the seed 002 spring case with a 50 ms round trip. In virtual time
 // every run completes, the exact model stays equal to the reference bit for bit (the model error it
 // would have carried is zero, so a held one is too), and a wrong model degrades smoothly: a lost
@@ -74,8 +74,6 @@ void expect_completed(const RunReport& r, const std::string& what) {
   EXPECT_EQ(r.exit_code, kExitCompleted) << what << ": " << r.stop_reason;
   EXPECT_EQ(r.steps, r.planned_steps) << what;
   EXPECT_GT(r.steps, 50 * 1024) << what;  // the whole El Centro record (53.7 s)
-  // No stall: a whole record takes about 0.1 s in virtual time; 10 s would mean something hangs.
-  EXPECT_LT(r.run_time_s, 10.0) << what;
 }
 
 TEST(Loss, ExactModelStaysExactUnderEveryLoss) {

@@ -1,8 +1,8 @@
-// The multisite issue's acceptance: one numerical host and two physical-site hosts made of network
+// Multisite in real time: one numerical host and two physical-site hosts made of network
 // namespaces and veth pairs (deploy/netns-topology.sh creates and removes them), the seed 002
 // Case III example with both dampers remote (examples/multisite/case3_two_sites.textproto) run
 // across it in real time with the real executables: with the realistic model error behind a relay
-// host that delays each link by 2 x 19.5 ms (issue 4), and with exact models directly over the
+// host that delays each link by 2 x 19.5 ms (rths-relay), and with exact models directly over the
 // veths. Skipped, with the script's reason, where namespaces cannot be made (not root, no
 // `ip netns`, no veth).
 #include <gtest/gtest.h>
@@ -135,7 +135,7 @@ TEST_F(Multisite, TwoRemoteSitesThroughTheRelayHostAgreeWithVirtualTime) {
   }
 
   // The physics: the same config and delays in virtual time. Peak errors within 0.1 percentage
-  // points of it (issue 4 asks 0.5 for a study point re-run in real time; measured 0.004-0.007 with
+  // points of it (a study point re-run in real time must agree within 0.5; measured 0.004-0.007 with
   // whole-step legs), a thirtieth of the 3 points the delay costs.
   Experiment vt(test::load_example(kConfig, kDelays));
   const RunReport& report = vt.run();

@@ -1,4 +1,4 @@
-// Issue 4 acceptance, namespace topology: the study point spring +30 % model error at 50 ms round trip
+// A study point across network namespaces: the spring with +30 % model error at 50 ms round trip
 // re-run in real time across network namespaces, numerical host -> relay host (rths-relay imposing
 // the config's 25 ms + 25 ms link) -> site host (deploy/netns-topology.sh --relay), matches its
 // virtual-time value within 0.5 percentage points. Skipped, with the script's reason, where

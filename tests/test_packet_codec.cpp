@@ -321,7 +321,7 @@ TEST_F(KeyFile, RefusesReadableByOthersMalformedZeroAndMissing) {
   EXPECT_EQ(load_error(path), "accepted");
 
   const auto write = [&](const std::string& name, const std::string& text) {
-    const auto p = dir_ / name;
+    auto p = dir_ / name;
     std::ofstream(p) << text;
     std::filesystem::permissions(p, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
     return p;

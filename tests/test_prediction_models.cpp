@@ -378,6 +378,11 @@ ReferenceDifference difference_from_reference(const BoucWenDamper::Parameters& p
   return ReferenceDifference{at_rate(kSeedRateHz), at_rate(2.0 * kSeedRateHz)};
 }
 
+// A case of model A by its damper voltage: At0V, At3V.
+std::string voltage_name(const ::testing::TestParamInfo<double>& info) {
+  return "At" + std::to_string(std::lround(info.param)) + "V";
+}
+
 class BoucWenAgainstReference : public ::testing::TestWithParam<double> {};
 
 // Seed 002 Fig. 11 motion, model A. The model holds x and x' over each step (DESIGN §3), so its
@@ -397,7 +402,7 @@ TEST_P(BoucWenAgainstReference, MatchesIndependentFineIntegrationAndConvergesFir
   EXPECT_GT(d.at_1024_hz / d.at_2048_hz, 1.8);
 }
 
-INSTANTIATE_TEST_SUITE_P(ModelA, BoucWenAgainstReference, ::testing::Values(0.0, 3.0));
+INSTANTIATE_TEST_SUITE_P(ModelA, BoucWenAgainstReference, ::testing::Values(0.0, 3.0), voltage_name);
 
 TEST(BoucWenDamper, GeneralExponentPathMatchesReference) {
   // n != 2 takes the std::pow branch; the reference always uses std::pow. With n = 1.5 (gamma and
@@ -558,7 +563,7 @@ TEST_P(BoucWenAtSpeed, StaysFiniteAndAccurateUpTo1p5MetresPerSecond) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(ModelA, BoucWenAtSpeed, ::testing::Values(0.0, 3.0));
+INSTANTIATE_TEST_SUITE_P(ModelA, BoucWenAtSpeed, ::testing::Values(0.0, 3.0), voltage_name);
 
 }  // namespace
 }  // namespace rths

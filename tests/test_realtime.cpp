@@ -1,4 +1,4 @@
-// The real-time issue's acceptance, with the real executables on 127.0.0.1: loopback exactness,
+// The nodes in real time, with the real executables on 127.0.0.1: loopback exactness,
 // agreement with virtual time, a killed peer on either side, and a refused handshake.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The real-time loop and its latency histogram (issue "Real-time loop (common/)"). No assertion on how
+// The real-time loop and its latency histogram (common/realtime_loop.hpp). No assertion on how
 // late the loop is: the machine is shared; only on what must hold however loaded it is.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// rths-relay (issue 4 item 2) with the real executables on 127.0.0.1: the spring case with +30 %
+// rths-relay, the delay injector, with the real executables on 127.0.0.1: the spring case with +30 %
 // model error through a 25 ms + 25 ms relay matches its virtual-time value, and a lossy relay leaves
 // an exact-model run exact while counting the losses.
 #include <gtest/gtest.h>
@@ -32,8 +32,8 @@ class Relay : public test::RunFolderTest {
 };
 
 TEST_F(Relay, ModelErrorThroughA50msRoundTripMatchesVirtualTime) {
-  // Issue 4 acceptance: one study point (+30 % stiffness error, 50 ms round trip) through the relay
-  // matches its virtual-time value within 0.5 percentage points.
+  // One study point (+30 % stiffness error, 50 ms round trip) through the relay matches its
+  // virtual-time value within 0.5 percentage points.
   const std::vector<std::string> overrides{"site[0].link.forward.delay_s=0.025", "site[0].link.backward.delay_s=0.025",
                                            "site[0].channel[0].prediction.spring.stiffness_n_per_m=72584.72"};
   ASSERT_EQ(run_through_relay(overrides, 20), kExitCompleted);

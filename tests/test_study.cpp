@@ -273,7 +273,7 @@ TEST_F(StudyTest, ShardsMergeToTheWholeStudy) {
 }
 
 TEST_F(StudyTest, PlotsShowTheTablesAndThePureSimulation) {
-  // Issue 4 item 5: second-floor peak error against round trip, one line per model error, and the
+  // The study's plots: second-floor peak error against round trip, one line per model error, and the
   // pure simulation (the erroneous model, no network) as in seed 002 Figs. 9 and 13.
   const auto file = write_small_study(true);
   ASSERT_EQ(study({"run", file.string(), "--out", (dir_ / "out").string(), "--jobs", "2", "--quiet"}, "run"), 0);
@@ -392,7 +392,7 @@ TEST_F(StudyTest, BadPlotStatementsAreRefusedBeforeAnyRun) {
 }
 
 TEST_F(StudyTest, GnuParallelRecipeMergesToTheUnshardedStudy) {
-  // Issue 4 item 6: deploy/cluster/study-parallel.sh runs the shards with GNU parallel and merges them.
+  // deploy/cluster/study-parallel.sh runs the shards with GNU parallel and merges them.
   const auto file = write_small_study(true);
   const auto script = std::filesystem::path(RTHS_SOURCE_DIR) / "deploy/cluster/study-parallel.sh";
   ASSERT_EQ(study({"run", file.string(), "--out", (dir_ / "all").string(), "--jobs", "2", "--quiet"}, "all"), 0);

@@ -15,7 +15,8 @@ usage() {
 make-base-image.sh — a minimal Debian bookworm image from debootstrap, imported into podman
 
 Usage:
-  deploy/containers/make-base-image.sh [--image NAME] [--mirror URL] [--security-mirror URL|none] [--force]
+  deploy/containers/make-base-image.sh [--image NAME] [--include PKG,...] [--cache DIR] [--mirror URL]
+                                       [--security-mirror URL|none] [--force]
   deploy/containers/make-base-image.sh --help
 
 Builds a bookworm root file system with `debootstrap --variant=minbase` from a Debian mirror and
@@ -28,8 +29,16 @@ unless already set.
 The image's /etc/apt/sources.list names the same mirror (bookworm, bookworm-updates and, when
 known, bookworm-security), so apt-get works in the Containerfile's build stage.
 
+With --cache DIR the root file system is kept as a tarball in DIR (rths-bookworm-<key>.tar, the key
+a hash of the suite, the mirrors and --include) and imported from there while it exists: the image
+is made again in seconds after podman's storage was emptied, without debootstrap or the mirror.
+--force makes the tarball anew too (the packages of the tarball age; remake it now and then).
+
 Options:
   --image NAME             Image name (default localhost/rths-bookworm:latest).
+  --include PKG,...        Debian packages to add to the minimal system (debootstrap --include), e.g.
+                           the runtime libraries of executables copied in (run.sh --from-build).
+  --cache DIR              Keep and reuse the root file system's tarball in DIR (created).
   --mirror URL             Debian mirror. Default: the first mirror serving "bookworm" in this host's
                            /etc/apt/sources.list and /etc/apt/sources.list.d/*, else
                            http://deb.debian.org/debian.
@@ -44,6 +53,8 @@ EOF
 
 
 IMAGE=localhost/rths-bookworm:latest
+INCLUDE=""
+CACHE_DIR=""
 MIRROR=""
 SECURITY_MIRROR=""
 FORCE=0
@@ -57,18 +68,22 @@ while [[ $# -gt 0 ]]; do
       FORCE=1
       shift
       ;;
-    --image | --mirror | --security-mirror)
+    --image | --include | --cache | --mirror | --security-mirror)
       [[ $# -ge 2 ]] || bad_usage "$1 needs a value"
       case "$1" in
         --image) IMAGE=$2 ;;
+        --include) INCLUDE=$2 ;;
+        --cache) CACHE_DIR=$2 ;;
         --mirror) MIRROR=$2 ;;
         --security-mirror) SECURITY_MIRROR=$2 ;;
       esac
       shift 2
       ;;
-    --image=* | --mirror=* | --security-mirror=*)
+    --image=* | --include=* | --cache=* | --mirror=* | --security-mirror=*)
       case "$1" in
         --image=*) IMAGE=${1#*=} ;;
+        --include=*) INCLUDE=${1#*=} ;;
+        --cache=*) CACHE_DIR=${1#*=} ;;
         --mirror=*) MIRROR=${1#*=} ;;
         --security-mirror=*) SECURITY_MIRROR=${1#*=} ;;
       esac
@@ -78,6 +93,7 @@ while [[ $# -gt 0 ]]; do
   esac
 done
 [[ -n $IMAGE ]] || bad_usage "--image needs a name"
+[[ $INCLUDE =~ ^[a-z0-9.+,-]*$ ]] || bad_usage "--include '$INCLUDE': expected Debian package names separated by commas"
 
 export CONTAINERS_CONF=${CONTAINERS_CONF:-$HERE/containers.conf}
 
@@ -113,8 +129,6 @@ if podman image exists "$IMAGE" 2>/dev/null && ((!FORCE)); then
 fi
 
 command -v podman >/dev/null 2>&1 || die "podman is not installed (apt-get install podman)"
-command -v debootstrap >/dev/null 2>&1 || die "debootstrap is not installed (apt-get install debootstrap)"
-[[ $(id -u) -eq 0 ]] || die "debootstrap needs root (run as root or with sudo)"
 
 if [[ -z $MIRROR ]]; then
   MIRROR=$(host_mirrors_for "$SUITE" | head -n 1)
@@ -124,6 +138,38 @@ if [[ -z $SECURITY_MIRROR ]]; then
   SECURITY_MIRROR=$(host_mirrors_for "$SUITE-security" | head -n 1)
 fi
 [[ $SECURITY_MIRROR != none ]] || SECURITY_MIRROR=""
+
+# Imports the root file system's tarball $1 as $IMAGE.
+import_tarball() {
+  note "importing as $IMAGE"
+  local created
+  created=$(date -u -r "$1" +%Y-%m-%dT%H:%M:%SZ)
+  podman import \
+    --change 'CMD ["/bin/bash"]' \
+    --change "LABEL org.opencontainers.image.title=rths-bookworm" \
+    --change "LABEL org.opencontainers.image.description=debootstrap-minbase-$SUITE${INCLUDE:+-with-$INCLUDE}" \
+    --change "LABEL org.opencontainers.image.created=$created" \
+    --change "LABEL org.rths.debian-mirror=$MIRROR" \
+    --message "debootstrap --variant=minbase${INCLUDE:+ --include=$INCLUDE} $SUITE $MIRROR" \
+    --quiet "$1" "$IMAGE" >/dev/null ||
+    die "podman import of $1 failed"
+  note "made $IMAGE ($(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{ printf "%.0f MB", $1 / 1e6 }'))"
+}
+
+CACHED=""
+if [[ -n $CACHE_DIR ]]; then
+  mkdir -p "$CACHE_DIR" || die "cannot create the cache folder $CACHE_DIR"
+  key=$(printf '%s\n' "$SUITE" "$MIRROR" "$SECURITY_MIRROR" "$INCLUDE" | sha256sum | cut -c1-16)
+  CACHED=$(cd "$CACHE_DIR" && pwd)/rths-$SUITE-$key.tar
+  if [[ -f $CACHED ]] && ((!FORCE)); then
+    note "the root file system is cached: $CACHED (--force makes it anew)"
+    import_tarball "$CACHED"
+    exit 0
+  fi
+fi
+
+command -v debootstrap >/dev/null 2>&1 || die "debootstrap is not installed (apt-get install debootstrap)"
+[[ $(id -u) -eq 0 ]] || die "debootstrap needs root (run as root or with sudo)"
 
 ROOTFS=""
 cleanup() {
@@ -138,6 +184,7 @@ cleanup() {
     done
     rm -rf --one-file-system "$ROOTFS"
   fi
+  [[ -z $CACHED ]] || rm -f "$CACHED.partial"
   exit "$rc"
 }
 trap cleanup EXIT
@@ -146,8 +193,9 @@ trap 'note "terminated"; exit 143' TERM
 
 # Beside the container storage rather than in a tmpfs /tmp: the root file system is ~200 MB.
 ROOTFS=$(mktemp -d "${TMPDIR:-/var/tmp}/rths-bookworm.XXXXXX")
-note "debootstrap $SUITE from $MIRROR into $ROOTFS/rootfs (a few minutes)"
-if ! debootstrap --variant=minbase "$SUITE" "$ROOTFS/rootfs" "$MIRROR" >"$ROOTFS/debootstrap.log" 2>&1; then
+note "debootstrap $SUITE${INCLUDE:+ with $INCLUDE} from $MIRROR into $ROOTFS/rootfs (a minute or two)"
+if ! debootstrap --variant=minbase ${INCLUDE:+"--include=$INCLUDE"} "$SUITE" "$ROOTFS/rootfs" "$MIRROR" \
+  >"$ROOTFS/debootstrap.log" 2>&1; then
   tail -n 20 "$ROOTFS/debootstrap.log" >&2
   [[ ! -f $ROOTFS/rootfs/debootstrap/debootstrap.log ]] || tail -n 20 "$ROOTFS/rootfs/debootstrap/debootstrap.log" >&2
   die "debootstrap failed (mirror $MIRROR; see the lines above)"
@@ -175,16 +223,13 @@ rm -rf "$ROOTFS/rootfs/var/lib/apt/lists/"* "$ROOTFS/rootfs/var/cache/apt/archiv
 : >"$ROOTFS/rootfs/etc/hostname"
 : >"$ROOTFS/rootfs/etc/resolv.conf"
 
-note "importing as $IMAGE"
-created=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-tar --numeric-owner --xattrs -C "$ROOTFS/rootfs" -c . |
-  podman import \
-    --change 'CMD ["/bin/bash"]' \
-    --change "LABEL org.opencontainers.image.title=rths-bookworm" \
-    --change "LABEL org.opencontainers.image.description=debootstrap-minbase-$SUITE" \
-    --change "LABEL org.opencontainers.image.created=$created" \
-    --change "LABEL org.rths.debian-mirror=$MIRROR" \
-    --message "debootstrap --variant=minbase $SUITE $MIRROR" \
-    --quiet - "$IMAGE" >/dev/null ||
-  die "podman import failed"
-note "made $IMAGE ($(podman image inspect --format '{{.Size}}' "$IMAGE" | awk '{ printf "%.0f MB", $1 / 1e6 }'))"
+# The tarball goes to the cache (whole, then renamed: an interrupted run leaves no half tarball).
+tarball=$ROOTFS/rootfs.tar
+[[ -z $CACHED ]] || tarball=$CACHED.partial
+tar --numeric-owner --xattrs -C "$ROOTFS/rootfs" -cf "$tarball" . || die "cannot write $tarball"
+if [[ -n $CACHED ]]; then
+  mv -f "$tarball" "$CACHED"
+  tarball=$CACHED
+  note "cached the root file system: $CACHED"
+fi
+import_tarball "$tarball"

@@ -310,9 +310,10 @@ std::string NumericalNode::non_finite_description() const {
   }
   if (non_finite_site_ >= 0) {
     const NumericalSite& site = sites_[static_cast<std::size_t>(non_finite_site_)];
-    return fmt::format("step {} (t = {:.6g} s) got a value that is not finite from site \"{}\" (in its feedback "
-                       "or the force built from it)",
-                       non_finite_step_, static_cast<double>(non_finite_step_) * dt_s_, site.name);
+    return fmt::format(
+        "step {} (t = {:.6g} s) got a value that is not finite from site \"{}\" (in its feedback "
+        "or the force built from it)",
+        non_finite_step_, static_cast<double>(non_finite_step_) * dt_s_, site.name);
   }
   return fmt::format("step {} (t = {:.6g} s) left the structure's state non-finite: the integration diverged",
                      non_finite_step_, static_cast<double>(non_finite_step_) * dt_s_);

@@ -24,7 +24,7 @@ class WallClock final : public Clock {
   [[nodiscard]] std::int64_t now_ns() const override;
 };
 
-// What the real-time issue asks of a node process ("Real-time loop (common/)").
+// How a node process asks for real-time service: rate, spinning, SCHED_FIFO, locked memory, CPU.
 struct RealtimeOptions {
   double rate_hz = 1024;        // DESIGN §3: dt = 1 / rate_hz
   std::int64_t spin_ns = 0;     // busy-wait this long before each deadline instead of sleeping through it
@@ -80,8 +80,8 @@ struct LoopStats {
 // Periodic loop on absolute deadlines of CLOCK_MONOTONIC: step k is due at start + k / rate_hz,
 // computed exactly from k (no accumulated period, so no drift over a long test). The loop sleeps
 // with clock_nanosleep(TIMER_ABSTIME) until spin_ns before the deadline, then busy-waits to it.
-// A late tick is never skipped or doubled: every step is integrated exactly once (the issue: "a late
-// tick still integrates exactly one step"); a loop that fell behind runs its steps back to back until
+// A late tick is never skipped or doubled: every step is integrated exactly once (a late tick still
+// integrates exactly one step); a loop that fell behind runs its steps back to back until
 // it is on time again, and the overrun is counted. Nothing in the loop allocates, locks or logs.
 class RealtimeLoop {
  public:

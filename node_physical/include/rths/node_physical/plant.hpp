@@ -33,8 +33,8 @@ class Plant {
   virtual void report(results::PlantReport& out) const = 0;
 };
 
-// An ideal actuator: the specimen sees the command exactly (until the servo-hydraulic models of the
-// actuator-control issue), sensors are noiseless.
+// An ideal actuator: the specimen sees the command exactly, sensors are noiseless (the actuator
+// models with dynamics, noise and limits are in actuator_plant.hpp).
 class IdealActuatorPlant final : public Plant {
  public:
   explicit IdealActuatorPlant(std::unique_ptr<PredictionModel> specimen) : specimen_(std::move(specimen)) {}
