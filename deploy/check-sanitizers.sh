@@ -17,9 +17,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/messages.sh"
 source "$(dirname "${BASH_SOURCE[0]}")/lib/stage.sh"
 
 # The tests that exercise threads, as a ctest regex: the live status line of a real-time run, the
-# study runner's worker pool (StudyTest starts rths-study with several jobs), and the recorder's
-# writing thread (any test whose name starts with Recorder).
-readonly TSAN_TESTS='^(StatusLine|StudyTest|Recorder)'
+# study runner's worker pool (StudyTest starts rths-study with several jobs; StudyRunner drives the
+# pool itself), and the recorder's writing thread (the Recording tests in virtual time).
+readonly TSAN_TESTS='^(StatusLine|StudyTest|StudyRunner|Recording\.(Streamed|OrderlyStop|RecordAllocates|ExperimentStopped))'
 
 stages=()
 jobs=$(nproc)
