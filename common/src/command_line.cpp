@@ -215,27 +215,28 @@ CommandLine& CommandLine::option(std::string name, std::string value_name, Sette
   return add(std::move(o));
 }
 
+namespace {
+
+// A setter that refuses an empty value and assigns any other to target (a string or a path).
+template <typename Target>
+CommandLine::Setter non_empty(Target& target, const std::string& value_name) {
+  return [&target, expected = "a " + value_name + " (not empty)"](const std::string& v) {
+    if (v.empty()) throw Expected(expected);
+    target = v;
+  };
+}
+
+}  // namespace
+
 CommandLine& CommandLine::text(std::string name, std::string value_name, std::string& target, std::string help) {
-  const std::string expected = "a " + value_name + " (not empty)";
-  return option(
-      std::move(name), std::move(value_name),
-      [&target, expected](const std::string& v) {
-        if (v.empty()) throw Expected(expected);
-        target = v;
-      },
-      std::move(help));
+  auto set = non_empty(target, value_name);
+  return option(std::move(name), std::move(value_name), std::move(set), std::move(help));
 }
 
 CommandLine& CommandLine::path(std::string name, std::string value_name, std::filesystem::path& target,
                                std::string help) {
-  const std::string expected = "a " + value_name + " (not empty)";
-  return option(
-      std::move(name), std::move(value_name),
-      [&target, expected](const std::string& v) {
-        if (v.empty()) throw Expected(expected);
-        target = v;
-      },
-      std::move(help));
+  auto set = non_empty(target, value_name);
+  return option(std::move(name), std::move(value_name), std::move(set), std::move(help));
 }
 
 CommandLine& CommandLine::repeated(std::string name, std::string value_name, std::vector<std::string>& target,
