@@ -269,44 +269,43 @@ void expect_record_up_to_the_last_second(const std::filesystem::path& csv_file, 
 
 const std::string kDemo = test::example("demo.textproto").string();
 
-TEST_F(Recording, KilledNumericalNodeLeavesItsLogAndItsRecordUpToTheLastSecond) {
+enum class Victim { kNumerical, kSite };
+
+// Starts the demo's site and numerical node in real time, kills one with kill -9 after 3 s, and
+// checks what it left: its record up to the last second (bounded by the survivor's step count) and
+// the log line it wrote when the session started.
+void kill_and_expect_records(const std::filesystem::path& dir, Victim victim) {
   Process site("rths-physical",
-               {"serve", kDemo, "--site", "lab", "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string(), "--set",
-                test::site_key_override(dir_, "lab")},
-               dir_ / "site");
+               {"serve", kDemo, "--site", "lab", "--listen", "127.0.0.1:0", "--out", (dir / "site").string(), "--set",
+                test::site_key_override(dir, "lab")},
+               dir / "site");
   const std::string where = site.wait_for_line("listening on ", seconds(10));
   ASSERT_FALSE(where.empty()) << site.err();
   Process numerical("rths-numerical",
                     {"run", kDemo, "--realtime", "--set", "duration_s=30", "--set", "site[0].address=" + where, "--set",
-                     test::site_key_override(dir_, "lab"), "--out", (dir_ / "run").string(), "--quiet"},
-                    dir_ / "numerical");
+                     test::site_key_override(dir, "lab"), "--out", (dir / "run").string(), "--quiet"},
+                    dir / "numerical");
   std::this_thread::sleep_for(seconds(3));
-  numerical.signal(SIGKILL);
-  EXPECT_EQ(numerical.wait(seconds(10)), 128 + SIGKILL);
-  ASSERT_EQ(site.wait(seconds(20)), kExitPeerLost) << site.err();
-  expect_record_up_to_the_last_second(
-      dir_ / "run/numerical.csv", static_cast<double>(test::read_site_summary(dir_ / "site/site_lab.json").steps()));
-  EXPECT_NE(test::slurp(dir_ / "run/run.log").find("from the agreed start"), std::string::npos);
+  const bool site_dies = victim == Victim::kSite;
+  Process& killed = site_dies ? site : numerical;
+  Process& survivor = site_dies ? numerical : site;
+  killed.signal(SIGKILL);
+  EXPECT_EQ(killed.wait(seconds(10)), 128 + SIGKILL);
+  ASSERT_EQ(survivor.wait(seconds(20)), kExitPeerLost) << survivor.err();
+  const double survivor_steps = site_dies
+                                    ? static_cast<double>(test::read_summary(dir / "run/summary.json").steps())
+                                    : static_cast<double>(test::read_site_summary(dir / "site/site_lab.json").steps());
+  expect_record_up_to_the_last_second(dir / (site_dies ? "site/site_lab.csv" : "run/numerical.csv"), survivor_steps);
+  const std::filesystem::path log = dir / (site_dies ? "site/site_lab.log" : "run/run.log");
+  EXPECT_NE(test::slurp(log).find("from the agreed start"), std::string::npos) << log;
+}
+
+TEST_F(Recording, KilledNumericalNodeLeavesItsLogAndItsRecordUpToTheLastSecond) {
+  kill_and_expect_records(dir_, Victim::kNumerical);
 }
 
 TEST_F(Recording, KilledSiteLeavesItsLogAndItsRecordUpToTheLastSecond) {
-  Process site("rths-physical",
-               {"serve", kDemo, "--site", "lab", "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string(), "--set",
-                test::site_key_override(dir_, "lab")},
-               dir_ / "site");
-  const std::string where = site.wait_for_line("listening on ", seconds(10));
-  ASSERT_FALSE(where.empty()) << site.err();
-  Process numerical("rths-numerical",
-                    {"run", kDemo, "--realtime", "--set", "duration_s=30", "--set", "site[0].address=" + where, "--set",
-                     test::site_key_override(dir_, "lab"), "--out", (dir_ / "run").string(), "--quiet"},
-                    dir_ / "numerical");
-  std::this_thread::sleep_for(seconds(3));
-  site.signal(SIGKILL);
-  EXPECT_EQ(site.wait(seconds(10)), 128 + SIGKILL);
-  ASSERT_EQ(numerical.wait(seconds(20)), kExitPeerLost) << numerical.err();
-  expect_record_up_to_the_last_second(dir_ / "site/site_lab.csv",
-                                      static_cast<double>(test::read_summary(dir_ / "run/summary.json").steps()));
-  EXPECT_NE(test::slurp(dir_ / "site/site_lab.log").find("steps from the agreed start"), std::string::npos);
+  kill_and_expect_records(dir_, Victim::kSite);
 }
 
 }  // namespace
