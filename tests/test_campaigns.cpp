@@ -29,6 +29,16 @@ using test::Process;
 
 const std::string kSpring = test::example("seed002/spring.textproto").string();
 
+// The arguments of the spring site's serve command: a free port, records in DIR/site, the given
+// --set arguments after them.
+std::vector<std::string> serve_spring_args(const std::filesystem::path& dir, const std::vector<std::string>& sets) {
+  std::vector<std::string> args{"serve",   kSpring,  "--out",    (dir / "site").string(),
+                                "--site",  "spring", "--listen", "127.0.0.1:0",
+                                "--quiet", "--wait", "30"};
+  args.insert(args.end(), sets.begin(), sets.end());
+  return args;
+}
+
 class Campaign : public test::RunFolderTest {
  protected:
   struct Outcome {
@@ -41,11 +51,7 @@ class Campaign : public test::RunFolderTest {
     std::vector<std::string> sets{"--set", test::site_key_override(dir_, "spring"), "--set",
                                   "duration_s=" + std::to_string(duration_s)};
     for (const auto& e : extra) sets.insert(sets.end(), {"--set", e});
-    std::vector<std::string> site_args{"serve",    kSpring,       "--site", "spring",
-                                       "--listen", "127.0.0.1:0", "--out",  (dir_ / "site").string(),
-                                       "--quiet",  "--wait",      "30"};
-    site_args.insert(site_args.end(), sets.begin(), sets.end());
-    Process site("rths-physical", site_args, dir_ / "site");
+    Process site("rths-physical", serve_spring_args(dir_, sets), dir_ / "site");
     const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
     EXPECT_FALSE(where.empty()) << site.err();
     if (where.empty()) return {};
@@ -262,11 +268,7 @@ constexpr int kKilled = 128 + SIGKILL;
 TEST_P(SignalCampaign, EndsInItsDocumentedStateWithCompleteRecords) {
   const SignalCase c = GetParam();
   const std::vector<std::string> sets{"--set", test::site_key_override(dir_, "spring"), "--set", "duration_s=30"};
-  std::vector<std::string> site_args{"serve",    kSpring,       "--site", "spring",
-                                     "--listen", "127.0.0.1:0", "--out",  (dir_ / "site").string(),
-                                     "--quiet",  "--wait",      "30"};
-  site_args.insert(site_args.end(), sets.begin(), sets.end());
-  Process site("rths-physical", site_args, dir_ / "site");
+  Process site("rths-physical", serve_spring_args(dir_, sets), dir_ / "site");
   const std::string site_at = site.wait_for_line("listening on ", std::chrono::seconds(10));
   ASSERT_FALSE(site_at.empty()) << site.err();
   std::vector<std::string> relay_args{
@@ -354,11 +356,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST_F(Campaign, ASiteResumedAfterAStallRampsToTheNewestCommand) {
   const std::vector<std::string> sets{
       "--set", test::site_key_override(dir_, "spring"), "--set", "duration_s=8", "--set", "realtime.peer_timeout_s=5"};
-  std::vector<std::string> site_args{"serve",    kSpring,       "--site", "spring",
-                                     "--listen", "127.0.0.1:0", "--out",  (dir_ / "site").string(),
-                                     "--quiet",  "--wait",      "30"};
-  site_args.insert(site_args.end(), sets.begin(), sets.end());
-  Process site("rths-physical", site_args, dir_ / "site");
+  Process site("rths-physical", serve_spring_args(dir_, sets), dir_ / "site");
   const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
   ASSERT_FALSE(where.empty()) << site.err();
   std::vector<std::string> numerical_args{
