@@ -43,3 +43,21 @@ void operator delete[](void* p) noexcept {
 void operator delete[](void* p, std::size_t /*size*/) noexcept {
   std::free(p);  // NOLINT(cppcoreguidelines-no-malloc): pairs with the malloc in operator new
 }
+// The nothrow forms (std::stable_sort's temporary buffer uses one) must be replaced too: otherwise
+// they come from the runtime's allocator and are freed by the operator delete above.
+void* operator new(std::size_t size, const std::nothrow_t& /*tag*/) noexcept {
+  try {
+    return operator new(size);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
+  return operator new(size, tag);
+}
+void operator delete(void* p, const std::nothrow_t& /*tag*/) noexcept {
+  std::free(p);  // NOLINT(cppcoreguidelines-no-malloc): pairs with the malloc in operator new
+}
+void operator delete[](void* p, const std::nothrow_t& /*tag*/) noexcept {
+  std::free(p);  // NOLINT(cppcoreguidelines-no-malloc): pairs with the malloc in operator new
+}
