@@ -1,0 +1,99 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/repeated_ptr_field.h>
+
+#include "experiment.pb.h"
+#include "results.pb.h"
+#include "rths/node_physical/plant.hpp"
+
+namespace rths {
+
+// A driver cannot reach or understand its equipment (no reply, a reply of the wrong size): the
+// site refuses to start, or stops. what() names the address or the sizes.
+class DriverError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Status bits a driver reports per channel in every step (recorded in the site's CSV as
+// `status<c>`; 0: all well). Bits 0-15 are the driver's own (documented with the driver), bits
+// 16-31 carry the equipment's status word where it sends one.
+namespace driver_status {
+inline constexpr std::uint32_t kReplyMissing = 1U << 0;  // no reply this step: the last measurement is held
+inline constexpr std::uint32_t kReplyLate = 1U << 1;     // a stale reply (an earlier counter) was discarded
+}  // namespace driver_status
+
+// Everything behind the actuator channels of one site, driven once per site step: the simulated
+// plants (one per channel) or a driver to the laboratory's equipment (a real-time target over a
+// UDP bridge, ...). The physical step around it -- interlock, controllers, Smith part 2, records --
+// is the same code for both (OpenFresco's split of ExperimentalSetup and ExperimentalControl: the
+// site decides what the actuators must do, the driver makes the equipment do it).
+//
+// Timing is hardware-true: exchange() writes the commands of step j, held over the step, and
+// returns what the sensors read at step j's tick, before those commands act. A controller that
+// needs feedback uses the measurement of the step before (what a controller on the site's computer
+// has when it computes the command).
+class PlantDriver {
+ public:
+  PlantDriver() = default;
+  PlantDriver(const PlantDriver&) = delete;
+  PlantDriver& operator=(const PlantDriver&) = delete;
+  PlantDriver(PlantDriver&&) = delete;
+  PlantDriver& operator=(PlantDriver&&) = delete;
+  virtual ~PlantDriver() = default;
+
+  [[nodiscard]] virtual std::size_t channels() const = 0;
+
+  // Before the first step, off the step loop (may block for the driver's own timeouts): reach the
+  // equipment and read where the actuators are, without moving them (a UDP bridge sends a read-only
+  // probe). Throws DriverError when the equipment does not answer or answers wrongly.
+  virtual void open(std::span<Measurement> measured) { (void)measured; }
+
+  // One site step (real-time: no allocation, no locks, no blocking beyond the driver's bounded
+  // reply wait). False when the driver cannot go on (fault() says why); measured then holds the
+  // last measurements and the site must stop.
+  virtual bool exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) = 0;
+
+  // The step's status bits of a channel (driver_status); 0 for simulated plants.
+  [[nodiscard]] virtual std::uint32_t status(std::size_t channel) const {
+    (void)channel;
+    return 0;
+  }
+  // Why exchange() returned false; empty while all is well.
+  [[nodiscard]] virtual std::string fault() const { return {}; }
+
+  // What the run summaries say about the plant behind each channel (results::PlantReport); off the
+  // hot path, after the run.
+  virtual void report(std::size_t channel, results::PlantReport& out) const = 0;
+};
+
+// The simulated plants of a site, one per channel, stepped in turn.
+class SimulatedPlants final : public PlantDriver {
+ public:
+  explicit SimulatedPlants(std::vector<std::unique_ptr<Plant>> plants) : plants_(std::move(plants)) {}
+  [[nodiscard]] std::size_t channels() const override { return plants_.size(); }
+  bool exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) override {
+    for (std::size_t c = 0; c < plants_.size(); ++c) {
+      measured[c] = plants_[c]->step(commands[c], dt_s);
+    }
+    return true;
+  }
+  void report(std::size_t channel, results::PlantReport& out) const override { plants_[channel]->report(out); }
+  [[nodiscard]] const Plant& plant(std::size_t channel) const { return *plants_[channel]; }
+
+ private:
+  std::vector<std::unique_ptr<Plant>> plants_;
+};
+
+// The site's plant driver from its config: the driver the site names, else its channels' simulated
+// plants (ideal: every specimen behind an ideal actuator, the monolithic reference's view).
+std::unique_ptr<PlantDriver> make_plant_driver(const config::Site& site, double rate_hz, bool ideal = false);
+
+}  // namespace rths
