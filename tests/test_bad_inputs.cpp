@@ -88,7 +88,8 @@ TEST_F(MemoryBudget, CountsTheColumnsEveryRecorderHas) {
         << header;
   }
   const RecordBudget records = numerical_process_records(loaded.experiment, 11, true);
-  EXPECT_EQ(records.columns, 2 * numerical + 7 + 12);
+  // Each site: t, command_step and 7 columns per channel (1 and 2 channels).
+  EXPECT_EQ(records.columns, 2 * numerical + (2 + 7) + (2 + 2 * 7));
   EXPECT_EQ(records.bytes(), 11.0 * static_cast<double>(records.columns) * 8.0);
   EXPECT_EQ(numerical_process_records(loaded.experiment, 11, false).columns, 2 * numerical);
 }
@@ -99,11 +100,11 @@ TEST_F(MemoryBudget, ARunBeyondItIsRefusedBeforeAnythingIsReserved) {
     Experiment ex(load(valid_config(), {"duration_s=1e5"}));
     FAIL() << "a 1e5 s run was built";
   } catch (const ConfigError& e) {
-    // 102400001 steps x 29 columns (11 + 11 + 7) x 8 bytes = 22656.25 MB (2^20 bytes): 22657 MB.
+    // 102400001 steps x 31 columns (11 + 11 + 9) x 8 bytes = 24218.75 MB (2^20 bytes): 24219 MB.
     EXPECT_EQ(std::string(e.what()),
               (dir_ / "budget.textproto").string() +
-                  ": duration_s: 100000 s at 1024 Hz is 102400001 steps; the records need 22657 MB (29 columns x 8 "
-                  "bytes per step: numerical node 11, reference 11, site lab 7), over output.memory_budget_mb = "
+                  ": duration_s: 100000 s at 1024 Hz is 102400001 steps; the records need 24219 MB (31 columns x 8 "
+                  "bytes per step: numerical node 11, reference 11, site lab 9), over output.memory_budget_mb = "
                   "4096 MB; expected a shorter duration_s, or a larger output.memory_budget_mb on a machine with "
                   "the memory");
   }
@@ -112,8 +113,8 @@ TEST_F(MemoryBudget, ARunBeyondItIsRefusedBeforeAnythingIsReserved) {
 }
 
 TEST_F(MemoryBudget, TheBoundIsExactAndCanBeRaised) {
-  // 10 s: 10241 steps x 29 columns x 8 bytes = 2375912 bytes = 2.26584 MB.
-  const double needed_mb = 10241.0 * 29 * 8 / kBytesPerMb;
+  // 10 s: 10241 steps x 31 columns x 8 bytes = 2539768 bytes = 2.42211 MB.
+  const double needed_mb = 10241.0 * 31 * 8 / kBytesPerMb;
   EXPECT_NO_THROW(
       Experiment(load(valid_config(), {"duration_s=10", fmt::format("output.memory_budget_mb={:.17g}", needed_mb)})));
   EXPECT_THROW(Experiment(load(valid_config(), {"duration_s=10", fmt::format("output.memory_budget_mb={:.17g}",
@@ -146,10 +147,10 @@ TEST(SiteStartRefusal, AStartBeyondTheSiteBudgetIsRefusedWithTheNumbers) {
   site->set_name("lab");
   site->add_channel();
   cfg.mutable_output()->set_memory_budget_mb(1);
-  // 7 columns x 8 bytes = 56 bytes per step: 18724 steps fit in 1 MB, 18725 do not.
-  EXPECT_EQ(site_start_refusal(cfg, *site, 18724), "");
-  const std::string refusal = site_start_refusal(cfg, *site, 18725);
-  EXPECT_NE(refusal.find("the start announces 18725 steps"), std::string::npos) << refusal;
+  // 9 columns x 8 bytes = 72 bytes per step: 14563 steps fit in 1 MB (2^20 bytes), 14564 do not.
+  EXPECT_EQ(site_start_refusal(cfg, *site, 14563), "");
+  const std::string refusal = site_start_refusal(cfg, *site, 14564);
+  EXPECT_NE(refusal.find("the start announces 14564 steps"), std::string::npos) << refusal;
   EXPECT_NE(refusal.find("over output.memory_budget_mb = 1 MB"), std::string::npos) << refusal;
   EXPECT_NE(refusal.find("refused before motion"), std::string::npos) << refusal;
   // A negative count (a peer's uint64 beyond int64) is not a run either.
@@ -161,7 +162,7 @@ TEST(SiteStartRefusal, AStartBeyondTheSiteBudgetIsRefusedWithTheNumbers) {
 TEST_F(MemoryBudget, ASiteRefusesAStartItsRecordCannotHold) {
   const auto file = dir_ / "site.textproto";
   std::ofstream(file) << valid_config();
-  // 1025 steps x 7 columns x 8 bytes = 57400 bytes: over a 0.01 MB budget.
+  // 1025 steps x 9 columns x 8 bytes = 73800 bytes: over a 0.01 MB budget.
   test::Process site(
       "rths-physical",
       {"serve", file.string(), "--site", "lab", "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string(), "--set",

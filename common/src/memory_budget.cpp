@@ -8,7 +8,6 @@ namespace rths {
 
 namespace {
 constexpr std::size_t kColumnsPerNumericalChannel = 5;  // u, f, e, fm, xm
-constexpr std::size_t kColumnsPerSiteChannel = 5;       // target, target_velocity, measured, force, model_error
 }  // namespace
 
 std::string count_text(double count) {
@@ -29,7 +28,7 @@ std::size_t numerical_record_columns(const config::Experiment& experiment) {
 }
 
 std::size_t site_record_columns(const config::Site& site) {
-  return 2 + kColumnsPerSiteChannel * static_cast<std::size_t>(site.channel_size());
+  return 2 + kSiteColumnsPerChannel * static_cast<std::size_t>(site.channel_size());
 }
 
 RecordBudget numerical_process_records(const config::Experiment& experiment, double steps,

@@ -259,14 +259,13 @@ std::int64_t Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last)
     for (auto& site : physical_) {
       site->step(k);
       if (site->tripped()) {
-        return stop_on_interlock(k - first, site->name(), site->trip());
+        return stop_on_site(k - first, site->name(), site->substructure());
       }
     }
     clock_.set_numerical_step(k);
     hybrid_->step(k);
     if (const auto s = hybrid_->tripped_site()) {
-      return stop_on_interlock(k + 1 - first, hybrid_->sites()[*s].name,
-                               hybrid_->sites()[*s].local->interlock().trip());
+      return stop_on_site(k + 1 - first, hybrid_->sites()[*s].name, *hybrid_->sites()[*s].local);
     }
     if (!hybrid_->finite()) {
       return k + 1 - first;
@@ -275,10 +274,11 @@ std::int64_t Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last)
   return last - first;
 }
 
-std::int64_t Experiment::stop_on_interlock(std::int64_t steps_run, const std::string& site, const InterlockTrip& trip) {
-  report_.exit_code = kExitLimit;
+std::int64_t Experiment::stop_on_site(std::int64_t steps_run, const std::string& site,
+                                      const PhysicalSubstructure& substructure) {
+  report_.exit_code = substructure.interlock().tripped() ? kExitLimit : kExitEquipment;
   report_.stop_reason =
-      fmt::format("site \"{}\" interlock: {}; the actuator holds its last admitted target", site, trip.describe());
+      fmt::format("site \"{}\" {}; the actuator holds its last admitted target", site, substructure.stop_reason());
   return steps_run;
 }
 

@@ -268,7 +268,7 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
   const auto& sites = hybrid_->sites();
   if (handler.end() == TickEnd::kLocalInterlock) {
     const std::size_t s = *hybrid_->tripped_site();
-    stop_on_interlock(result.steps_run, sites[s].name, sites[s].local->interlock().trip());
+    stop_on_site(result.steps_run, sites[s].name, *sites[s].local);
     stop_sites(report_.stop_reason, true);
   } else if (handler.end() == TickEnd::kPeerControl) {
     const std::size_t s = handler.site();

@@ -2,6 +2,8 @@
 
 #include <cmath>
 
+#include "rths/common/memory_budget.hpp"
+
 namespace rths {
 
 namespace {
@@ -16,9 +18,11 @@ std::vector<Column> site_columns(std::size_t channels) {
     const std::string n = site_suffix(channels, c);
     cols.push_back({"target" + n, "m"});
     cols.push_back({"target_velocity" + n, "m_per_s"});
+    cols.push_back({"command" + n, "m"});
     cols.push_back({"measured" + n, "m"});
     cols.push_back({"force" + n, "N"});
     cols.push_back({"model_error" + n, "N"});
+    cols.push_back({"status" + n, "1"});
   }
   return cols;
 }
@@ -144,13 +148,16 @@ void PhysicalNode::step(std::int64_t j) {
 
   row_[0] = static_cast<double>(j) * dt_s_;
   row_[1] = static_cast<double>(command_step_);
+  const std::span<const InterfaceMotion> commands = substructure_->commands();
   for (std::size_t c = 0; c < targets_.size(); ++c) {
-    double* r = &row_[2 + 5 * c];
+    double* r = &row_[2 + kSiteColumnsPerChannel * c];
     r[0] = applied[c].displacement_m;
     r[1] = applied[c].velocity_m_per_s;
-    r[2] = measured_[c].displacement_m;
-    r[3] = measured_[c].force_n;
-    r[4] = errors_[c];
+    r[2] = commands[c].displacement_m;
+    r[3] = measured_[c].displacement_m;
+    r[4] = measured_[c].force_n;
+    r[5] = errors_[c];
+    r[6] = static_cast<double>(substructure_->plants().status(c));
   }
   recorder_.record(row_);
   ++stats_.steps;

@@ -1,5 +1,8 @@
 #include "rths/node_physical/physical_substructure.hpp"
 
+#include <algorithm>
+#include <stdexcept>
+
 #include <spdlog/spdlog.h>
 
 #include "rths/common/results.hpp"
@@ -8,23 +11,51 @@
 
 namespace rths {
 
+PhysicalSubstructure::PhysicalSubstructure(std::vector<std::unique_ptr<ActuatorController>> controllers,
+                                           std::unique_ptr<PlantDriver> plants, Interlock interlock)
+    : controllers_(std::move(controllers)),
+      plants_(std::move(plants)),
+      interlock_(std::move(interlock)),
+      admitted_(controllers_.size()),
+      commands_(controllers_.size()),
+      last_(controllers_.size()) {
+  if (plants_->channels() != controllers_.size()) {
+    throw std::logic_error("PhysicalSubstructure: the plant driver and the controllers disagree on the channels");
+  }
+}
+
 bool PhysicalSubstructure::step(std::span<const InterfaceMotion> wanted, std::span<Measurement> measured, double dt_s) {
-  if (!interlock_.admit(wanted, admitted_)) {
+  if (stopped() || !interlock_.admit(wanted, admitted_)) {
     return false;
   }
-  for (std::size_t c = 0; c < channels_.size(); ++c) {
-    Channel& ch = channels_[c];
-    const InterfaceMotion command = ch.controller->command(admitted_[c], ch.last, dt_s);
-    if (!interlock_.check_command(c, command)) {
-      return false;  // the channels stepped before this one moved; the test stops either way
+  for (std::size_t c = 0; c < controllers_.size(); ++c) {
+    commands_[c] = controllers_[c]->command(admitted_[c], last_[c], dt_s);
+    if (!interlock_.check_command(c, commands_[c])) {
+      return false;  // checked before the exchange: no channel moves on a bad command
     }
-    ch.last = ch.plant->step(command, dt_s);
-    measured[c] = ch.last;
-    if (!interlock_.check_measurement(c, ch.last)) {
+  }
+  if (!plants_->exchange(commands_, measured, dt_s)) {
+    driver_failed_ = true;
+    std::copy(last_.begin(), last_.end(), measured.begin());
+    return false;
+  }
+  for (std::size_t c = 0; c < controllers_.size(); ++c) {
+    if (!interlock_.check_measurement(c, measured[c])) {
       return false;
     }
   }
+  std::copy(measured.begin(), measured.end(), last_.begin());
   return true;
+}
+
+std::string PhysicalSubstructure::stop_reason() const {
+  if (interlock_.tripped()) {
+    return "interlock: " + interlock_.trip().describe();
+  }
+  if (driver_failed_) {
+    return "equipment: " + plants_->fault();
+  }
+  return {};
 }
 
 std::vector<ChannelLimits> channel_limits(const config::Site& site) {
@@ -38,34 +69,34 @@ std::vector<ChannelLimits> channel_limits(const config::Site& site) {
 google::protobuf::RepeatedPtrField<results::Channel> PhysicalSubstructure::report(
     std::span<const TrackingMetrics> tracking) const {
   google::protobuf::RepeatedPtrField<results::Channel> channels;
-  for (std::size_t c = 0; c < channels_.size(); ++c) {
+  for (std::size_t c = 0; c < controllers_.size(); ++c) {
     results::Channel& out = *channels.Add();
     if (c < tracking.size()) {
       *out.mutable_tracking() = to_results(tracking[c]);
     }
-    channels_[c].controller->report(*out.mutable_controller());
-    channels_[c].plant->report(*out.mutable_plant());
+    controllers_[c]->report(*out.mutable_controller());
+    plants_->report(c, *out.mutable_plant());
   }
   return channels;
 }
 
 void PhysicalSubstructure::log_warnings(const std::string& site) const {
-  for (std::size_t c = 0; c < channels_.size(); ++c) {
-    if (const std::string w = channels_[c].controller->warning(); !w.empty()) {
+  for (std::size_t c = 0; c < controllers_.size(); ++c) {
+    if (const std::string w = controllers_[c]->warning(); !w.empty()) {
       spdlog::warn("site {} channel {}: {}", site, c, w);
     }
   }
 }
 
 std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site, double rate_hz, bool ideal) {
-  std::vector<PhysicalSubstructure::Channel> channels;
+  std::vector<std::unique_ptr<ActuatorController>> controllers;
   for (const auto& channel : site.channel()) {
-    channels.push_back(
-        {ideal ? std::make_unique<PassThroughController>() : make_controller(channel.controller(), rate_hz),
-         make_plant(channel, rate_hz, ideal), Measurement{}});
+    controllers.push_back(ideal ? std::make_unique<PassThroughController>()
+                                : make_controller(channel.controller(), rate_hz));
   }
-  std::vector<ChannelLimits> limits = ideal ? std::vector<ChannelLimits>(channels.size()) : channel_limits(site);
-  return std::make_unique<PhysicalSubstructure>(std::move(channels), Interlock(std::move(limits), 1.0 / rate_hz));
+  std::vector<ChannelLimits> limits = ideal ? std::vector<ChannelLimits>(controllers.size()) : channel_limits(site);
+  return std::make_unique<PhysicalSubstructure>(std::move(controllers), make_plant_driver(site, rate_hz, ideal),
+                                                Interlock(std::move(limits), 1.0 / rate_hz));
 }
 
 }  // namespace rths

@@ -232,7 +232,7 @@ void write_site_summary(const std::filesystem::path& path, const PhysicalNode& n
   summary.set_held_steps(node.stats().held_steps);
   summary.set_extrapolated_steps(node.stats().extrapolated_steps);
   summary.set_commands_used(node.stats().commands_used);
-  summary.set_interlock(node.tripped() ? node.trip().describe() : std::string("not tripped"));
+  summary.set_interlock(node.trip().tripped() ? node.trip().describe() : std::string("not tripped"));
   *summary.mutable_packets() = to_results(node.stats().packets);
   *summary.mutable_handshake_packets() = to_results(handshake);
   *summary.mutable_socket() = to_results(link.counters());
@@ -318,8 +318,8 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
     outcome.exit_code = kExitPeerAborted;
     outcome.reason = "the numerical node aborted: " + node.peer_reason();
   } else if (node.tripped()) {
-    outcome.exit_code = kExitLimit;
-    outcome.reason = "interlock: " + node.trip().describe() + "; the actuator holds its last admitted target";
+    outcome.exit_code = node.trip().tripped() ? kExitLimit : kExitEquipment;
+    outcome.reason = node.stop_reason() + "; the actuator holds its last admitted target";
     node.send_abort(outcome.reason);
   } else if (node.peer_control() == PeerControl::kStop) {
     outcome.reason = "stopped by the numerical node: " + node.peer_reason();

@@ -223,14 +223,16 @@ std::unique_ptr<Rig> make_rig(std::uint8_t options) {
   const config::Site& site = experiment.site(0);
   const auto rows = static_cast<std::size_t>(kMaxSteps + kTrailingSteps);
 
-  std::vector<PhysicalSubstructure::Channel> channels;
+  std::vector<std::unique_ptr<ActuatorController>> controllers;
+  std::vector<std::unique_ptr<Plant>> plants;
   for (const auto& channel : site.channel()) {
-    channels.push_back({make_controller(channel.controller(), rig->rate_hz),
-                        std::make_unique<WatchedPlant>(make_plant(channel, rig->rate_hz)), Measurement{}});
+    controllers.push_back(make_controller(channel.controller(), rig->rate_hz));
+    plants.push_back(std::make_unique<WatchedPlant>(make_plant(channel, rig->rate_hz)));
   }
   rig->site = std::make_unique<PhysicalNode>(
       make_site_setup(experiment, site, kSiteId, rows), sealing_keys(), rig->link.site_end, rig->clock,
-      std::make_unique<PhysicalSubstructure>(std::move(channels), Interlock(channel_limits(site), 1.0 / rig->rate_hz)),
+      std::make_unique<PhysicalSubstructure>(std::move(controllers), std::make_unique<SimulatedPlants>(std::move(plants)),
+                                             Interlock(channel_limits(site), 1.0 / rig->rate_hz)),
       make_part2(site));
 
   const std::uint32_t dofs = experiment.structure().dofs();

@@ -15,6 +15,7 @@ enum ExitCode : int {
   kExitNoAnswer = 7,     // a peer never answered the handshake
   kExitLimit = 8,        // a site's interlock tripped: a value beyond a limit or not finite
   kExitNonFinite = 9,    // a non-finite or diverged value: the run stopped
+  kExitEquipment = 10,   // a site's equipment (its plant driver) did not answer, or answered wrongly
 };
 
 }  // namespace rths

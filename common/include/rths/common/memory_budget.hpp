@@ -22,6 +22,10 @@ double run_steps(double duration_s, double rate_hz);
 // A step count or size as a message shows it: in full below 1e15, else in three digits.
 std::string count_text(double count);
 
+// Columns of a site's record per channel: target, target_velocity, command, measured, force,
+// model_error, status (after t and command_step).
+inline constexpr std::size_t kSiteColumnsPerChannel = 7;
+
 // Columns of the numerical node's record, and of the reference's (the same): t, ag, per DOF x and v,
 // per site channel u, f, e, fm and xm (NumericalNode). A test holds this to the recorders.
 std::size_t numerical_record_columns(const config::Experiment& experiment);

@@ -140,7 +140,8 @@ class Experiment {
   void stop_non_finite();
   void run_reference(std::int64_t steps);
   bool handshake(std::vector<std::int64_t>& round_trip_ns, const std::atomic<bool>& stop);
-  std::int64_t stop_on_interlock(std::int64_t steps_run, const std::string& site, const InterlockTrip& trip);
+  // The site stopped for a reason of its own (interlock or equipment): exit code and reason.
+  std::int64_t stop_on_site(std::int64_t steps_run, const std::string& site, const PhysicalSubstructure& substructure);
   void stop_sites(const std::string& reason, bool abort);
 
   RunMode mode_;

@@ -99,7 +99,8 @@ class NumericalNode {
   [[nodiscard]] const std::vector<SiteStats>& site_stats() const { return stats_; }
   [[nodiscard]] const SiteTiming& site_timing(std::size_t s) const { return *timing_[s]; }
   [[nodiscard]] const std::string& site_reason(std::size_t s) const { return reasons_[s]; }
-  // A local site whose interlock tripped (sites()[s].local->interlock().trip() says why): the run
+  // A local site that stopped: its interlock tripped or its plant driver failed
+  // (sites()[s].local->stop_reason() says why): the run
   // must stop.
   [[nodiscard]] std::optional<std::size_t> tripped_site() const { return tripped_site_; }
   // The keys a handshake agreed with remote site s (until then: virtual_session_keys() of the

@@ -58,9 +58,11 @@ class PhysicalNode {
   [[nodiscard]] const std::string& peer_reason() const { return peer_reason_; }
   // Arrival of the last sign of life, a new authentic packet (for the peer-loss timeout); -1 before any.
   [[nodiscard]] std::int64_t last_valid_receive_ns() const { return last_valid_receive_ns_; }
-  // The site's interlock tripped (the test must stop; trip().describe() says why).
-  [[nodiscard]] bool tripped() const { return substructure_->interlock().tripped(); }
+  // The site must stop for a reason of its own: its interlock tripped (trip() says what) or its
+  // plant driver failed (stop_reason() says why, in both cases).
+  [[nodiscard]] bool tripped() const { return substructure_->stopped(); }
   [[nodiscard]] const InterlockTrip& trip() const { return substructure_->interlock().trip(); }
+  [[nodiscard]] std::string stop_reason() const { return substructure_->stop_reason(); }
   // Tells the numerical node this site is stopping (safe stop, limit breach, signal).
   void send_abort(const std::string& reason);
 

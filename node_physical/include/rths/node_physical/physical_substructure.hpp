@@ -13,32 +13,41 @@
 #include "rths/node_physical/actuator_controller.hpp"
 #include "rths/node_physical/interlock.hpp"
 #include "rths/node_physical/plant.hpp"
+#include "rths/node_physical/plant_driver.hpp"
 
 namespace rths {
 
-// The channels of one physical site: a controller and a plant per actuator. The physical node
-// drives it from the network; the numerical node drives a local site's directly (seed 002
-// Case III's physical substructure 2), so both run the same code.
+// The channels of one physical site: a controller per actuator channel and the site's plant driver
+// (simulated plants or the laboratory's equipment). The physical node drives it from the network;
+// the numerical node drives a local site's directly (seed 002 Case III's physical substructure 2),
+// so both run the same code.
 class PhysicalSubstructure {
  public:
-  struct Channel {
-    std::unique_ptr<ActuatorController> controller;
-    std::unique_ptr<Plant> plant;
-    Measurement last;
-  };
-
-  PhysicalSubstructure(std::vector<Channel> channels, Interlock interlock)
-      : channels_(std::move(channels)), interlock_(std::move(interlock)), admitted_(channels_.size()) {}
+  PhysicalSubstructure(std::vector<std::unique_ptr<ActuatorController>> controllers,
+                       std::unique_ptr<PlantDriver> plants, Interlock interlock);
 
   // One step of every channel: wanted targets in, measurement out (both sized channels()), every
-  // value through the interlock first. False when the interlock tripped: then nothing new reached
-  // an actuator in this step (a breach of a target or a command) or what was measured is out of
-  // bounds; measured holds the last measurements, and the test must stop.
+  // value through the interlock first. The controllers compute every channel's command from its
+  // admitted target and the measurement of the step before; the commands are checked, then written
+  // to the plants in one exchange, which returns what the sensors read at this step's tick
+  // (hardware-true, PlantDriver). False when the interlock tripped or the driver failed: then
+  // nothing new reached an actuator in this step (a breach of a target or a command), or what was
+  // measured is out of bounds or missing; measured holds the last measurements, and the test must
+  // stop (stopped(), stop_reason()).
   bool step(std::span<const InterfaceMotion> wanted, std::span<Measurement> measured, double dt_s);
   // The targets the actuators were given in the last step: the wanted ones, rate-limited.
   [[nodiscard]] std::span<const InterfaceMotion> admitted() const { return admitted_; }
+  // The controllers' commands of the last step (what was written to the plants).
+  [[nodiscard]] std::span<const InterfaceMotion> commands() const { return commands_; }
   [[nodiscard]] const Interlock& interlock() const { return interlock_; }
-  [[nodiscard]] std::size_t channels() const { return channels_.size(); }
+  [[nodiscard]] const PlantDriver& plants() const { return *plants_; }
+  [[nodiscard]] PlantDriver& plants() { return *plants_; }
+  [[nodiscard]] std::size_t channels() const { return controllers_.size(); }
+  // The test must stop: the interlock tripped or the plant driver failed.
+  [[nodiscard]] bool stopped() const { return interlock_.tripped() || driver_failed_; }
+  [[nodiscard]] bool driver_failed() const { return driver_failed_; }
+  // Why stopped() (off the hot path): "interlock: ..." or "equipment: ...".
+  [[nodiscard]] std::string stop_reason() const;
   // One entry per channel: its tracking (J1-J3; tracking holds one entry per channel, or none) and
   // what its controller and plant report. Off the hot path.
   [[nodiscard]] google::protobuf::RepeatedPtrField<results::Channel> report(
@@ -47,9 +56,13 @@ class PhysicalSubstructure {
   void log_warnings(const std::string& site) const;
 
  private:
-  std::vector<Channel> channels_;
+  std::vector<std::unique_ptr<ActuatorController>> controllers_;
+  std::unique_ptr<PlantDriver> plants_;
   Interlock interlock_;
   std::vector<InterfaceMotion> admitted_;
+  std::vector<InterfaceMotion> commands_;
+  std::vector<Measurement> last_;  // the measurement of the step before: the controllers' feedback
+  bool driver_failed_ = false;
 };
 
 // The interlock limits of a site's channels from the config (absent: 0, none).
