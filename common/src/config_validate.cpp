@@ -49,6 +49,9 @@ constexpr double kMinPeerTimeoutSteps = 2.0;
 constexpr double kMinHandshakeTimeoutS = 0.1;
 constexpr double kMaxHandshakeTimeoutS = 600.0;
 constexpr double kMaxStartDelayS = 10.0;
+constexpr double kMaxStartRampS = 9.9;     // a start ramp ends within the longest start delay
+constexpr double kStartRampMarginS = 0.1;  // between the end of the start ramp and the earliest start
+constexpr double kMaxStopHoldS = 60.0;
 
 using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -668,6 +671,45 @@ bool is_name_char(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
 }
 
+// The start ramp must end before step 0 and move within the velocity limits; the stop ramp's safe
+// positions must be inside the strokes.
+void check_safe_motion(const config::Experiment& experiment, const config::Site& site, const std::string& path,
+                       const Checker& check) {
+  const config::SafeMotion& m = site.safe_motion();
+  check.require(site.placement() == config::REMOTE, path,
+                fmt::format("site \"{}\" is LOCAL; expected safe_motion only on a REMOTE site (rths-physical runs "
+                            "the ramps)",
+                            site.name()));
+  check.require(m.start_ramp_s() >= 0 && m.start_ramp_s() <= kMaxStartRampS, child(path, "start_ramp_s"),
+                fmt::format("is {:g}, expected 0 to {:g} s", m.start_ramp_s(), kMaxStartRampS));
+  const double start_delay = experiment.realtime().start_delay_s();
+  check.require(m.start_ramp_s() == 0 || start_delay >= m.start_ramp_s() + kStartRampMarginS,
+                child(path, "start_ramp_s"),
+                fmt::format("is {:g} s but realtime.start_delay_s is {:g} s; expected a start delay of at least the "
+                            "ramp plus {:g} s (the ramp ends before step 0)",
+                            m.start_ramp_s(), start_delay, kStartRampMarginS));
+  check.require(m.stop_hold_s() >= 0 && m.stop_hold_s() <= kMaxStopHoldS, child(path, "stop_hold_s"),
+                fmt::format("is {:g}, expected 0 to {:g} s", m.stop_hold_s(), kMaxStopHoldS));
+  check.require(m.stop_velocity_m_per_s() > 0, child(path, "stop_velocity_m_per_s"),
+                fmt::format("is {:g}, expected a velocity > 0 m/s", m.stop_velocity_m_per_s()));
+  check.require(m.safe_position_m_size() == 0 || m.safe_position_m_size() == site.channel_size(),
+                child(path, "safe_position_m"),
+                fmt::format("has {} values, expected none (0 for every channel) or one per channel ({})",
+                            m.safe_position_m_size(), site.channel_size()));
+  for (int c = 0; c < site.channel_size() && c < m.safe_position_m_size(); ++c) {
+    const double stroke = site.channel(c).stroke_limit_m();
+    check.require(stroke == 0 || std::abs(m.safe_position_m(c)) < stroke, element(child(path, "safe_position_m"), c),
+                  fmt::format("is {:g} m, expected a position inside channel {}'s stroke limit {:g} m",
+                              m.safe_position_m(c), c, stroke));
+  }
+  for (int c = 0; c < site.channel_size(); ++c) {
+    const double limit = site.channel(c).velocity_limit_m_per_s();
+    check.require(limit == 0 || m.stop_velocity_m_per_s() <= limit, child(path, "stop_velocity_m_per_s"),
+                  fmt::format("is {:g} m/s, expected at most channel {}'s velocity_limit_m_per_s {:g}",
+                              m.stop_velocity_m_per_s(), c, limit));
+  }
+}
+
 void check_site(const config::Experiment& experiment, int index, const Checker& check) {
   const auto& site = experiment.site(index);
   const std::string path = element("site", index);
@@ -722,6 +764,7 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
                   fmt::format("\"{}\" has port 0; expected the port the site's rths-physical listens on (1..65535)",
                               site.address()));
   }
+  if (site.has_safe_motion()) check_safe_motion(experiment, site, child(path, "safe_motion"), check);
   if (site.has_compensation()) {
     const double assumed = site.compensation().assumed_round_trip_s();
     check.require(assumed >= 0, child(path, "compensation.assumed_round_trip_s"),

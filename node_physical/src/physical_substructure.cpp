@@ -1,6 +1,7 @@
 #include "rths/node_physical/physical_substructure.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
@@ -18,7 +19,8 @@ PhysicalSubstructure::PhysicalSubstructure(std::vector<std::unique_ptr<ActuatorC
       interlock_(std::move(interlock)),
       admitted_(controllers_.size()),
       commands_(controllers_.size()),
-      last_(controllers_.size()) {
+      last_(controllers_.size()),
+      moved_(controllers_.size()) {
   if (plants_->channels() != controllers_.size()) {
     throw std::logic_error("PhysicalSubstructure: the plant driver and the controllers disagree on the channels");
   }
@@ -45,6 +47,30 @@ bool PhysicalSubstructure::step(std::span<const InterfaceMotion> wanted, std::sp
     }
   }
   std::copy(measured.begin(), measured.end(), last_.begin());
+  return true;
+}
+
+void PhysicalSubstructure::open() {
+  plants_->open(last_);
+}
+
+bool PhysicalSubstructure::move(std::span<const InterfaceMotion> commands, double dt_s) {
+  if (driver_failed_) {
+    return false;
+  }
+  const std::vector<ChannelLimits>& limits = interlock_.limits();
+  for (std::size_t c = 0; c < controllers_.size(); ++c) {
+    const double x = commands[c].displacement_m;
+    if (!std::isfinite(x) || (limits[c].stroke_m > 0 && std::abs(x) > limits[c].stroke_m)) {
+      return false;
+    }
+    commands_[c] = commands[c];
+  }
+  if (!plants_->exchange(commands_, moved_, dt_s)) {
+    driver_failed_ = true;
+    return false;
+  }
+  std::copy(moved_.begin(), moved_.end(), last_.begin());
   return true;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -24,6 +25,7 @@
 #include "rths/common/site_terms.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/physical_node.hpp"
+#include "rths/node_physical/safe_motion.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 
@@ -178,6 +180,16 @@ Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const SecretKey& psk
   }
 }
 
+// Tells the numerical node (three copies: one may be lost) that this site refuses the start.
+void refuse_start(UdpLink& link, const Handshake& hs, double rate_hz, const std::string& reason) {
+  const WallClock clock;
+  const auto codec = std::make_unique<PacketCodec>(CodecRole::kSite, hs.session.site_id, hs.session.keys, rate_hz, 0);
+  for (int copy = 0; copy < 3; ++copy) {
+    codec->start(clock.now_ns()).mutable_abort()->set_reason(reason);
+    link.send(codec->seal());
+  }
+}
+
 // The step of the site on the wall clock, with the checks that end a test safely.
 class SiteTick final : public TickHandler {
  public:
@@ -210,6 +222,114 @@ class SiteTick final : public TickHandler {
   bool peer_lost_ = false;
 };
 
+// A ramp of the site's safe motion (start or stop) on the wall clock: one plan step per tick,
+// straight to the plants.
+class RampTick final : public TickHandler {
+ public:
+  RampTick(PhysicalSubstructure& substructure, const RampPlan& plan, double dt_s)
+      : substructure_(substructure), plan_(plan), commands_(plan.channels()), dt_s_(dt_s) {}
+  bool tick(std::int64_t k) override {
+    plan_.commands(k, commands_);
+    if (!substructure_.move(commands_, dt_s_)) {
+      failed_ = true;
+      return false;
+    }
+    return true;
+  }
+  [[nodiscard]] bool failed() const { return failed_; }
+
+ private:
+  PhysicalSubstructure& substructure_;
+  const RampPlan& plan_;
+  std::vector<InterfaceMotion> commands_;
+  double dt_s_;
+  bool failed_ = false;
+};
+
+std::vector<double> displacements(std::span<const Measurement> measured) {
+  std::vector<double> x;
+  for (const Measurement& m : measured) x.push_back(m.displacement_m);
+  return x;
+}
+
+std::vector<double> displacements(std::span<const InterfaceMotion> commands) {
+  std::vector<double> x;
+  for (const InterfaceMotion& m : commands) x.push_back(m.displacement_m);
+  return x;
+}
+
+// Hold, then move to the safe positions (SafeMotion), on a loop of its own: the test's loop timing
+// stays the test's. Not interruptible: a second signal must not leave the actuator mid-way (kill -9
+// leaves it to the target's own watchdog).
+void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site, const RealtimeOptions& rt,
+                   results::SafeMotionReport& report) {
+  if (substructure.driver_failed()) {
+    report.set_stop_ramp("not run: the equipment does not answer");
+    spdlog::error("site {}: no stop ramp, the equipment does not answer", site.name());
+    return;
+  }
+  const RampPlan plan = stop_ramp(site.safe_motion(), displacements(substructure.commands()), rt.rate_hz);
+  spdlog::info("site {}: holding {:g} s, then to the safe position at {:g} m/s ({} steps)", site.name(),
+               site.safe_motion().stop_hold_s(), site.safe_motion().stop_velocity_m_per_s(), plan.steps());
+  RealtimeLoop loop(rt);
+  RampTick ramp(substructure, plan, 1.0 / rt.rate_hz);
+  const std::atomic<bool> never{false};
+  const RunResult done = loop.run(monotonic_ns() + loop.step_offset_ns(1), 0, plan.steps(), ramp, never);
+  report.set_stop_ramp_steps(done.steps_run);
+  for (const double x : displacements(substructure.measured())) report.add_final_position_m(x);
+  report.set_stop_ramp(ramp.failed() ? "stopped: " + substructure.stop_reason() : std::string("completed"));
+  (ramp.failed() ? spdlog::error("site {}: stop ramp {}", site.name(), report.stop_ramp())
+                 : spdlog::info("site {}: at the safe position after {} steps", site.name(), done.steps_run));
+}
+
+// Why a site refuses to start after the handshake, and its exit code.
+struct Refusal {
+  int exit_code = kExitRefused;
+  std::string reason;
+};
+
+// The start ramp (SafeMotion): reads the actuators, then moves them from there to the initial
+// position, its last step one period before step 0. Empty when it ran to its end; else why the site
+// refuses the start. moved says whether any ramp command was written.
+std::optional<Refusal> run_start_ramp(PhysicalSubstructure& plants, const config::Site& site, RealtimeLoop& loop,
+                                      std::int64_t start_mono, const std::atomic<bool>& stop_flag,
+                                      results::SafeMotionReport& report, bool& moved) {
+  try {
+    plants.open();
+  } catch (const DriverError& e) {
+    return Refusal{kExitEquipment, fmt::format("equipment: {}; refused before motion", e.what())};
+  }
+  const std::vector<double> from = displacements(plants.measured());
+  for (const double x : from) report.add_start_position_m(x);
+  const double rate_hz = loop.options().rate_hz;
+  const RampPlan plan = start_ramp(site.safe_motion(), from, rate_hz);
+  if (std::string why = start_ramp_refusal(site, plan, from); !why.empty()) {
+    return Refusal{kExitLimit, std::move(why)};
+  }
+  const std::int64_t ramp_start = start_mono - loop.step_offset_ns(plan.steps());
+  if (const std::int64_t now = monotonic_ns(); ramp_start < now) {
+    return Refusal{kExitRefused,
+                   fmt::format("the start leaves {:.3f} s before step 0 but the start ramp takes {:g} s; expected a "
+                               "longer realtime.start_delay_s; refused before motion",
+                               static_cast<double>(start_mono - now) * 1e-9, site.safe_motion().start_ramp_s())};
+  }
+  spdlog::info("site {}: start ramp from the measured position to the initial position over {} steps", site.name(),
+               plan.steps());
+  RampTick ramp(plants, plan, 1.0 / rate_hz);
+  const RunResult done = loop.run(ramp_start, 0, plan.steps(), ramp, stop_flag);
+  report.set_start_ramp_steps(done.steps_run);
+  moved = done.steps_run > 0;
+  if (ramp.failed()) {
+    return Refusal{plants.driver_failed() ? kExitEquipment : kExitLimit,
+                   plants.driver_failed() ? plants.stop_reason() + " during the start ramp"
+                                          : std::string("a start ramp command was not finite or beyond the stroke")};
+  }
+  if (done.end == LoopEnd::kStopFlag) {
+    return Refusal{kExitInterrupted, "interrupted during the start ramp"};
+  }
+  return std::nullopt;
+}
+
 // What the site writes beside its record: why it stopped, its packets (handshake and session, the
 // socket's own drops), the loop timing and each channel's tracking and plant counters.
 struct SiteOutcome {
@@ -221,7 +341,7 @@ struct SiteOutcome {
 
 void write_site_summary(const std::filesystem::path& path, const PhysicalNode& node, const LoopStats& loop,
                         const SiteOutcome& outcome, const PacketCounters& handshake, const UdpLink& link,
-                        double rate_hz) {
+                        double rate_hz, const results::SafeMotionReport* safe_motion) {
   results::SiteSummary summary;
   summary.set_site(node.name());
   summary.set_exit_code(outcome.exit_code);
@@ -238,7 +358,34 @@ void write_site_summary(const std::filesystem::path& path, const PhysicalNode& n
   *summary.mutable_socket() = to_results(link.counters());
   *summary.mutable_loop() = to_results(loop);
   *summary.mutable_channels() = node.substructure().report(site_tracking(node, rate_hz));
+  if (safe_motion != nullptr) *summary.mutable_safe_motion() = *safe_motion;
   write_results_json(path, summary);
+}
+
+// Why the session ended, from the node's state after the loop; tells the numerical node when the
+// site stops on its own.
+SiteOutcome session_outcome(PhysicalNode& node, const SiteTick& handler, const RunResult& result,
+                            const config::Experiment& cfg, SiteOutcome outcome) {
+  if (node.peer_control() == PeerControl::kAbort) {
+    outcome.exit_code = kExitPeerAborted;
+    outcome.reason = "the numerical node aborted: " + node.peer_reason();
+  } else if (node.tripped()) {
+    outcome.exit_code = node.trip().tripped() ? kExitLimit : kExitEquipment;
+    outcome.reason = node.stop_reason() + "; the actuator holds its last admitted target";
+    node.send_abort(outcome.reason);
+  } else if (node.peer_control() == PeerControl::kStop) {
+    outcome.reason = "stopped by the numerical node: " + node.peer_reason();
+  } else if (handler.peer_lost()) {
+    outcome.exit_code = kExitPeerLost;
+    outcome.reason = fmt::format("no packet from the numerical node for {} s; the actuator holds its last position",
+                                 cfg.realtime().peer_timeout_s());
+    node.send_abort(outcome.reason);
+  } else if (result.end == LoopEnd::kStopFlag) {
+    outcome.exit_code = kExitInterrupted;
+    outcome.reason = "interrupted; the actuator holds its last position";
+    node.send_abort("site interrupted");
+  }
+  return outcome;
 }
 
 }  // namespace
@@ -256,6 +403,15 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   }
   const SiteKey key = site_key(cfg, *site, loaded.base_dir, loaded.source.string(), options.listen.host);
   const wire::SiteTerms terms = site_terms(cfg, *site, describe_site_models(*site));
+
+  // The equipment is reached first: a site whose actuators cannot be read never accepts a test.
+  std::unique_ptr<PhysicalSubstructure> substructure = make_physical_substructure(*site, cfg.rate_hz());
+  try {
+    substructure->open();
+  } catch (const DriverError& e) {
+    spdlog::error("site {}: {}; refused to start", site->name(), e.what());
+    return kExitEquipment;
+  }
 
   asio::io_context io;
   UdpLink link(io, options.listen.host, options.listen.port);
@@ -281,19 +437,14 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   // A start whose record would not fit this machine is refused before anything moves.
   if (const std::string refusal = site_start_refusal(cfg, *site, hs.session.steps); !refusal.empty()) {
     spdlog::error("{}", refusal);
-    const WallClock clock;
-    const auto codec =
-        std::make_unique<PacketCodec>(CodecRole::kSite, hs.session.site_id, hs.session.keys, cfg.rate_hz(), 0);
-    for (int copy = 0; copy < 3; ++copy) {
-      codec->start(clock.now_ns()).mutable_abort()->set_reason(refusal);
-      link.send(codec->seal());
-    }
+    refuse_start(link, hs, cfg.rate_hz(), refusal);
     return kExitRefused;
   }
 
   const WallClock clock;
+  PhysicalSubstructure& plants = *substructure;
   PhysicalNode node(make_site_setup(cfg, *site, hs.session.site_id, static_cast<std::size_t>(hs.session.steps)),
-                    hs.session.keys, link, clock, make_physical_substructure(*site, cfg.rate_hz()), make_part2(*site));
+                    hs.session.keys, link, clock, std::move(substructure), make_part2(*site));
   // Started before acquire_realtime, so its thread has the process's normal scheduling and CPUs.
   RecordWriter csv(node.recorder(), options.out_dir / ("site_" + site->name() + ".csv"));
 
@@ -307,38 +458,38 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   // numerical step k + 1 whenever compute and network fit in half a period.
   const std::int64_t start_mono = monotonic_ns() + (hs.session.start_wall_ns - clock.now_ns()) -
                                   static_cast<std::int64_t>(std::llround(0.5e9 / cfg.rate_hz()));
+  results::SafeMotionReport motion;
+  bool moved = false;  // the actuators were commanded (a stop ramp then follows every stop)
+  std::optional<Refusal> refused;
+  if (site->has_safe_motion()) {
+    refused = run_start_ramp(plants, *site, loop, start_mono, stop_flag, motion, moved);
+  }
   SiteTick handler(node, clock, loop, start_mono, static_cast<std::int64_t>(cfg.realtime().peer_timeout_s() * 1e9),
                    hs.session.start_wall_ns);
-  spdlog::info("session {:016x} with {}: {} steps from the agreed start", hs.session.keys.session,
-               link.peer_description(), hs.session.steps);
-  const RunResult result = loop.run(start_mono, 0, hs.session.steps, handler, stop_flag);
-
   SiteOutcome outcome{kExitCompleted, "completed", hs.session.steps, key.insecure};
-  if (node.peer_control() == PeerControl::kAbort) {
-    outcome.exit_code = kExitPeerAborted;
-    outcome.reason = "the numerical node aborted: " + node.peer_reason();
-  } else if (node.tripped()) {
-    outcome.exit_code = node.trip().tripped() ? kExitLimit : kExitEquipment;
-    outcome.reason = node.stop_reason() + "; the actuator holds its last admitted target";
-    node.send_abort(outcome.reason);
-  } else if (node.peer_control() == PeerControl::kStop) {
-    outcome.reason = "stopped by the numerical node: " + node.peer_reason();
-  } else if (handler.peer_lost()) {
-    outcome.exit_code = kExitPeerLost;
-    outcome.reason = fmt::format("no packet from the numerical node for {} s; the actuator holds its last position",
-                                 cfg.realtime().peer_timeout_s());
-    node.send_abort(outcome.reason);
-  } else if (result.end == LoopEnd::kStopFlag) {
-    outcome.exit_code = kExitInterrupted;
-    outcome.reason = "interrupted; the actuator holds its last position";
-    node.send_abort("site interrupted");
+  RunResult result;
+  if (refused) {
+    outcome.exit_code = refused->exit_code;
+    outcome.reason = refused->reason;
+    refuse_start(link, hs, cfg.rate_hz(), refused->reason);
+  } else {
+    spdlog::info("session {:016x} with {}: {} steps from the agreed start", hs.session.keys.session,
+                 link.peer_description(), hs.session.steps);
+    result = loop.run(start_mono, 0, hs.session.steps, handler, stop_flag);
+    moved = moved || result.steps_run > 0;
+    outcome = session_outcome(node, handler, result, cfg, outcome);
   }
   (outcome.exit_code == kExitCompleted ? spdlog::info("{} after {} steps", outcome.reason, result.steps_run)
                                        : spdlog::error("{} after {} steps", outcome.reason, result.steps_run));
   node.substructure().log_warnings(site->name());
   csv.finish();
+  if (site->has_safe_motion() && moved) {
+    run_stop_ramp(plants, *site, rt, motion);
+  } else if (site->has_safe_motion()) {
+    motion.set_stop_ramp("not run: nothing moved");
+  }
   write_site_summary(options.out_dir / ("site_" + site->name() + ".json"), node, loop.stats(), outcome,
-                     handshake_packets, link, cfg.rate_hz());
+                     handshake_packets, link, cfg.rate_hz(), site->has_safe_motion() ? &motion : nullptr);
   return outcome.exit_code;
 }
 

@@ -231,7 +231,8 @@ std::unique_ptr<Rig> make_rig(std::uint8_t options) {
   }
   rig->site = std::make_unique<PhysicalNode>(
       make_site_setup(experiment, site, kSiteId, rows), sealing_keys(), rig->link.site_end, rig->clock,
-      std::make_unique<PhysicalSubstructure>(std::move(controllers), std::make_unique<SimulatedPlants>(std::move(plants)),
+      std::make_unique<PhysicalSubstructure>(std::move(controllers),
+                                             std::make_unique<SimulatedPlants>(std::move(plants)),
                                              Interlock(channel_limits(site), 1.0 / rig->rate_hz)),
       make_part2(site));
 

@@ -35,6 +35,15 @@ class PhysicalSubstructure {
   // measured is out of bounds or missing; measured holds the last measurements, and the test must
   // stop (stopped(), stop_reason()).
   bool step(std::span<const InterfaceMotion> wanted, std::span<Measurement> measured, double dt_s);
+  // Reaches the equipment and reads where the actuators are without moving them (PlantDriver::open);
+  // the reading becomes the controllers' feedback and measured(). Throws DriverError.
+  void open();
+  // One step of a ramp outside the test (SafeMotion): the commands go straight to the plants (no
+  // controller), each finite and inside its channel's stroke limit. False when a command is not
+  // (nothing is written) or the driver failed.
+  bool move(std::span<const InterfaceMotion> commands, double dt_s);
+  // The last measurement of every channel (a step's, a ramp's or open()'s).
+  [[nodiscard]] std::span<const Measurement> measured() const { return last_; }
   // The targets the actuators were given in the last step: the wanted ones, rate-limited.
   [[nodiscard]] std::span<const InterfaceMotion> admitted() const { return admitted_; }
   // The controllers' commands of the last step (what was written to the plants).
@@ -61,7 +70,8 @@ class PhysicalSubstructure {
   Interlock interlock_;
   std::vector<InterfaceMotion> admitted_;
   std::vector<InterfaceMotion> commands_;
-  std::vector<Measurement> last_;  // the measurement of the step before: the controllers' feedback
+  std::vector<Measurement> last_;   // the measurement of the step before: the controllers' feedback
+  std::vector<Measurement> moved_;  // a ramp step's reading
   bool driver_failed_ = false;
 };
 
