@@ -246,15 +246,11 @@ class RampTick final : public TickHandler {
   bool failed_ = false;
 };
 
-std::vector<double> displacements(std::span<const Measurement> measured) {
+// The displacements of a site's measurements or commands, one per channel.
+template <typename Motion>
+std::vector<double> displacements(std::span<const Motion> motions) {
   std::vector<double> x;
-  for (const Measurement& m : measured) x.push_back(m.displacement_m);
-  return x;
-}
-
-std::vector<double> displacements(std::span<const InterfaceMotion> commands) {
-  std::vector<double> x;
-  for (const InterfaceMotion& m : commands) x.push_back(m.displacement_m);
+  for (const Motion& m : motions) x.push_back(m.displacement_m);
   return x;
 }
 
