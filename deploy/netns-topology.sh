@@ -28,6 +28,10 @@ Topology (PREFIX = --prefix, S = --subnet, site i = the i-th --site, port P_i = 
   host reaches the relay over a link of its own; one rths-relay per site runs there
     PREFIX-num  S.(10+i).1/30 ── veth ── S.(10+i).2/30  PREFIX-relay  S.i.1/30 ── veth ── S.i.2/30  PREFIX-site<i>
                         (rths-relay --listen S.(10+i).2:P_i --to S.i.2:P_i for site i)
+  --target: behind each site host a target host, the laboratory's real-time controller, emulated
+  by rths-target on the site's UDP bridge (driver { udp_bridge { } } of CONFIG)
+    PREFIX-site<i>  S.(20+i).1/30 ── veth ── S.(20+i).2/30  PREFIX-target<i>
+                        (rths-target --listen S.(20+i).2:(47100+i), the bridge's target address)
   The site hosts keep their addresses in both. Every address lives inside the namespaces; the host's
   own network is never touched. The relay imposes site[NAME].link of CONFIG (with the run's --set
   overrides): delay, jitter, loss, duplication, reordering, in real time, on a kernel without netem.
@@ -35,9 +39,13 @@ Topology (PREFIX = --prefix, S = --subnet, site i = the i-th --site, port P_i = 
 Commands:
   up     Create the namespaces and veth pairs, bring lo and the links up. Fails (exit 1) when one
          of the namespaces already exists.
-  down   Stop whatever still runs in namespaces PREFIX-num, PREFIX-relay, PREFIX-site1..8 and delete
+  down   Stop whatever still runs in namespaces PREFIX-num, PREFIX-relay, PREFIX-site1..8,
+         PREFIX-target1..8 and delete
          them (with their veths). No error when they are absent.
-  run    Bring the topology up, start in each PREFIX-site<i>
+  run    Bring the topology up; with --target first start in each PREFIX-target<i>
+           rths-target CONFIG --site NAME_i --listen S.(20+i).2:(47100+i) --out OUT SETS
+         and give every end --set site[NAME_i].driver.udp_bridge.target=S.(20+i).2:(47100+i); start in
+         each PREFIX-site<i>
            rths-physical serve CONFIG --site NAME_i --listen S.i.2:P_i --out OUT --wait 60 --quiet SETS
          with --relay, in PREFIX-relay for each site
            rths-relay CONFIG --site NAME_i --listen S.(10+i).2:P_i --to S.i.2:P_i --out OUT --quiet SETS
@@ -60,9 +68,12 @@ Options (anywhere on the line):
                       Default: purdue and uconn, the sites of examples/multisite/case3_two_sites.textproto.
                       A single-site config names its one site: --site spring.
   --relay             Put the relay host between the numerical host and the sites (above).
+  --target            Put a target host (rths-target) behind every site (above); the sites of CONFIG
+                      must have a UDP bridge driver. The targets are stopped (SIGTERM) after the
+                      sites end; their summary lines and target_NAME.csv are in the run folder.
   --prefix NAME       Namespace name prefix (default rths). Give parallel runs different prefixes.
   --subnet A.B        First two octets of the addresses (default 10.77).
-  --bin DIR           Folder holding rths-numerical, rths-physical and rths-relay (default: build/bin
+  --bin DIR           Folder holding rths-numerical, rths-physical, rths-relay and rths-target (default: build/bin
                       of the repo).
   --out DIR           (run) Run folder for every node's output (default runs/netns-<date>-<time>):
                       numerical.csv, summary.json, site_NAME.*, relay_NAME.json/.log.
@@ -85,6 +96,7 @@ BIN="$REPO/build/bin"
 OUT=""
 NETEM_MS=""
 RELAY=0
+TARGET=0
 COMMAND=""
 CONFIG=""
 SITES=()
@@ -99,6 +111,10 @@ while [[ $# -gt 0 ]]; do
       ;;
     --relay)
       RELAY=1
+      shift
+      ;;
+    --target)
+      TARGET=1
       shift
       ;;
     --prefix | --subnet | --bin | --out | --netem-delay | --site)
@@ -166,18 +182,19 @@ for ((i = 0; i < ${#SITES[@]}; i++)); do
     [[ ${SITES[i]} != "${SITES[j]}" ]] || bad_usage "--site ${SITES[i]} given twice"
   done
 done
-readonly SITES RELAY
+readonly SITES RELAY TARGET
 
 readonly NS_NUM="$PREFIX-num" NS_RELAY="$PREFIX-relay"
 # Every namespace this prefix may use (down removes whichever exist) and the ones of this topology.
 ALL_NAMESPACES=("$NS_NUM" "$NS_RELAY")
 for ((i = 1; i <= MAX_SITES; i++)); do
-  ALL_NAMESPACES+=("$PREFIX-site$i")
+  ALL_NAMESPACES+=("$PREFIX-site$i" "$PREFIX-target$i")
 done
 NAMESPACES=("$NS_NUM")
 ((RELAY == 0)) || NAMESPACES+=("$NS_RELAY")
 for ((i = 1; i <= ${#SITES[@]}; i++)); do
   NAMESPACES+=("$PREFIX-site$i")
+  ((TARGET == 0)) || NAMESPACES+=("$PREFIX-target$i")
 done
 readonly ALL_NAMESPACES NAMESPACES
 
@@ -187,6 +204,9 @@ site_addr() { echo "$SUBNET.$1.2"; }
 site_port() { echo $((47000 + $1)); }
 relay_addr() { echo "$SUBNET.$((10 + $1)).2"; }
 num_target() { if ((RELAY)); then relay_addr "$1"; else site_addr "$1"; fi; }
+target_ns() { echo "$PREFIX-target$1"; }
+target_addr() { echo "$SUBNET.$((20 + $1)).2"; }
+target_port() { echo $((47100 + $1)); }
 
 # ---- topology -----------------------------------------------------------------------------------
 ns_exists() {
@@ -293,6 +313,10 @@ topology_up() {
       link_pair "$NS_NUM" "to-site$i" "$SUBNET.$i.1" "$(site_ns "$i")" to-num "$(site_addr "$i")"
       summary+=" $NS_NUM ($SUBNET.$i.1) — $(site_ns "$i") ($(site_addr "$i"), ${SITES[i - 1]});"
     fi
+    if ((TARGET)); then
+      link_pair "$(site_ns "$i")" to-target "$SUBNET.$((20 + i)).1" "$(target_ns "$i")" to-site "$(target_addr "$i")"
+      summary+=" $(site_ns "$i") ($SUBNET.$((20 + i)).1) — $(target_ns "$i") ($(target_addr "$i"), target of ${SITES[i - 1]});"
+    fi
   done
   if [[ -n $NETEM_MS ]] && ((NETEM_OK)); then
     note "netem: ${NETEM_MS} ms on each direction of every link"
@@ -301,14 +325,14 @@ topology_up() {
 }
 
 # ---- run ----------------------------------------------------------------------------------------
-SITE_PIDS=() RELAY_PIDS=() NUM_PID="" SCRATCH="" RUNNING=0
+SITE_PIDS=() RELAY_PIDS=() TARGET_PIDS=() NUM_PID="" SCRATCH="" RUNNING=0
 
 cleanup() {
   local rc=$?
   trap '' INT TERM
   if ((RUNNING)); then
     local pid
-    for pid in $NUM_PID "${SITE_PIDS[@]}" "${RELAY_PIDS[@]}"; do
+    for pid in $NUM_PID "${SITE_PIDS[@]}" "${RELAY_PIDS[@]}" "${TARGET_PIDS[@]}"; do
       kill -TERM "$pid" 2>/dev/null || true
     done
     topology_down # stops what is left in the namespaces, then deletes them
@@ -358,6 +382,7 @@ run_topology() {
   CONFIG=$(cd "$(dirname "$CONFIG")" && pwd)/$(basename "$CONFIG")
   local exe exes=(rths-numerical rths-physical)
   ((RELAY == 0)) || exes+=(rths-relay)
+  ((TARGET == 0)) || exes+=(rths-target)
   for exe in "${exes[@]}"; do
     [[ -x $BIN/$exe ]] || die "no $exe in $BIN (build first: cmake --build build, or give --bin DIR)"
   done
@@ -372,6 +397,10 @@ run_topology() {
   local i
   for ((i = 1; i <= ${#SITES[@]}; i++)); do
     forward+=(--set "site[${SITES[i - 1]}].address=$(num_target "$i"):$(site_port "$i")")
+    if ((TARGET)); then
+      sets+=(--set "site[${SITES[i - 1]}].driver.udp_bridge.target=$(target_addr "$i"):$(target_port "$i")")
+      forward+=(--set "site[${SITES[i - 1]}].driver.udp_bridge.target=$(target_addr "$i"):$(target_port "$i")")
+    fi
   done
 
   local ns
@@ -396,6 +425,21 @@ run_topology() {
   done
   sets=("${keys[@]}" "${sets[@]+"${sets[@]}"}")
   forward=("${keys[@]}" "${forward[@]}")
+  if ((TARGET)); then
+    # The equipment is there before its site: a site refuses to start without an answer from it.
+    for ((i = 1; i <= ${#SITES[@]}; i++)); do
+      name=${SITES[i - 1]}
+      ip netns exec "$(target_ns "$i")" "$BIN/rths-target" "$CONFIG" --site "$name" \
+        --listen "$(target_addr "$i"):$(target_port "$i")" --out "$OUT" "${sets[@]+"${sets[@]}"}" \
+        >"$SCRATCH/target$i.stdout" </dev/null &
+      TARGET_PIDS+=($!)
+    done
+    for ((i = 1; i <= ${#SITES[@]} && rc == 0; i++)); do
+      wait_line "${TARGET_PIDS[i - 1]}" "$SCRATCH/target$i.stdout" "listening on " "target of ${SITES[i - 1]}" \
+        "$OUT/target_${SITES[i - 1]}.log" || rc=$?
+    done
+    ((rc == 0)) || exit "$rc"
+  fi
   for ((i = 1; i <= ${#SITES[@]}; i++)); do
     name=${SITES[i - 1]}
     ip netns exec "$(site_ns "$i")" "$BIN/rths-physical" serve "$CONFIG" --site "$name" \
@@ -451,6 +495,18 @@ run_topology() {
       ((first_other != 0)) || first_other=$END_RC
     done
     RELAY_PIDS=()
+  fi
+  if ((TARGET)); then
+    # A target runs until told: the sites are done with it.
+    for ((i = 1; i <= ${#SITES[@]}; i++)); do
+      kill -TERM "${TARGET_PIDS[i - 1]}" 2>/dev/null || true
+      END_RC=0
+      wait "${TARGET_PIDS[i - 1]}" || END_RC=$?
+      codes+=", target of ${SITES[i - 1]} $END_RC"
+      ((first_other != 0)) || first_other=$END_RC
+      cat "$SCRATCH/target$i.stdout" >&2
+    done
+    TARGET_PIDS=()
   fi
   note "exit codes: $codes; output: $OUT"
   rc=$num_rc
