@@ -171,7 +171,7 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
     ref.name = site.name();
     ref.site_id = site_id;
     ref.influence = influence_matrix(site, dofs);
-    ref.local = make_physical_substructure(site, rate_hz_, /*ideal=*/true);
+    ref.local = make_physical_substructure(site, rate_hz_, Plants::kIdeal);
     reference_sites.push_back(std::move(ref));
 
     NumericalSite hyb;

@@ -114,14 +114,18 @@ void PhysicalSubstructure::log_warnings(const std::string& site) const {
   }
 }
 
-std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site, double rate_hz, bool ideal) {
+std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site, double rate_hz,
+                                                                 Plants plants) {
+  const bool ideal = plants == Plants::kIdeal;
   std::vector<std::unique_ptr<ActuatorController>> controllers;
   for (const auto& channel : site.channel()) {
     controllers.push_back(ideal ? std::make_unique<PassThroughController>()
                                 : make_controller(channel.controller(), rate_hz));
   }
   std::vector<ChannelLimits> limits = ideal ? std::vector<ChannelLimits>(controllers.size()) : channel_limits(site);
-  return std::make_unique<PhysicalSubstructure>(std::move(controllers), make_plant_driver(site, rate_hz, ideal),
+  std::unique_ptr<PlantDriver> driver = plants == Plants::kEquipment ? make_plant_driver(site, rate_hz)
+                                                                     : make_simulated_plants(site, rate_hz, ideal);
+  return std::make_unique<PhysicalSubstructure>(std::move(controllers), std::move(driver),
                                                 Interlock(std::move(limits), 1.0 / rate_hz));
 }
 

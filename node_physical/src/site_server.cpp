@@ -401,7 +401,8 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   const wire::SiteTerms terms = site_terms(cfg, *site, describe_site_models(*site));
 
   // The equipment is reached first: a site whose actuators cannot be read never accepts a test.
-  std::unique_ptr<PhysicalSubstructure> substructure = make_physical_substructure(*site, cfg.rate_hz());
+  std::unique_ptr<PhysicalSubstructure> substructure =
+      make_physical_substructure(*site, cfg.rate_hz(), Plants::kEquipment);
   try {
     substructure->open();
   } catch (const DriverError& e) {

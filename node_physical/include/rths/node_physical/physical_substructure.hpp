@@ -78,10 +78,17 @@ class PhysicalSubstructure {
 // The interlock limits of a site's channels from the config (absent: 0, none).
 std::vector<ChannelLimits> channel_limits(const config::Site& site);
 
-// The site's channels from the config: each specimen behind its actuator model and controller.
-// ideal: every specimen behind an ideal actuator with pass-through control and no interlock (the
-// monolithic reference's view, where the structure and the specimens are one model).
+// What drives a site's channels.
+enum class Plants : std::uint8_t {
+  kSimulated,  // the channels' plant models (virtual time, in-process sites, calibration)
+  kIdeal,      // every specimen behind an ideal actuator with pass-through control and no interlock:
+               // the monolithic reference's view, where the structure and the specimens are one model
+  kEquipment,  // the site's driver { } when it names one (rths-physical), else the plant models
+};
+
+// The site's channels from the config: each specimen behind its actuator model (or the equipment)
+// and controller.
 std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site, double rate_hz,
-                                                                 bool ideal = false);
+                                                                 Plants plants = Plants::kSimulated);
 
 }  // namespace rths

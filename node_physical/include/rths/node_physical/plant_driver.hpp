@@ -92,8 +92,12 @@ class SimulatedPlants final : public PlantDriver {
   std::vector<std::unique_ptr<Plant>> plants_;
 };
 
-// The site's plant driver from its config: the driver the site names, else its channels' simulated
-// plants (ideal: every specimen behind an ideal actuator, the monolithic reference's view).
-std::unique_ptr<PlantDriver> make_plant_driver(const config::Site& site, double rate_hz, bool ideal = false);
+// The simulated plants of a site's channels (ideal: every specimen behind an ideal actuator, the
+// monolithic reference's view).
+std::unique_ptr<SimulatedPlants> make_simulated_plants(const config::Site& site, double rate_hz, bool ideal = false);
+// The site's plant driver from its config: the driver to equipment the site names, else its
+// channels' simulated plants. Only a site process (rths-physical) drives equipment: virtual time,
+// in-process sites and calibration always simulate.
+std::unique_ptr<PlantDriver> make_plant_driver(const config::Site& site, double rate_hz);
 
 }  // namespace rths
