@@ -2,8 +2,9 @@
 // of linear actuator models, checked on the identified IISL actuator of seed 004 Eq. 7 against the
 // continuous model (step response, frequency response, the seed 004 digest's oracle values), the
 // seeded model perturbation, the servo-hydraulic model with control-structure interaction against
-// its closed-form transfer function (Dyke et al. 1995), sensor noise, limits, and the real-time rule
-// that a plant step allocates nothing.
+// its closed-form transfer function (Dyke et al. 1995), sensor noise, limits, the hardware-true
+// timing of a plant step (the reading at the tick, before the step's command acts), and the
+// real-time rule that a plant step allocates nothing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -117,8 +118,8 @@ Complex fit_sine(const std::vector<double>& t, const std::vector<double>& y, dou
 }
 
 // Drives a plant with the sampled unit sine u_k = sin(w t_k) and returns its steady-state response,
-// the measurement of step k read as the sample at t_{k+1} (the step's end, where the plant returns
-// it). `settle_s` of transient are skipped, then whole periods are fitted.
+// the measurement of step k read as the sample at t_k (the tick, where the plant reads it).
+// `settle_s` of transient are skipped, then whole periods are fitted.
 Complex plant_sine_response(Plant& plant, double f_hz, double amplitude_m, double settle_s, int periods) {
   const double omega = omega_of(f_hz);
   const auto settle = static_cast<int>(std::ceil(settle_s * kRateHz));
@@ -130,7 +131,7 @@ Complex plant_sine_response(Plant& plant, double f_hz, double amplitude_m, doubl
     const InterfaceMotion command{amplitude_m * std::sin(omega * tk), amplitude_m * omega * std::cos(omega * tk), 0.0};
     const Measurement m = plant.step(command, kDt);
     if (k >= settle) {
-      t.push_back(tk + kDt);
+      t.push_back(tk);
       y.push_back(m.displacement_m / amplitude_m);
     }
   }
@@ -325,9 +326,9 @@ TEST(Seed004Actuator, LowFrequencyDelayIsAbout13Point4Milliseconds) {
   const double continuous_delay_ms = -std::arg(frequency_response(continuous, w)) / w * 1e3;
   EXPECT_NEAR(continuous_delay_ms, 13.4, 0.1);
   EXPECT_NEAR(continuous_delay_ms, 13.3585, 0.01);
-  // The plant, by simulation: the hold adds 1/(2 f_s) = 0.488 ms (seed 004 O19) when the
-  // measurement of step k is read at the step's end t_{k+1}. Read against the command of the same
-  // step (t_k), it is one sample earlier: 13.36 - 0.49 = 12.87 ms.
+  // The plant, by simulation: the hold adds 1/(2 f_s) = 0.488 ms (seed 004 O19). The measurement
+  // of step k is the sample at t_k, so against the command of the same step the plant lags
+  // 13.36 + 0.49 = 13.85 ms, the lag a local controller has to compensate.
   const std::unique_ptr<Plant> plant = make_plant(channel_with(seed004_actuator(), 1e4), kRateHz);
   const Complex measured = plant_sine_response(*plant, 0.1, 0.01, 1.0, 2);
   const double plant_delay_ms = -std::arg(measured) / w * 1e3;
@@ -539,7 +540,8 @@ ServoOdes servo_odes(const ServoParameters& p) {
 
 // The sampled-data system the plant really is, solved exactly (zero_order_hold of each input):
 // the command held over a step, the spring's force k x held over each of the step's `substeps`
-// (the plant steps the specimen at the actuator's substeps). Returns x at the end of each step.
+// (the plant steps the specimen at the actuator's substeps). Returns x at each step's tick t_k,
+// before the step's command acts (what the plant's sensors read in step k).
 std::vector<double> sampled_data_response(const ServoParameters& p, double k, const std::vector<double>& command,
                                           int substeps) {
   const ServoOdes odes = servo_odes(p);
@@ -552,11 +554,11 @@ std::vector<double> sampled_data_response(const ServoParameters& p, double k, co
   std::vector<double> out;
   out.reserve(command.size());
   for (const double u : command) {
+    out.push_back(x(0));
     for (int i = 0; i < substeps; ++i) {
       const double load = k * x(0);
       x = dc.a * x + dc.b * u + dl.b * load;
     }
-    out.push_back(x(0));
   }
   return out;
 }
@@ -588,6 +590,8 @@ TEST(ServoHydraulicActuator, MatchesItsSampledDataModelToRk4Accuracy) {
   // The plant integrates the ODEs with RK4 substeps; the sampled-data model solves the same ODEs
   // exactly (matrix exponential). Tolerance: RK4 at 16 substeps, h = 61 us against the oil column's
   // ~1.8e3 rad/s: |lambda h| = 0.11, local error ~ (lambda h)^5 / 120 ~ 1e-7 on a barely excited mode.
+  // Both read the state at the tick, so this also guards the plant's timing: a reading one step
+  // late or early is off by about w dt = 3 % of the amplitude at 5 Hz.
   constexpr double kAmplitude = 0.01;
   constexpr int kSubsteps = 16;
   const std::vector<double> command = sine_command(5.0, kAmplitude, 2048);
@@ -652,9 +656,14 @@ TEST(ServoHydraulicActuator, FollowsTheClosedFormCsiTransferFunction) {
       const std::unique_ptr<Plant> plant = make_plant(channel_with(servo_actuator(p), c.k), kRateHz);
       const TransferFunction tf = closed_form(p, c.k);
       LinearActuator closed(from_transfer_function(tf.num, tf.den), kDt);
+      // ActuatorDynamics::step returns the step's end; the plant reads each tick (the step's start).
       std::vector<double> closed_response;
       closed_response.reserve(command.size());
-      for (const double u : command) closed_response.push_back(closed.step(u, 0.0, kDt).displacement_m);
+      double at_tick = 0.0;
+      for (const double u : command) {
+        closed_response.push_back(at_tick);
+        at_tick = closed.step(u, 0.0, kDt).displacement_m;
+      }
       const double error = max_abs_difference(plant_response(*plant, command), closed_response) / kAmplitude;
       EXPECT_LT(error, c.tolerance) << "tau_v " << valve_tau << " k " << c.k;
       std::printf(
@@ -835,13 +844,18 @@ TEST(ActuatorLimits, LinearModelCountsForcesBeyondTheLimit) {
   constexpr double kK = 1e5;
   constexpr double kLimit = 800.0;  // N: a 10 mm sine on 1e5 N/m exceeds it near the peaks
   const std::unique_ptr<Plant> plant = make_plant(channel_with(limited(0.0, 0.0, kLimit), kK), kRateHz);
+  // A step is counted when its motion ends beyond the limit; the reading of the next step (at its
+  // tick) is the first to show that force, so steps 1..N read what steps 0..N-1 counted.
+  constexpr int kSteps = 4096;
   std::uint64_t beyond = 0;
-  for (int k = 0; k < 4096; ++k) {
+  std::uint64_t counted = 0;
+  for (int k = 0; k <= kSteps; ++k) {
     const Measurement m = plant->step({0.01 * std::sin(omega_of(1.0) * k * kDt), 0.0, 0.0}, kDt);
-    beyond += static_cast<std::uint64_t>(std::abs(m.force_n) > kLimit);
+    if (k > 0) beyond += static_cast<std::uint64_t>(std::abs(m.force_n) > kLimit);
+    if (k == kSteps - 1) counted = counters_of(*plant).force_saturated;
   }
   EXPECT_GT(beyond, 100U);
-  EXPECT_EQ(counters_of(*plant).force_saturated, beyond);
+  EXPECT_EQ(counted, beyond);
 }
 
 TEST(ActuatorLimits, ServoHydraulicForceSaturationCapsTheActuatorForce) {
@@ -872,6 +886,80 @@ TEST(ActuatorLimits, ServoHydraulicForceSaturationCapsTheActuatorForce) {
   EXPECT_EQ(report.servo_hydraulic().stroke_saturated(), 0U);
   EXPECT_EQ(report.servo_hydraulic().limits().force_n(), kLimit);
   EXPECT_EQ(report.servo_hydraulic().noise().seed(), actuator.noise().seed());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing of a plant step (Plant::step, PlantDriver::exchange): what step j returns is the sensors'
+// reading at the tick t_j, before command j acts. The ideal actuator is the stated exception.
+
+TEST(PlantTiming, FirstOrderActuatorReadsTheStateAtTheTickBeforeTheCommandActs) {
+  // G = a / (s + a) under the zero-order hold: with the command u_j held over [t_j, t_j + dt) the
+  // state at the ticks is x_{j+1} = u_j + (x_j - u_j) e^{-a dt} (closed form, no state-space code
+  // involved), and the rate just before t_j, under the command held before it, is a (u_{j-1} - x_j).
+  constexpr double kA = 75.0;  // 1/s: a 13.3 ms lag, seed 004's order
+  constexpr double kK = 2e4;   // N/m spring specimen
+  config::Actuator actuator;
+  actuator.mutable_linear()->add_numerator(kA);
+  actuator.mutable_linear()->add_denominator(1.0);
+  actuator.mutable_linear()->add_denominator(kA);
+  const std::unique_ptr<Plant> plant = make_plant(channel_with(actuator, kK), kRateHz);
+  const double decay = std::exp(-kA * kDt);
+  // A 4 mm step from the first step on, then a 5 Hz sine on top from step 200: every tick differs
+  // from its neighbours.
+  const auto command = [](int j) { return 0.004 + (j >= 200 ? 0.01 * std::sin(omega_of(5.0) * j * kDt) : 0.0); };
+  // Rounding of the exact discretisation over 1000 steps of centimetre signals: far below 1e-12 m.
+  constexpr double kTolerance = 1e-12;
+  double x = 0.0;         // the state at the tick t_j
+  double previous = 0.0;  // u_{j-1}: at rest before the first step
+  double largest_change = 0.0;
+  for (int j = 0; j < 1000; ++j) {
+    const double u = command(j);
+    const Measurement m = plant->step({u, 0.0, 0.0}, kDt);
+    ASSERT_NEAR(m.displacement_m, x, kTolerance) << "step " << j;
+    ASSERT_NEAR(m.velocity_m_per_s, kA * (previous - x), kA * kTolerance * 1e3) << "step " << j;
+    ASSERT_NEAR(m.force_n, kK * x, kK * kTolerance) << "step " << j;
+    const double next = u + (x - u) * decay;
+    largest_change = std::max(largest_change, std::abs(next - x));
+    x = next;
+    previous = u;
+  }
+  // The first reading is the plant at rest although the first command is 4 mm; and a reading one
+  // step early (x_{j+1}) or late (x_{j-1}) misses by up to the largest change between ticks, which
+  // is far beyond the tolerance.
+  EXPECT_GT(largest_change, 1e6 * kTolerance);
+  std::printf("first-order actuator: reading = state at the tick within %.0e m; one step off would miss by %.3e m\n",
+              kTolerance, largest_change);
+}
+
+TEST(PlantTiming, TheFirstReadingIsThePlantAtRestWhateverTheCommand) {
+  // Both dynamics, with noise off: nothing of the first command can be in the first reading.
+  config::Actuator servo = servo_actuator(ServoParameters{});
+  for (const config::Actuator& actuator : {seed004_actuator(), servo}) {
+    const std::unique_ptr<Plant> plant = make_plant(channel_with(actuator, 1e5), kRateHz);
+    const Measurement first = plant->step({0.02, 0.5, 0.0}, kDt);
+    EXPECT_EQ(first.displacement_m, 0.0) << actuator.ShortDebugString();
+    EXPECT_EQ(first.velocity_m_per_s, 0.0) << actuator.ShortDebugString();
+    EXPECT_EQ(first.force_n, 0.0) << actuator.ShortDebugString();
+    const Measurement second = plant->step({0.02, 0.5, 0.0}, kDt);
+    EXPECT_GT(second.displacement_m, 0.0) << actuator.ShortDebugString();
+  }
+}
+
+TEST(PlantTiming, IdealActuatorReportsTheSpecimenUnderTheSameStepsCommand) {
+  // The idealisation of the monolithic reference and the seed 002 studies: no sampling delay, the
+  // measurement of step j is the specimen under command j (a spring: k u_j), not the one before.
+  constexpr double kK = 3e4;
+  config::Channel bare;
+  bare.mutable_specimen()->mutable_spring()->set_stiffness_n_per_m(kK);
+  const std::unique_ptr<Plant> plant = make_plant(bare, kRateHz);
+  for (int j = 0; j < 200; ++j) {
+    const double t = j * kDt;
+    const InterfaceMotion command{0.004 + 0.01 * std::sin(omega_of(5.0) * t), 0.01 * omega_of(5.0), 0.0};
+    const Measurement m = plant->step(command, kDt);
+    ASSERT_EQ(m.displacement_m, command.displacement_m) << "step " << j;
+    ASSERT_EQ(m.velocity_m_per_s, command.velocity_m_per_s) << "step " << j;
+    ASSERT_DOUBLE_EQ(m.force_n, kK * command.displacement_m) << "step " << j;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -936,15 +1024,18 @@ TEST(MakePlant, IdealFlagOrNoActuatorGivesTheIdealPlant) {
 }
 
 TEST(MakePlant, StaticGainActuatorAndStepLengthGuard) {
-  // A transfer function without states (den of degree 0) is a pure gain.
+  // A transfer function without states (den of degree 0) is a pure gain: the actuator is at half the
+  // command over the step it is held, so the reading at the next tick shows it.
   config::Actuator gain;
   gain.mutable_linear()->add_numerator(1.0);
   gain.mutable_linear()->add_denominator(2.0);
   const std::unique_ptr<Plant> plant = make_plant(channel_with(gain, 1e3), kRateHz);
+  double previous = 0.0;
   for (const double u : {0.01, -0.004, 0.0}) {
     const Measurement m = plant->step({u, 0.0, 0.0}, kDt);
-    EXPECT_EQ(m.displacement_m, 0.5 * u);
-    EXPECT_DOUBLE_EQ(m.force_n, 1e3 * 0.5 * u);
+    EXPECT_EQ(m.displacement_m, 0.5 * previous);
+    EXPECT_DOUBLE_EQ(m.force_n, 1e3 * 0.5 * previous);
+    previous = u;
   }
   // A LinearActuator is discretised at one rate and refuses another step length.
   LinearActuator actuator(continuous_model(seed004_config()), kDt);

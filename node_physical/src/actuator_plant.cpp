@@ -266,6 +266,13 @@ ActuatorPlant::ActuatorPlant(std::unique_ptr<ActuatorDynamics> dynamics, std::un
 }
 
 Measurement ActuatorPlant::step(const InterfaceMotion& actuator_command, double dt_s) {
+  // The sensors read at the tick, before this step's command acts (Plant::step): a reading taken
+  // after the step would report the command's effect one step before any sensor could see it.
+  Measurement measured = at_tick_;
+  if (noise_.displacement_sd_m() > 0.0)
+    measured.displacement_m += noise_.displacement_sd_m() * displacement_noise_.normal();
+  if (noise_.force_sd_n() > 0.0) measured.force_n += noise_.force_sd_n() * force_noise_.normal();
+
   // Limits on the command: its rate first, then the stroke (a clamped command is what the servo
   // loop sees, and the next step's rate limit starts from it).
   double command = actuator_command.displacement_m;
@@ -285,7 +292,9 @@ Measurement ActuatorPlant::step(const InterfaceMotion& actuator_command, double 
   // at the substeps of a model with control-structure interaction.
   const InterfaceMotion motion = dynamics_->step_with_specimen(command, *specimen_, specimen_force_n_, dt_s);
   const double force = specimen_force_n_;
+  at_tick_ = {motion.displacement_m, motion.velocity_m_per_s, force};
 
+  // Counted for the step in which the force reached the limit (the next step's reading shows it).
   if (limits_.force_n() > 0.0) {
     const double actuator_force = dynamics_->actuator_force_n();
     // Servo-hydraulic: a clamped pressure puts the force at the limit; linear: nothing caps the
@@ -295,11 +304,6 @@ Measurement ActuatorPlant::step(const InterfaceMotion& actuator_command, double 
                                : std::abs(actuator_force) >= limits_.force_n() * (1.0 - kLimitTolerance);
     if (saturated) ++counters_.force_saturated;
   }
-
-  Measurement measured{motion.displacement_m, motion.velocity_m_per_s, force};
-  if (noise_.displacement_sd_m() > 0.0)
-    measured.displacement_m += noise_.displacement_sd_m() * displacement_noise_.normal();
-  if (noise_.force_sd_n() > 0.0) measured.force_n += noise_.force_sd_n() * force_noise_.normal();
   return measured;
 }
 

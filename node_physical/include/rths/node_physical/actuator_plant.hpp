@@ -129,6 +129,10 @@ struct ActuatorCounters {
 
 // Actuator + specimen + sensors behind one channel (config Actuator): limits on the command,
 // the dynamics, the specimen under the actuator's motion, seeded noise on what the sensors report.
+// Hardware-true timing (Plant::step): step j returns the sensors' reading of the state at t_j, then
+// the dynamics advance over the step under command j. The discrete plant is thereby strictly proper
+// like a real one, and its measured lag behind the command is the continuous actuator's plus the
+// hold's half sample (seed 004 Eq. 7: 13.36 + 0.49 = 13.85 ms at 1024 Hz).
 class ActuatorPlant final : public Plant {
  public:
   ActuatorPlant(std::unique_ptr<ActuatorDynamics> dynamics, std::unique_ptr<PredictionModel> specimen,
@@ -148,6 +152,9 @@ class ActuatorPlant final : public Plant {
   Rng force_noise_;
   double command_m_ = 0.0;         // the last command after the limits
   double specimen_force_n_ = 0.0;  // the specimen's force at the end of the last step (true, noiseless)
+  // The true (noiseless) state at the next step's tick: where the last step left the actuator and
+  // the specimen; at rest before the first step.
+  Measurement at_tick_;
   ActuatorCounters counters_;
 };
 

@@ -7,7 +7,7 @@
 
 namespace rths {
 
-// What the site's sensors read after a step.
+// What the site's sensors read at a step's tick.
 struct Measurement {
   double displacement_m = 0.0;
   // The actuator's velocity (as a velocity transducer or the controller's own estimate reads it).
@@ -26,7 +26,12 @@ class Plant {
   Plant& operator=(Plant&&) = delete;
   virtual ~Plant() = default;
 
-  // Applies the actuator command over one step and returns the measurement for that step.
+  // One step [t_j, t_j + dt) with hardware-true timing (as PlantDriver::exchange): returns what the
+  // sensors read at the step's tick t_j -- the state the earlier steps left, before this command
+  // acts -- then moves the plant over the step with the command held, so that the next step's
+  // reading is the first to show it. A controller that needs feedback uses the measurement of the
+  // step before (what a controller on the site's computer has when it computes the command).
+  // IdealActuatorPlant is the one exception (see there).
   virtual Measurement step(const InterfaceMotion& actuator_command, double dt_s) = 0;
   // What the run summaries say about this plant (its kind's member of the report: limit counters,
   // noise...); called after the run, off the hot path.
@@ -34,7 +39,11 @@ class Plant {
 };
 
 // An ideal actuator: the specimen sees the command exactly, sensors are noiseless (the actuator
-// models with dynamics, noise and limits are in actuator_plant.hpp).
+// models with dynamics, noise and limits are in actuator_plant.hpp). Not hardware-true: a step
+// returns the specimen under that same step's command (its force at the step's end, the
+// PredictionModel contract), with no sampling delay at all. This is the idealisation the monolithic
+// reference, the seed 002 virtual studies and their reference values (docs/reference-values.md)
+// assume, and what makes e = 0 exactly with an exact prediction model (DESIGN §3).
 class IdealActuatorPlant final : public Plant {
  public:
   explicit IdealActuatorPlant(std::unique_ptr<PredictionModel> specimen) : specimen_(std::move(specimen)) {}
