@@ -80,9 +80,10 @@ TEST(RampPlan, StopRampHoldsThenMovesAtTheConfiguredVelocity) {
   motion.add_safe_position_m(0.004);
   const std::vector<double> last{0.012, 0.004};
   const RampPlan plan = stop_ramp(motion, last, kRate);
-  // Hold 256 steps; move time pi * 0.012 / (2 * 0.01) = 1.885 s: 1931 whole steps (rounded up).
+  // Hold 256 steps; move time pi * 0.012 / (2 * 0.01) = 1.885 s: 1931 whole steps (rounded up);
+  // settle 51 steps (0.05 s).
   const auto move_steps = static_cast<std::int64_t>(std::ceil(std::numbers::pi * 0.012 / 0.02 * kRate));
-  EXPECT_EQ(plan.steps(), 256 + move_steps);
+  EXPECT_EQ(plan.steps(), 256 + move_steps + 51);
   const std::vector<double> x0 = positions(plan, 0);
   for (std::size_t k = 0; k < 256; ++k) {
     ASSERT_EQ(x0[k], 0.012) << k;  // the hold is the last command, exactly
@@ -251,12 +252,13 @@ TEST_F(SafeMotionSite, RampsBeforeAndAfterTheTestAndEndsAtTheSafePosition) {
   ASSERT_EQ(motion.start_position_m_size(), 1);
   EXPECT_EQ(motion.start_position_m(0), 0.0);  // a simulated actuator starts at rest
   EXPECT_EQ(motion.stop_ramp(), "completed");
-  // Hold 102 steps, then the move from the last command at 0.02 m/s peak.
+  // Hold 102 steps, the move from the last command at 0.02 m/s peak, the settle.
   const std::vector<double> command = test::csv_column(dir_ / "site/site_lab.csv", "command_m");
   ASSERT_FALSE(command.empty());
   const double way = std::abs(0.002 - command.back());
-  EXPECT_EQ(motion.stop_ramp_steps(),
-            std::llround(0.1 * kRate) + static_cast<std::int64_t>(std::ceil(std::numbers::pi * way / 0.04 * kRate)));
+  EXPECT_EQ(motion.stop_ramp_steps(), std::llround(0.1 * kRate) +
+                                          static_cast<std::int64_t>(std::ceil(std::numbers::pi * way / 0.04 * kRate)) +
+                                          std::llround(kStopSettleS * kRate));
   ASSERT_EQ(motion.final_position_m_size(), 1);
   EXPECT_EQ(motion.final_position_m(0), 0.002);  // the ideal actuator reads the command exactly
 }

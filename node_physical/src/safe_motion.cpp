@@ -10,13 +10,14 @@
 namespace rths {
 
 RampPlan::RampPlan(std::span<const double> from_m, std::span<const double> to_m, std::int64_t move_steps,
-                   std::int64_t hold_steps, double dt_s)
+                   std::int64_t hold_steps, double dt_s, std::int64_t settle_steps)
     : from_(from_m.begin(), from_m.end()),
       to_(to_m.begin(), to_m.end()),
       move_steps_(move_steps),
       hold_steps_(hold_steps),
+      settle_steps_(settle_steps),
       dt_s_(dt_s) {
-  if (from_.size() != to_.size() || move_steps_ < 0 || hold_steps_ < 0 || !(dt_s_ > 0)) {
+  if (from_.size() != to_.size() || move_steps_ < 0 || hold_steps_ < 0 || settle_steps_ < 0 || !(dt_s_ > 0)) {
     throw std::invalid_argument("RampPlan: positions of different sizes, a negative step count or dt <= 0");
   }
 }
@@ -24,7 +25,7 @@ RampPlan::RampPlan(std::span<const double> from_m, std::span<const double> to_m,
 void RampPlan::commands(std::int64_t k, std::span<InterfaceMotion> out) const {
   const std::int64_t m = k - hold_steps_;  // step of the move; negative while holding
   for (std::size_t c = 0; c < from_.size(); ++c) {
-    if (m < 0 || move_steps_ == 0) {
+    if (m < 0 || m >= move_steps_) {
       out[c] = {m < 0 ? from_[c] : to_[c], 0.0, 0.0};
       continue;
     }
@@ -63,7 +64,8 @@ RampPlan stop_ramp(const config::SafeMotion& motion, std::span<const double> las
   // Peak velocity pi d / (2 T) = v for the longest way d: T = pi d / (2 v), whole steps, rounded up.
   const double move_s = std::numbers::pi * longest_m / (2.0 * motion.stop_velocity_m_per_s());
   const auto move_steps = static_cast<std::int64_t>(std::ceil(move_s * rate_hz));
-  return {last_command_m, safe, move_steps, std::llround(motion.stop_hold_s() * rate_hz), 1.0 / rate_hz};
+  return {last_command_m, safe, move_steps, std::llround(motion.stop_hold_s() * rate_hz), 1.0 / rate_hz,
+          std::llround(kStopSettleS * rate_hz)};
 }
 
 // Why the start ramp cannot run (empty: it can): an actuator measured beyond its stroke, or a
