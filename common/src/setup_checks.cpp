@@ -40,6 +40,11 @@ std::optional<SetupProblem> angle_problem(std::string field, double angle_deg) {
   return SetupProblem{std::move(field), fmt::format("is {}, expected an angle from -180 to 180 degrees", angle_deg)};
 }
 
+// An angle for a message: to the microdegree, without the 7e-15 of asin(sin(180 deg)).
+double tidy_deg(double deg) {
+  return std::round(deg * 1e6) / 1e6 + 0.0;
+}
+
 // The kind's problem with its field placed under the kind's member of the oneof.
 std::optional<SetupProblem> within(std::string_view kind, std::optional<SetupProblem> problem) {
   if (problem) {
@@ -98,7 +103,7 @@ std::optional<SetupProblem> inclined_actuator_problem(double length_m, double an
         fmt::format("is {} degrees: the actuator lies {:.4g} degrees off the DOF's line; expected at most {:g} "
                     "(|angle_deg| <= {:g} or >= {:g}): steeper, an error of the stroke reading grows more than {:.2g} "
                     "times in the interface displacement, and at 90 degrees the DOF is not controlled",
-                    angle_deg, off_line_deg, steepest_deg, steepest_deg, 180.0 - steepest_deg,
+                    angle_deg, tidy_deg(off_line_deg), steepest_deg, steepest_deg, 180.0 - steepest_deg,
                     1.0 / std::sin(to_radians(kSetupMinCrossingDeg)))};
   }
   if (!(std::abs(offset_m) < length_m)) {
@@ -125,7 +130,7 @@ std::optional<SetupProblem> two_actuators_problem(double length0_m, double angle
                                   "degrees; expected {:g} degrees or more: closer to parallel, an error of a stroke "
                                   "reading grows more than {:.2g} times in the point's position, and parallel axes "
                                   "cannot tell its two DOFs apart",
-                                  angle1_deg, angle0_deg, crossing_deg, kSetupMinCrossingDeg,
+                                  angle1_deg, angle0_deg, tidy_deg(crossing_deg), kSetupMinCrossingDeg,
                                   1.0 / std::sin(to_radians(kSetupMinCrossingDeg)))};
 }
 

@@ -57,8 +57,8 @@ class SetupTransform {
 
   // Load-cell forces -> generalised forces on the interface DOFs, at the deformed geometry the
   // measured strokes give: J^T f. By virtual work, f_interface . du = sum_i f_i ds_i for every du
-  // and ds = J du, which for all du is f_interface = J^T f (rigid, massless actuators on frictionless
-  // pins: the power the actuators deliver is the power the interface receives).
+  // and ds = J du, which for all du is f_interface = J^T f (the actuators are two-force members,
+  // massless and pinned without friction: the power they deliver is the power the interface receives).
   [[nodiscard]] virtual bool interface_forces(std::span<const double> strokes_m,
                                               std::span<const double> actuator_forces_n,
                                               std::span<double> interface_forces_n) = 0;
