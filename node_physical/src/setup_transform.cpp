@@ -32,8 +32,21 @@ bool all_finite(std::span<const double> values) {
   return std::ranges::all_of(values, [](double v) { return std::isfinite(v); });
 }
 
-Eigen::Map<const Eigen::VectorXd> as_vector(std::span<const double> values) {
-  return {values.data(), static_cast<Eigen::Index>(values.size())};
+// y = M x and y = M^T x, M row-major with x.size() (M x) or y.size() (M^T x) columns. Plain loops
+// over storage sized once: an Eigen expression of dynamic size may allocate a temporary through
+// malloc, where no allocation counter of operator new sees it.
+void multiply(std::span<const double> m_row_major, std::span<const double> x, std::span<double> y) {
+  for (std::size_t r = 0; r < y.size(); ++r) {
+    double sum = 0.0;
+    for (std::size_t c = 0; c < x.size(); ++c) sum += m_row_major[r * x.size() + c] * x[c];
+    y[r] = sum;
+  }
+}
+void multiply_transposed(std::span<const double> m_row_major, std::span<const double> x, std::span<double> y) {
+  std::fill(y.begin(), y.end(), 0.0);
+  for (std::size_t r = 0; r < x.size(); ++r) {
+    for (std::size_t c = 0; c < y.size(); ++c) y[c] += m_row_major[r * y.size() + c] * x[r];
+  }
 }
 
 // A coordinate for a message: to the nanometre, without the -0 and 1e-17 of cos(90 deg).
@@ -41,10 +54,10 @@ double tidy_m(double value_m) {
   return std::round(value_m * 1e9) / 1e9 + 0.0;
 }
 
-// Writes a scratch vector out when every entry is finite (an overflow of finite inputs included).
-bool write_if_finite(const Eigen::VectorXd& result, std::span<double> out) {
-  if (!result.allFinite()) return false;
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = result(static_cast<Eigen::Index>(i));
+// Copies a scratch result out when every entry is finite (an overflow of finite inputs included).
+bool write_if_finite(std::span<const double> result, std::span<double> out) {
+  if (!all_finite(result)) return false;
+  std::copy(result.begin(), result.end(), out.begin());
   return true;
 }
 
@@ -53,21 +66,21 @@ bool write_if_finite(const Eigen::VectorXd& result, std::span<double> out) {
 // ---- constant matrix -----------------------------------------------------------------------------
 
 MatrixSetup::MatrixSetup(std::size_t actuators, std::span<const double> t_row_major, std::size_t dofs)
-    : SetupTransform(dofs, actuators) {
+    : SetupTransform(dofs, actuators), t_(t_row_major.begin(), t_row_major.end()) {
   throw_if(setup_matrix_problem(actuators, t_row_major, dofs));
-  const auto rows = static_cast<Eigen::Index>(actuators);
-  const auto cols = static_cast<Eigen::Index>(dofs);
-  t_ = Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(t_row_major.data(),
-                                                                                                rows, cols);
+  using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const RowMajor t = Eigen::Map<const RowMajor>(t_row_major.data(), static_cast<Eigen::Index>(actuators),
+                                                static_cast<Eigen::Index>(dofs));
   // T+ = (T^T T)^-1 T^T for full column rank, without forming T^T T (which squares the condition).
-  t_plus_ = t_.completeOrthogonalDecomposition().pseudoInverse();
-  actuator_.resize(rows);
-  interface_.resize(cols);
+  const RowMajor t_plus = t.completeOrthogonalDecomposition().pseudoInverse();
+  t_plus_.assign(t_plus.data(), t_plus.data() + t_plus.size());
+  actuator_.resize(actuators);
+  interface_.resize(dofs);
 }
 
 bool MatrixSetup::strokes(std::span<const double> interface_displacement_m, std::span<double> strokes_m) {
   if (!all_finite(interface_displacement_m)) return false;
-  actuator_.noalias() = t_ * as_vector(interface_displacement_m);
+  multiply(t_, interface_displacement_m, actuator_);
   return write_if_finite(actuator_, strokes_m);
 }
 
@@ -76,21 +89,21 @@ bool MatrixSetup::stroke_velocities(std::span<const double> interface_displaceme
                                     std::span<double> stroke_velocity_m_per_s) {
   // J = T everywhere; the displacement is still checked, as every setup checks its inputs.
   if (!all_finite(interface_displacement_m) || !all_finite(interface_velocity_m_per_s)) return false;
-  actuator_.noalias() = t_ * as_vector(interface_velocity_m_per_s);
+  multiply(t_, interface_velocity_m_per_s, actuator_);
   return write_if_finite(actuator_, stroke_velocity_m_per_s);
 }
 
 bool MatrixSetup::interface_displacements(std::span<const double> strokes_m,
                                           std::span<double> interface_displacement_m) {
   if (!all_finite(strokes_m)) return false;
-  interface_.noalias() = t_plus_ * as_vector(strokes_m);
+  multiply(t_plus_, strokes_m, interface_);
   return write_if_finite(interface_, interface_displacement_m);
 }
 
 bool MatrixSetup::interface_forces(std::span<const double> strokes_m, std::span<const double> actuator_forces_n,
                                    std::span<double> interface_forces_n) {
   if (!all_finite(strokes_m) || !all_finite(actuator_forces_n)) return false;
-  interface_.noalias() = t_.transpose() * as_vector(actuator_forces_n);
+  multiply_transposed(t_, actuator_forces_n, interface_);
   return write_if_finite(interface_, interface_forces_n);
 }
 

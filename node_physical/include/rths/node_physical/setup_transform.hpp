@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <Eigen/Core>
 
@@ -92,14 +93,11 @@ class MatrixSetup final : public SetupTransform {
                                       std::span<double> interface_forces_n) override;
   [[nodiscard]] std::string valid_range() const override;
 
-  [[nodiscard]] const Eigen::MatrixXd& matrix() const { return t_; }
-  [[nodiscard]] const Eigen::MatrixXd& pseudo_inverse() const { return t_plus_; }
-
  private:
-  Eigen::MatrixXd t_;          // actuators x dofs
-  Eigen::MatrixXd t_plus_;     // dofs x actuators
-  Eigen::VectorXd actuator_;   // scratch, actuators entries: a result is written out only when finite
-  Eigen::VectorXd interface_;  // scratch, dofs entries
+  std::vector<double> t_;          // T, row-major actuators x dofs
+  std::vector<double> t_plus_;     // T+, row-major dofs x actuators
+  std::vector<double> actuator_;   // scratch, actuators entries: a result is written out only when finite
+  std::vector<double> interface_;  // scratch, dofs entries
 };
 
 // One actuator inclined to a single DOF, exact at large displacements (plain geometry). In the
