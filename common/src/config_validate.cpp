@@ -21,6 +21,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/linear_system.hpp"
+#include "rths/common/setup_checks.hpp"
 
 namespace rths {
 namespace {
@@ -748,6 +749,15 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
     check_interlock_limits(channel, channel_path, check);
     if (channel.has_controller()) {
       check_controller(channel.controller(), child(channel_path, "controller"), experiment.rate_hz(), check);
+    }
+  }
+
+  if (site.has_setup()) {
+    // The setup's DOFs are the site's channels. Both nodes validate the same file, so a setup the site
+    // could not build is refused at the numerical node too, before anything moves.
+    const std::string at = child(path, "setup");
+    if (const auto problem = setup_problem(site.setup(), static_cast<std::size_t>(channels))) {
+      check.fail(problem->field.empty() ? at : child(at, problem->field), problem->what);
     }
   }
 
