@@ -1,6 +1,7 @@
 // rths-target as a process on 127.0.0.1, driven by the test through the bridge's datagrams: a probe
 // reads without moving the actuator, a command beyond the stroke is clamped, counted and flagged,
-// and the watchdog trips within its time plus two ticks once the commands stop, then holds.
+// and the watchdog trips within its time plus two ticks once the commands stop, then holds. Also the
+// bridge driver against it: the two speak the same protocol, with hardware-true timing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,6 +24,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/bridge_layout.hpp"
+#include "rths/node_physical/udp_bridge.hpp"
 #include "rths/target/target_emulator.hpp"
 #include "scratch_folder.hpp"
 
@@ -285,6 +287,52 @@ TEST(RthsTarget, TheWatchdogTripsWithinItsTimePlusTwoTicksAndHolds) {
   EXPECT_EQ(command[command.size() - 200], hold_m);
   EXPECT_NEAR(hold_m * 1e3, std::stod(m[3]), 0.0005);
   EXPECT_NE(target.process().out().find("watchdog tripped at t="), std::string::npos) << target.process().out();
+}
+
+// The driver and the emulator speak one protocol: open() reads the actuator at rest through a probe,
+// every step is answered with its own counter (a generous timeout: this test is about the protocol,
+// not the latency), and each measurement is what the sensors read before that step's command acted:
+// an earlier step's command, never the step's own (the ideal actuator reads the command exactly).
+TEST(RthsTarget, TheBridgeDriverDrivesItWithHardwareTrueTiming) {
+  const test::ScratchFolder dir("rths_target");
+  Target target(dir.path(), 2.0);
+  config::UdpBridge bridge = target.site().driver().udp_bridge();
+  bridge.set_target("127.0.0.1:" + std::to_string(target.port()));
+  bridge.set_reply_timeout_s(0.2);
+  bridge.set_max_missed_replies(5);
+  const auto driver = make_udp_bridge(bridge, target.site(), 1024);
+  std::array<Measurement, 1> measured{};
+  measured[0].displacement_m = 1.0;
+  driver->open(measured);
+  EXPECT_EQ(measured[0].displacement_m, 0.0);
+  // The step whose command a measurement is (the wire carries millimetres: within 1e-12 m), -1 for
+  // the rest position, -2 for no step's.
+  std::vector<double> commanded;
+  const auto step_of = [&commanded](double read) {
+    if (read == 0.0) return -1;
+    for (std::size_t i = 0; i < commanded.size(); ++i) {
+      if (std::abs(commanded[i] - read) < 1e-12) return static_cast<int>(i);
+    }
+    return -2;
+  };
+  int previous = -1;
+  for (int j = 0; j < 300; ++j) {
+    commanded.push_back(1e-5 * (j + 1));  // distinct at every step
+    std::array<InterfaceMotion, 1> commands{InterfaceMotion{commanded.back(), 0.0, 0.0}};
+    ASSERT_TRUE(driver->exchange(commands, measured, 1.0 / 1024)) << driver->fault();
+    EXPECT_EQ(driver->status(0) & (driver_status::kReplyMissing | driver_status::kReplyLate), 0U) << j;
+    const int seen = step_of(measured[0].displacement_m);
+    EXPECT_GE(seen, previous) << "step " << j << " read " << measured[0].displacement_m;  // never back in time
+    EXPECT_LT(seen, j) << "step " << j << " read its own command";
+    previous = seen;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  EXPECT_GE(previous, 250);  // and the actuator kept up, a step or so behind
+  results::PlantReport report;
+  driver->report(0, report);
+  EXPECT_EQ(report.udp_bridge().replies(), 300U);
+  EXPECT_EQ(report.udp_bridge().missed(), 0U);
+  EXPECT_EQ(target.wait(), 0) << target.process().err();
 }
 
 }  // namespace
