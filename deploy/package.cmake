@@ -2,7 +2,7 @@
 # build folder; deploy/package-check.sh installs that package in a fresh Debian 12 and runs it).
 #
 #   bin/                      rths-numerical, rths-physical (beside it: loopback starts it from
-#                             there), rths-relay, rths-study, rths-bench-loop
+#                             there), rths-relay, rths-target, rths-study, rths-bench-loop
 #   share/rths/examples/      the example configs and studies, and data/ (ground motions, maRTHS
 #                             matrices) inside it: the examples name their records relative to
 #                             their own folder (../data/...), so the folder works wherever it is
@@ -14,7 +14,7 @@ include(GNUInstallDirs)
 
 # The user tools; rths-bench-loop measures a host's wake-up lateness before a real-time test
 # (rths-relay --spin-us refers to it).
-foreach(tool IN ITEMS rths-numerical rths-physical rths-relay rths-study rths-bench-loop)
+foreach(tool IN ITEMS rths-numerical rths-physical rths-relay rths-target rths-study rths-bench-loop)
   if(TARGET ${tool})
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()
@@ -60,8 +60,9 @@ delay out of the loop. The same node code runs in virtual time (parameter
 studies, tests), on one machine over loopback, and across sites.
 
 This package holds the numerical node (rths-numerical), the physical site
-(rths-physical), the impairment relay (rths-relay), the study runner
-(rths-study), the real-time loop benchmark (rths-bench-loop), the example
+(rths-physical), the impairment relay (rths-relay), the emulator of a lab's
+real-time target (rths-target), the study runner (rths-study), the real-time
+loop benchmark (rths-bench-loop), the example
 experiments with their ground motions in /usr/share/rths/examples, and the
 documentation.")
 # Runtime dependencies from the libraries the executables link (dpkg-shlibdeps, in dpkg-dev):

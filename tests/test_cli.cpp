@@ -234,6 +234,8 @@ const std::vector<Tool>& tools() {
       {"rths-numerical", {"realtime", "out", "set", "quiet", "help", "version"}},
       {"rths-physical", {"site", "listen", "out", "set", "wait", "quiet", "help", "version"}},
       {"rths-relay", {"site", "listen", "to", "set", "out", "idle-exit", "spin-us", "quiet", "help", "version"}},
+      {"rths-target",
+       {"site", "listen", "rate", "watchdog-s", "duration-s", "realtime-priority", "out", "set", "help", "version"}},
       {"rths-study", {"out", "jobs", "shard", "quiet", "help", "version"}},
       {"rths-bench-loop", {"rate", "seconds", "spin-us", "priority", "lock", "cpu", "help", "version"}},
   };

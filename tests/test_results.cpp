@@ -3,6 +3,7 @@
 // lacks is refused; non-finite numbers survive the round trip; every field is documented.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/results.hpp"
 #include "rths/node_numerical/experiment.hpp"
+#include "rths/node_physical/udp_bridge.hpp"
 #include "test_support.hpp"
 
 namespace rths {
@@ -151,6 +153,36 @@ TEST_F(ResultsSchema, EveryFileOfRealRunsIsExactlyTheSchema) {
   collect_kinds(site.channels(), kinds);
   const auto relay = expect_exactly_the_schema<results::RelaySummary>(dir_ / "rt/relay/relay_spring.json");
   EXPECT_GT(relay.forward().received(), 0U);
+
+  // A UDP bridge's report: the driver against rths-target on the bridge example, its channel in a
+  // site summary written and read as rths-physical writes site_<name>.json.
+  fs::create_directories(dir_ / "bridge");
+  test::Process target("rths-target",
+                       {test::example("hardware/spring_bridge.textproto").string(), "--site", "spring", "--listen",
+                        "127.0.0.1:0", "--duration-s", "1"},
+                       dir_ / "bridge" / "target");
+  const std::string at = target.wait_for_line("listening on ", std::chrono::seconds(10));
+  ASSERT_FALSE(at.empty()) << target.err();
+  const config::Site bridge_site =
+      load_experiment(test::example("hardware/spring_bridge.textproto"), {}, false).experiment.site(0);
+  config::UdpBridge bridge = bridge_site.driver().udp_bridge();
+  bridge.set_target(at);
+  bridge.set_reply_timeout_s(0.1);  // the report's fields, not the latency, are tested here
+  const auto driver = make_udp_bridge(bridge, bridge_site, 1024);
+  std::array<Measurement, 1> measured{};
+  driver->open(measured);
+  for (int j = 0; j < 100; ++j) {
+    ASSERT_TRUE(driver->exchange(std::array<InterfaceMotion, 1>{}, measured, 1.0 / 1024)) << driver->fault();
+  }
+  results::SiteSummary bridged;
+  results::Channel& channel = *bridged.add_channels();
+  channel.mutable_controller()->mutable_pass_through();
+  driver->report(0, *channel.mutable_plant());
+  write_results_json(dir_ / "bridge" / "site_spring.json", bridged);
+  const auto read = expect_exactly_the_schema<results::SiteSummary>(dir_ / "bridge" / "site_spring.json");
+  EXPECT_EQ(read.channels(0).plant().udp_bridge().replies(), 100U);
+  collect_kinds(read.channels(), kinds);
+  EXPECT_EQ(target.wait(std::chrono::seconds(20)), 0) << target.err();
 
   // Between them the runs reported every controller and every plant the schema knows.
   for (const Descriptor* report : {results::ControllerReport::descriptor(), results::PlantReport::descriptor()}) {

@@ -14,6 +14,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string_view>
 
@@ -21,6 +22,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/linear_system.hpp"
+#include "rths/common/link.hpp"
 #include "rths/common/setup_checks.hpp"
 
 namespace rths {
@@ -53,6 +55,11 @@ constexpr double kMaxStartDelayS = 10.0;
 constexpr double kMaxStartRampS = 9.9;     // a start ramp ends within the longest start delay
 constexpr double kStartRampMarginS = 0.1;  // between the end of the start ramp and the earliest start
 constexpr double kMaxStopHoldS = 60.0;
+// UDP bridge bounds (proto/experiment.proto, UdpBridge). The probe's answer comes within milliseconds
+// from a target that runs; a minute covers a target still booting. Missed replies beyond one second of
+// steps leave the site's interlock watching a measurement that old.
+constexpr double kMaxBridgeOpenTimeoutS = 60.0;
+constexpr double kMaxBridgeMissedSeconds = 1.0;
 
 using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -711,6 +718,160 @@ void check_safe_motion(const config::Experiment& experiment, const config::Site&
   }
 }
 
+// The fields of one direction of a UDP bridge (command: site -> target, reply: target -> site).
+void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::BridgeField>& fields, const std::string& path,
+                         bool outgoing, int channels, const Checker& check) {
+  using config::BridgeField;
+  const std::string_view direction = outgoing ? "command" : "reply";
+  const std::vector<BridgeField::Quantity> allowed =
+      outgoing ? std::vector{BridgeField::PADDING,  BridgeField::COUNTER,      BridgeField::COMMAND,
+                             BridgeField::VELOCITY, BridgeField::ACCELERATION, BridgeField::ENABLE}
+               : std::vector{BridgeField::PADDING,      BridgeField::COUNTER, BridgeField::VELOCITY,
+                             BridgeField::DISPLACEMENT, BridgeField::FORCE,   BridgeField::STATUS};
+  std::string allowed_names;
+  for (const auto q : allowed) {
+    allowed_names += (allowed_names.empty() ? "" : ", ") + BridgeField::Quantity_Name(q);
+  }
+  const auto per_channel = [](BridgeField::Quantity q) {
+    return q != BridgeField::COUNTER && q != BridgeField::ENABLE && q != BridgeField::PADDING;
+  };
+  // The first field of each (quantity, channel): a second one is named with it.
+  std::map<std::pair<int, std::uint32_t>, int> first;
+  std::size_t bytes = 0;
+  for (int i = 0; i < fields.size(); ++i) {
+    const BridgeField& f = fields.Get(i);
+    const std::string at = element(path, i);
+    check.require(f.has_quantity(), child(at, "quantity"), fmt::format("missing; expected one of {}", allowed_names));
+    const BridgeField::Quantity q = f.quantity();
+    const std::string name = BridgeField::Quantity_Name(q);
+    check.require(
+        std::find(allowed.begin(), allowed.end(), q) != allowed.end(), child(at, "quantity"),
+        fmt::format("is {}, which the {} datagram does not carry; expected one of {}", name, direction, allowed_names));
+    if (per_channel(q)) {
+      check.require(f.channel() < static_cast<std::uint32_t>(channels), child(at, "channel"),
+                    fmt::format("is {}, expected a channel of the site, 0 to {}", f.channel(), channels - 1));
+    } else {
+      check.require(!f.has_channel(), child(at, "channel"),
+                    fmt::format("is given, but {} belongs to the datagram, not to a channel; leave it out", name));
+    }
+    check.require(f.scale() != 0, child(at, "scale"),
+                  "is 0; expected a finite, non-zero factor (wire value = SI value x scale + offset)");
+    const bool integer = f.type() == BridgeField::INT32 || f.type() == BridgeField::UINT32;
+    if (q == BridgeField::COUNTER) {
+      check.require(f.type() == BridgeField::UINT32, child(at, "type"),
+                    fmt::format("is {}; the counter is UINT32", BridgeField::Type_Name(f.type())));
+    }
+    if (q == BridgeField::STATUS) {
+      check.require(integer, child(at, "type"),
+                    fmt::format("is {}; a status word is a bit field: expected INT32 or UINT32",
+                                BridgeField::Type_Name(f.type())));
+    }
+    if (q == BridgeField::COUNTER || q == BridgeField::STATUS) {
+      check.require(f.scale() == 1 && f.offset() == 0, child(at, f.scale() != 1 ? "scale" : "offset"),
+                    fmt::format("is given; {} is carried as it is (scale 1, offset 0)", name));
+    }
+    if (q == BridgeField::ENABLE && integer) {
+      // Enable's two wire values must fit its type: it never saturates.
+      const double low = f.type() == BridgeField::INT32 ? -2147483648.0 : 0.0;
+      const double high = f.type() == BridgeField::INT32 ? 2147483647.0 : 4294967295.0;
+      for (const double wire : {f.offset(), f.scale() + f.offset()}) {
+        check.require(std::round(wire) >= low && std::round(wire) <= high, child(at, "offset"),
+                      fmt::format("puts ENABLE's wire value {:g} outside {} ({:g} to {:g})", wire,
+                                  BridgeField::Type_Name(f.type()), low, high));
+      }
+    }
+    if (q != BridgeField::PADDING) {
+      const auto key = std::pair{static_cast<int>(q), per_channel(q) ? f.channel() : 0U};
+      if (const auto seen = first.find(key); seen != first.end()) {
+        check.fail(child(at, "quantity"),
+                   fmt::format("is a second {}{} (also {}[{}]); expected one", name,
+                               per_channel(q) ? fmt::format(" of channel {}", f.channel()) : std::string(), direction,
+                               seen->second));
+      }
+      first.emplace(key, i);
+    }
+    bytes += f.type() == BridgeField::DOUBLE ? 8 : 4;
+  }
+  const auto require_one = [&](BridgeField::Quantity q, int channel, std::string_view why) {
+    const auto key = std::pair{static_cast<int>(q), channel < 0 ? 0U : static_cast<std::uint32_t>(channel)};
+    if (first.contains(key)) return;
+    const std::string name = BridgeField::Quantity_Name(q);
+    check.fail(path, channel < 0
+                         ? fmt::format("has no {}; expected one {}", name, why)
+                         : fmt::format("has no {} of channel {}; expected one per channel {}", name, channel, why));
+  };
+  require_one(BridgeField::COUNTER, -1,
+              outgoing ? "UINT32 field with the step counter" : "UINT32 field echoing the counter answered");
+  for (int c = 0; c < channels; ++c) {
+    if (outgoing) {
+      require_one(BridgeField::COMMAND, c, "(the displacement command)");
+    } else {
+      require_one(BridgeField::DISPLACEMENT, c, "(the measured displacement)");
+      require_one(BridgeField::FORCE, c, "(the measured force)");
+    }
+  }
+  check.require(
+      bytes <= kMaxDatagramBytes, path,
+      fmt::format("lays out {} bytes; expected at most {} (one unfragmented UDP datagram)", bytes, kMaxDatagramBytes));
+}
+
+// The site's driver: the equipment behind its channels.
+void check_driver(const config::Site& site, const std::string& path, double rate_hz, const Checker& check) {
+  const std::string at = child(path, "driver");
+  check.require(site.placement() != config::LOCAL, at,
+                fmt::format("site \"{}\" is LOCAL (in the numerical node's process, which also runs in virtual time "
+                            "and cannot keep equipment in step); expected placement: REMOTE, served by rths-physical "
+                            "(on the numerical node's own host for a local specimen)",
+                            site.name()));
+  if (site.driver().kind_case() == config::Driver::KIND_NOT_SET) {
+    check.fail(at, "has no kind; expected udp_bridge { target: \"host:port\" command { ... } reply { ... } }");
+  }
+  for (int c = 0; c < site.channel_size(); ++c) {
+    const auto& channel = site.channel(c);
+    const std::string channel_path = element(child(path, "channel"), c);
+    for (const auto& [given, field] : {std::pair{channel.has_stroke_limit_m(), "stroke_limit_m"},
+                                       std::pair{channel.has_velocity_limit_m_per_s(), "velocity_limit_m_per_s"},
+                                       std::pair{channel.has_force_limit_n(), "force_limit_n"}}) {
+      check.require(given, child(channel_path, field),
+                    "missing; a site with a driver moves real actuators, which need their interlock limits "
+                    "stroke_limit_m, velocity_limit_m_per_s and force_limit_n (> 0)");
+    }
+  }
+  const config::UdpBridge& bridge = site.driver().udp_bridge();
+  const std::string b = child(at, "udp_bridge");
+  check.require(bridge.has_target(), child(b, "target"),
+                R"(missing; expected the real-time target's "host:port" (e.g. "192.168.7.5:47100"))");
+  HostPort target;
+  try {
+    target = parse_host_port(bridge.target());
+  } catch (const std::invalid_argument& e) {
+    check.fail(child(b, "target"), e.what());
+  }
+  check.require(target.port != 0, child(b, "target"),
+                fmt::format("\"{}\" has port 0; expected the port the target listens on (1..65535)", bridge.target()));
+  try {
+    (void)parse_host_port(bridge.bind());
+  } catch (const std::invalid_argument& e) {
+    check.fail(child(b, "bind"), e.what());
+  }
+  const double step_s = 1.0 / rate_hz;
+  check.require(bridge.reply_timeout_s() > 0 && bridge.reply_timeout_s() <= 0.5 * step_s, child(b, "reply_timeout_s"),
+                fmt::format("is {:g}, expected above 0 and at most half a step ({:g} s at {:g} Hz): the step needs the "
+                            "rest for itself",
+                            bridge.reply_timeout_s(), 0.5 * step_s, rate_hz));
+  const auto max_missed = static_cast<std::uint32_t>(std::ceil(kMaxBridgeMissedSeconds * rate_hz));
+  check.require(bridge.max_missed_replies() >= 1 && bridge.max_missed_replies() <= max_missed,
+                child(b, "max_missed_replies"),
+                fmt::format("is {}, expected 1 to {} (one second of steps at {:g} Hz: the interlock must not watch "
+                            "an older measurement)",
+                            bridge.max_missed_replies(), max_missed, rate_hz));
+  check.require(
+      bridge.open_timeout_s() > 0 && bridge.open_timeout_s() <= kMaxBridgeOpenTimeoutS, child(b, "open_timeout_s"),
+      fmt::format("is {:g}, expected above 0 and at most {:g} s", bridge.open_timeout_s(), kMaxBridgeOpenTimeoutS));
+  check_bridge_fields(bridge.command(), child(b, "command"), true, site.channel_size(), check);
+  check_bridge_fields(bridge.reply(), child(b, "reply"), false, site.channel_size(), check);
+}
+
 void check_site(const config::Experiment& experiment, int index, const Checker& check) {
   const auto& site = experiment.site(index);
   const std::string path = element("site", index);
@@ -788,6 +949,7 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
     if (site.link().has_forward()) check_impairment(site.link().forward(), child(path, "link.forward"), check);
     if (site.link().has_backward()) check_impairment(site.link().backward(), child(path, "link.backward"), check);
   }
+  if (site.has_driver()) check_driver(site, path, experiment.rate_hz(), check);
 }
 
 }  // namespace

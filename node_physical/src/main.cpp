@@ -12,6 +12,7 @@
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/node_physical/bridge_layout.hpp"
 #include "rths/node_physical/site_server.hpp"
 
 namespace {
@@ -37,27 +38,60 @@ rths::CommandLine command_line(Options& o) {
               "field named), start at the agreed instant and step on the wall clock at the config's rate:\n"
               "take the newest command, drive the site's channels, return the Smith part-2 model error.\n"
               "CONFIG is the experiment file the numerical node runs; only site NAME is used.");
-  cli.text("site", "NAME", o.site, "The site to serve (site.name in CONFIG).").required();
+  cli.command("layout", "CONFIG",
+              "Print the byte layout of site NAME's UDP bridge (driver { udp_bridge { ... } }) for the\n"
+              "real-time target's Byte Pack / Byte Unpack blocks: offset, bytes, type, byte order,\n"
+              "quantity, channel, scale, offset and unit of every field, and the protocol.");
+  cli.text("site", "NAME", o.site, "The site to serve or lay out (site.name in CONFIG).").required();
   cli.option(
-      "listen", "HOST:PORT", [&o](const std::string& v) { o.listen = rths::parse_listen_address(v); },
-      "Address to listen on. Default: the site's address in CONFIG (127.0.0.1:47000);\n"
-      "port 0 picks a free port (printed as \"listening on HOST:PORT\").");
+         "listen", "HOST:PORT", [&o](const std::string& v) { o.listen = rths::parse_listen_address(v); },
+         "Address to listen on. Default: the site's address in CONFIG (127.0.0.1:47000);\n"
+         "port 0 picks a free port (printed as \"listening on HOST:PORT\").")
+      .only_for({"serve"});
   cli.path("out", "DIR", o.out,
            "Folder for site_<NAME>.csv, site_<NAME>.json and site_<NAME>.log (created).\n"
-           "Default: runs/<config name>-<site>-<date>-<time>");
+           "Default: runs/<config name>-<site>-<date>-<time>")
+      .only_for({"serve"});
   cli.repeated("set", "PATH=VALUE", o.overrides,
                "Override a config field (as rths-numerical --set); both ends must agree.");
   cli.number("wait", "SECONDS", o.wait_s, {0.0, kMaxWaitS, false, "a time in seconds"},
              "Give up when no numerical node says hello within this time (0 to 86400 s;\n"
-             "default 0: wait forever).");
-  cli.flag("quiet", o.quiet, "Print only errors.").alias("-q");
+             "default 0: wait forever).")
+      .only_for({"serve"});
+  cli.flag("quiet", o.quiet, "Print only errors.").alias("-q").only_for({"serve"});
   cli.epilogue(R"(Exit codes: 0 completed or stopped by the numerical node; 1 failure; 2 bad command line or config;
 3 handshake refused, or a start refused because the site's record would exceed output.memory_budget_mb;
 4 numerical node lost (no packet within realtime.peer_timeout_s); 5 aborted by the numerical node;
 6 interrupted (SIGINT/SIGTERM); 7 no hello within --wait; 8 stroke limit. In every case but 1, 2 and a
 refused start the actuator holds its last position and the recordings are written.
+layout: 0 with the table on stdout, 2 for a bad config or a site without a UDP bridge.
 )");
   return cli;
+}
+
+// `layout`: the table of the site's bridge on stdout; nothing is written, nothing listens.
+int print_layout(const std::filesystem::path& config, const Options& o) {
+  if (const auto failed = rths::start_run_log("rths-physical", {}, {}, false)) {
+    return *failed;
+  }
+  return rths::run_logged([&] {
+    // Calibration files are the controllers' business, not the layout's.
+    const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides, /*resolve_calibration_files=*/false);
+    for (int i = 0; i < loaded.experiment.site_size(); ++i) {
+      const rths::config::Site& site = loaded.experiment.site(i);
+      if (site.name() != o.site) continue;
+      if (!site.driver().has_udp_bridge()) {
+        throw rths::ConfigError(fmt::format("{}: site[{}].driver: site \"{}\" has no driver {{ udp_bridge {{ ... }} }}",
+                                            config.string(), i, o.site));
+      }
+      std::fputs(rths::bridge_layout_table(site.driver().udp_bridge(), site.name(),
+                                           static_cast<std::size_t>(site.channel_size()), loaded.experiment.rate_hz())
+                     .c_str(),
+                 stdout);
+      return rths::kExitCompleted;
+    }
+    throw rths::ConfigError(fmt::format("{}: no site named \"{}\"", config.string(), o.site));
+  });
 }
 
 }  // namespace
@@ -69,6 +103,9 @@ int main(int argc, char** argv) {
     return *answered;
   }
   const std::filesystem::path config = cli.operands().front();
+  if (cli.command() == "layout") {
+    return print_layout(config, o);
+  }
   const auto out = o.out.empty() ? rths::default_run_folder(config, "-" + o.site) : o.out;
   if (const auto failed = rths::start_run_log("rths-physical", out, "site_" + o.site + ".log", o.quiet)) {
     return *failed;

@@ -56,7 +56,7 @@ HostPort parse_listen_address(const std::string& text);
 // The command line of an rths executable, declared once: its commands, their operands and typed
 // options. The --help text is made from the declarations (an option cannot be accepted without being
 // described), --help and --version are answered, and every bad command line gets one line
-// "PROGRAM: error: ..." and exit code 2. Kept in one place so that the five executables parse,
+// "PROGRAM: error: ..." and exit code 2. Kept in one place so that the six executables parse,
 // check and explain alike (STYLE: a main only declares, builds and runs).
 class CommandLine {
  public:

@@ -1,0 +1,144 @@
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "experiment.pb.h"
+#include "rths/common/link.hpp"
+#include "rths/common/realtime_loop.hpp"
+#include "rths/common/udp_link.hpp"
+#include "rths/node_physical/bridge_layout.hpp"
+#include "rths/node_physical/plant.hpp"
+
+namespace rths {
+
+// The status word rths-target sends in each channel's STATUS field (the site shows it in bits 16-31
+// of its status<c>).
+namespace target_status {
+inline constexpr std::uint32_t kStrokeClamped = 1U << 0;  // the command in force was beyond the stroke: clamped
+inline constexpr std::uint32_t kWatchdog = 1U << 1;       // the watchdog tripped: the actuator holds
+}  // namespace target_status
+
+// A lock-free single-producer, single-consumer queue of fixed-size rows: the tick pushes (no
+// allocation, no lock; a full queue drops the row and counts it), a writer thread pops.
+class RowQueue {
+ public:
+  RowQueue(std::size_t columns, std::size_t capacity_rows);
+  // Producer: copies row (columns() values); false (counted) when the queue is full.
+  bool push(std::span<const double> row);
+  // Consumer: copies the oldest row into row; false when empty.
+  bool pop(std::span<double> row);
+  [[nodiscard]] std::size_t columns() const { return columns_; }
+  [[nodiscard]] std::uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
+
+ private:
+  std::size_t columns_;
+  std::size_t capacity_;
+  std::vector<double> data_;
+  std::atomic<std::uint64_t> head_{0};  // rows pushed
+  std::atomic<std::uint64_t> tail_{0};  // rows popped
+  std::atomic<std::uint64_t> dropped_{0};
+};
+
+// What the watchdog saw when it tripped, published once for the thread that prints it.
+struct WatchdogTrip {
+  double t_s = 0.0;            // the tick's time since the target started
+  double age_s = 0.0;          // since the last new counter
+  std::vector<double> hold_m;  // where each channel's command comes to rest
+};
+
+// The real-time controller of a laboratory as rths's UDP bridge sees it (docs/plant-drivers.md):
+// each channel's actuator and specimen from the site's config (make_plant at the target's own rate;
+// a channel without an actuator is an ideal one), ticked by a RealtimeLoop. Each tick:
+//   1. drain the socket: every datagram of the command layout is answered at once with the sensors
+//      sampled at this tick (before any new command acts) and its counter echoed; counter 0 (a
+//      probe), ENABLE 0, an older counter, a value that is not finite and anything after a watchdog
+//      trip change nothing; the newest counter's command is clamped to the stroke (counted,
+//      kStrokeClamped) and held;
+//   2. the watchdog: armed by the first live command, it trips when the counter has not changed for
+//      more than watchdog_s. The command then ramps the actuator's velocity to zero over
+//      kHoldRampS (from its measured position and velocity at the trip, so nothing jumps) and holds
+//      the point where the ramp ends. The trip latches until the target restarts: a site that comes
+//      back (a probe, a new counter) after the actuator stopped would otherwise jump it to a command
+//      computed for a test that is over; the operator decides, as at a real controller's interlock;
+//   3. advance every plant one tick with the command in force and record the tick.
+// Nothing in tick() allocates, locks or logs.
+class TargetEmulator final : public TickHandler {
+ public:
+  // The velocity ramp of the hold (s): quick, as a stop should be (0.1 m/s comes to rest within
+  // 0.5 mm), yet ten site steps at 1024 Hz long, so the command asks no jump of the actuator.
+  static constexpr double kHoldRampS = 0.01;
+
+  struct Counters {
+    std::uint64_t datagrams = 0;   // of the command layout's size, each answered
+    std::uint64_t probes = 0;      // counter 0
+    std::uint64_t applied = 0;     // live commands that became the command in force
+    std::uint64_t stale = 0;       // live commands with a counter not newer than the one in force
+    std::uint64_t disabled = 0;    // live commands with ENABLE 0
+    std::uint64_t after_trip = 0;  // live commands after the watchdog tripped: ignored
+    std::uint64_t not_finite = 0;  // live commands with a value that is not finite: ignored
+    std::uint64_t wrong_size = 0;  // datagrams of another size: not answered
+    std::uint64_t send_errors = 0;
+    std::vector<std::uint64_t> stroke_clamped;  // per channel
+  };
+
+  // rows: the queue the ticks are recorded to (nullptr: none). Throws std::invalid_argument for a
+  // site without a UDP bridge.
+  TargetEmulator(const config::Site& site, double rate_hz, double watchdog_s, UdpLink& link, RowQueue* rows);
+
+  bool tick(std::int64_t k) override;
+
+  // The columns of a recorded row: t_s, counter, datagrams, then per channel command, displacement,
+  // force and status.
+  static std::vector<std::string> columns(std::size_t channels);
+  [[nodiscard]] const Counters& counters() const { return counters_; }
+  // The trip, once tripped() (acquire: everything in it was written before).
+  [[nodiscard]] bool tripped() const { return tripped_.load(std::memory_order_acquire); }
+  [[nodiscard]] const WatchdogTrip& trip() const { return trip_; }
+  [[nodiscard]] std::size_t channels() const { return plants_.size(); }
+
+ private:
+  void receive(std::int64_t k);
+  void answer(std::uint32_t counter);
+  void accept(std::int64_t k, std::uint32_t counter);
+  [[nodiscard]] bool finite_commands() const;
+  void trip_watchdog(std::int64_t k);
+  [[nodiscard]] InterfaceMotion hold_command(std::size_t c, double since_trip_s) const;
+  [[nodiscard]] double clamp_to_stroke(std::size_t c, double x) const;
+
+  double dt_s_;
+  double watchdog_s_;
+  UdpLink& link_;
+  RowQueue* rows_;
+  BridgeLayout command_layout_;
+  BridgeLayout reply_layout_;
+  std::vector<std::unique_ptr<Plant>> plants_;
+  std::vector<double> stroke_m_;          // per channel; infinity: none
+  std::vector<Measurement> sensors_;      // what the sensors read at this tick (before its command acts)
+  std::vector<InterfaceMotion> command_;  // in force, held between datagrams
+  std::vector<std::uint32_t> status_;
+  std::vector<BridgeChannel> in_;
+  std::vector<BridgeChannel> out_;
+  std::vector<double> row_;
+  std::array<std::byte, kMaxDatagramBytes> rx_{};
+  std::array<std::byte, kMaxDatagramBytes> tx_{};
+
+  bool armed_ = false;
+  std::uint32_t counter_ = 0;      // of the command in force
+  std::int64_t changed_tick_ = 0;  // when it came
+  std::uint64_t tick_datagrams_ = 0;
+
+  std::atomic<bool> tripped_{false};
+  std::int64_t trip_tick_ = 0;
+  std::vector<double> hold_start_m_;
+  std::vector<double> hold_velocity_m_per_s_;
+  WatchdogTrip trip_;
+  Counters counters_;
+};
+
+}  // namespace rths

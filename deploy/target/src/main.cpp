@@ -1,0 +1,250 @@
+// rths-target: an emulator of a laboratory's real-time controller behind rths's UDP bridge, so that
+// a site with driver { udp_bridge { ... } } runs end to end without the lab. Thin (STYLE): parse,
+// build, run, report.
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/os.h>
+#include <spdlog/spdlog.h>
+
+#include <asio/io_context.hpp>
+
+#include "rths/common/address.hpp"
+#include "rths/common/command_line.hpp"
+#include "rths/common/config.hpp"
+#include "rths/common/exit_codes.hpp"
+#include "rths/common/realtime_loop.hpp"
+#include "rths/common/udp_link.hpp"
+#include "rths/target/target_emulator.hpp"
+
+namespace {
+
+// Rows between the tick and the CSV writer: four seconds at 4096 Hz. The writer empties the queue
+// every kWriterPeriod, so it fills only when the disk stalls for seconds (rows are then dropped and
+// counted in the summary, never waited for).
+constexpr std::size_t kQueueRows = 16384;
+constexpr auto kWriterPeriod = std::chrono::milliseconds(10);
+// The first tick is due this long after the loop is set up, so that it starts on time.
+constexpr std::int64_t kStartDelayNs = 10'000'000;
+
+struct Options {
+  std::string site;
+  std::optional<rths::HostPort> listen;
+  double rate_hz = 4096;
+  double watchdog_s = 0.004;
+  double duration_s = 0;
+  int priority = 0;
+  std::filesystem::path out;
+  std::vector<std::string> overrides;
+};
+
+rths::CommandLine command_line(Options& o) {
+  rths::CommandLine cli("rths-target", "an emulator of a lab's real-time controller behind rths's UDP bridge");
+  cli.command("", "CONFIG", "");
+  cli.description(R"(Behaves as the real-time target that site NAME's driver { udp_bridge { ... } } talks to: each
+channel's actuator and specimen from CONFIG, ticked at --rate. Each tick it answers every datagram
+with the sensors of that tick and the datagram's counter (counter 0, a probe, only reads), takes the
+newest command (clamped to the stroke: actuator.limits.stroke_m, else stroke_limit_m), and advances
+the plants. Its watchdog, armed by the first command, trips when no new counter came for more than
+--watchdog-s: the actuator's velocity ramps to zero within 10 ms and it holds there until the target
+is restarted (a trip latches; nothing re-arms it). docs/plant-drivers.md has the protocol.)");
+  cli.text("site", "NAME", o.site, "The site whose equipment is emulated (site.name in CONFIG).").required();
+  cli.option(
+      "listen", "HOST:PORT", [&o](const std::string& v) { o.listen = rths::parse_listen_address(v); },
+      "Address to listen on. Default: the bridge's target address; port 0 picks a free\n"
+      "port (printed as \"listening on HOST:PORT\").");
+  cli.number("rate", "HZ", o.rate_hz, {0.0, 1e5, true, "a rate in Hz"},
+             "The target's own tick rate, up to 100000 (not the site's). Default 4096.");
+  cli.number("watchdog-s", "S", o.watchdog_s, {0.0, 10.0, true, "a time in seconds"},
+             "Trip when no new command came for longer than this (above 0, at most 10,\n"
+             "and longer than one site step). Default 0.004.");
+  cli.number("duration-s", "S", o.duration_s, {0.0, 86400.0, false, "a time in seconds"},
+             "Run this long (0 to 86400; default 0: until SIGINT or SIGTERM).");
+  cli.whole("realtime-priority", "N", o.priority, {0, 99, "a SCHED_FIFO priority"},
+            "SCHED_FIFO priority of the tick thread, 1..99; 0 (the default): normal scheduling.");
+  cli.path("out", "DIR", o.out,
+           "Folder for target_<NAME>.csv (every tick: counter, commands, sensors, status)\n"
+           "and target_<NAME>.log (created). Default: nothing written.");
+  cli.repeated("set", "PATH=VALUE", o.overrides, "Override a config field (as rths-numerical --set).");
+  cli.epilogue(R"(On exit it prints one summary line: ticks, datagrams, probes, commands applied, stroke clamps, the
+watchdog, tick lateness. A trip prints "watchdog: no new command for 4.2 ms at t=3.456 s; holding at
+1.234 mm" when it happens. Status word of each channel's reply: bit 0 the command was clamped to the
+stroke, bit 1 the watchdog tripped.
+
+Exit codes: 0 ran for --duration-s or until SIGINT/SIGTERM (a watchdog trip included); 1 failure;
+2 bad command line or config.
+)");
+  return cli;
+}
+
+// Empties the tick's queue into the CSV and prints the watchdog's line once it trips; off the tick's
+// thread, at normal priority.
+class SideThread {
+ public:
+  SideThread(const rths::TargetEmulator& target, rths::RowQueue* rows, std::optional<fmt::ostream>* csv)
+      : target_(target), rows_(rows), csv_(csv), thread_([this] { run(); }) {}
+  SideThread(const SideThread&) = delete;
+  SideThread& operator=(const SideThread&) = delete;
+  SideThread(SideThread&&) = delete;
+  SideThread& operator=(SideThread&&) = delete;
+  ~SideThread() { finish(); }
+
+  void finish() {
+    if (thread_.joinable()) {
+      done_.store(true);
+      thread_.join();
+    }
+  }
+
+ private:
+  void run() {
+    std::vector<double> row(rows_ != nullptr ? rows_->columns() : 0);
+    bool printed = false;
+    for (bool last = false; !last;) {
+      last = done_.load();
+      while (rows_ != nullptr && rows_->pop(row)) {
+        (*csv_)->print("{:.17g}\n", fmt::join(row, ","));
+      }
+      if (!printed && target_.tripped()) {
+        printed = true;
+        const rths::WatchdogTrip& trip = target_.trip();
+        std::string hold;
+        for (const double x : trip.hold_m) {
+          hold += fmt::format("{}{:.3f} mm", hold.empty() ? "" : ", ", x * 1e3);
+        }
+        const std::string line = fmt::format("watchdog: no new command for {:.1f} ms at t={:.3f} s; holding at {}",
+                                             trip.age_s * 1e3, trip.t_s, hold);
+        std::printf("%s\n", line.c_str());
+        std::fflush(stdout);
+        spdlog::info("{}", line);
+      }
+      if (!last) {
+        std::this_thread::sleep_for(kWriterPeriod);
+      }
+    }
+  }
+
+  const rths::TargetEmulator& target_;
+  rths::RowQueue* rows_;
+  std::optional<fmt::ostream>* csv_;
+  std::atomic<bool> done_{false};
+  std::thread thread_;
+};
+
+const rths::config::Site& find_site(const rths::LoadedConfig& loaded, const std::string& name) {
+  for (const auto& site : loaded.experiment.site()) {
+    if (site.name() == name) {
+      return site;
+    }
+  }
+  throw rths::ConfigError(fmt::format("{}: no site named \"{}\"", loaded.source.string(), name));
+}
+
+int emulate(const std::filesystem::path& config, const Options& o, const std::atomic<bool>& stop) {
+  const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides, /*resolve_calibration_files=*/false);
+  const rths::config::Site& site = find_site(loaded, o.site);
+  if (!site.driver().has_udp_bridge()) {
+    throw rths::ConfigError(fmt::format("{}: site \"{}\" has no driver {{ udp_bridge {{ ... }} }}: nothing to emulate",
+                                        config.string(), o.site));
+  }
+  const double site_step_s = 1.0 / loaded.experiment.rate_hz();
+  if (o.watchdog_s <= site_step_s) {
+    throw rths::ConfigError(
+        fmt::format("--watchdog-s: {:g} s is not longer than one step of site \"{}\" ({:g} s at "
+                    "{:g} Hz); expected more, or the watchdog trips between two commands",
+                    o.watchdog_s, o.site, site_step_s, loaded.experiment.rate_hz()));
+  }
+  rths::HostPort listen;
+  if (o.listen) {
+    listen = *o.listen;
+  } else {
+    try {
+      listen = rths::parse_listen_address(site.driver().udp_bridge().target());
+    } catch (const rths::Expected& e) {
+      throw rths::ConfigError(
+          fmt::format("{}: site \"{}\": driver.udp_bridge.target: expected {}, got '{}'; or give "
+                      "--listen",
+                      config.string(), o.site, e.what(), site.driver().udp_bridge().target()));
+    }
+  }
+
+  asio::io_context io;
+  rths::UdpLink link(io, listen.host, listen.port);
+  std::optional<rths::RowQueue> rows;
+  std::optional<fmt::ostream> csv;
+  if (!o.out.empty()) {
+    const std::vector<std::string> columns =
+        rths::TargetEmulator::columns(static_cast<std::size_t>(site.channel_size()));
+    rows.emplace(columns.size(), kQueueRows);
+    csv.emplace(fmt::output_file((o.out / ("target_" + o.site + ".csv")).string()));
+    csv->print("{}\n", fmt::join(columns, ","));
+  }
+  rths::TargetEmulator target(site, o.rate_hz, o.watchdog_s, link, rows ? &*rows : nullptr);
+  SideThread side(target, rows ? &*rows : nullptr, &csv);
+
+  rths::RealtimeOptions rt;
+  rt.rate_hz = o.rate_hz;
+  rt.priority = o.priority;
+  for (const std::string& warning : rths::acquire_realtime(rt)) {
+    spdlog::warn("{}", warning);
+  }
+  const std::string where = listen.host + ":" + std::to_string(link.local_port());
+  spdlog::info("site {}: emulating its real-time target on {} at {:g} Hz, watchdog {:g} s", o.site, where, o.rate_hz,
+               o.watchdog_s);
+  std::printf("listening on %s\n", where.c_str());
+  std::fflush(stdout);
+
+  rths::RealtimeLoop loop(rt);
+  const std::int64_t ticks = o.duration_s > 0 ? static_cast<std::int64_t>(std::floor(o.duration_s * o.rate_hz)) + 1
+                                              : std::numeric_limits<std::int64_t>::max();
+  const rths::RunResult run = loop.run(rths::monotonic_ns() + kStartDelayNs, 0, ticks, target, stop);
+  side.finish();
+  if (csv) {
+    csv->close();
+  }
+
+  const auto& n = target.counters();
+  std::uint64_t clamps = 0;
+  for (const std::uint64_t c : n.stroke_clamped) {
+    clamps += c;
+  }
+  const rths::LoopStats& stats = loop.stats();
+  const std::string watchdog =
+      target.tripped() ? fmt::format("watchdog tripped at t={:.3f} s", target.trip().t_s) : "watchdog not tripped";
+  const std::string summary = fmt::format(
+      "rths-target: site {}, {} ticks at {:g} Hz ({:.3f} s); {} datagrams answered ({} probes), {} commands applied, "
+      "{} stale, {} disabled, {} not finite, {} after the trip, {} of the wrong size; {} stroke clamps; {}; {} rows "
+      "dropped; tick lateness p99 {:.1f} us, {} late",
+      o.site, run.steps_run, o.rate_hz, static_cast<double>(run.steps_run) / o.rate_hz, n.datagrams, n.probes,
+      n.applied, n.stale, n.disabled, n.not_finite, n.after_trip, n.wrong_size, clamps, watchdog,
+      rows ? rows->dropped() : 0, static_cast<double>(stats.lateness.percentile(99)) * 1e-3, stats.late);
+  spdlog::info("{}", summary);
+  std::printf("%s\n", summary.c_str());
+  std::fflush(stdout);
+  return rths::kExitCompleted;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  rths::CommandLine cli = command_line(o);
+  if (const auto answered = cli.parse(argc, argv)) {
+    return *answered;
+  }
+  const std::filesystem::path config = cli.operands().front();
+  if (const auto failed = rths::start_run_log("rths-target", o.out, "target_" + o.site + ".log", false)) {
+    return *failed;
+  }
+  const auto& stop = rths::install_stop_signals();
+  return rths::run_logged([&] { return emulate(config, o, stop); });
+}

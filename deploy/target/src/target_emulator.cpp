@@ -1,0 +1,226 @@
+#include "rths/target/target_emulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "rths/node_physical/actuator_plant.hpp"
+
+namespace rths {
+namespace {
+
+// Datagrams one tick answers at most: a flood cannot hold the tick (the rest wait for the next one).
+constexpr int kMaxDatagramsPerTick = 64;
+
+// Whether counter a came after b, across the wrap of the 32-bit counter (RFC 1982 serial numbers).
+bool newer(std::uint32_t a, std::uint32_t b) {
+  return static_cast<std::int32_t>(a - b) > 0;
+}
+
+}  // namespace
+
+RowQueue::RowQueue(std::size_t columns, std::size_t capacity_rows)
+    : columns_(columns), capacity_(capacity_rows), data_(columns * capacity_rows) {}
+
+bool RowQueue::push(std::span<const double> row) {
+  const std::uint64_t head = head_.load(std::memory_order_relaxed);
+  if (head - tail_.load(std::memory_order_acquire) >= capacity_) {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  std::copy_n(row.begin(), columns_, data_.begin() + static_cast<std::ptrdiff_t>((head % capacity_) * columns_));
+  head_.store(head + 1, std::memory_order_release);
+  return true;
+}
+
+bool RowQueue::pop(std::span<double> row) {
+  const std::uint64_t tail = tail_.load(std::memory_order_relaxed);
+  if (tail == head_.load(std::memory_order_acquire)) {
+    return false;
+  }
+  const auto from = data_.begin() + static_cast<std::ptrdiff_t>((tail % capacity_) * columns_);
+  std::copy_n(from, columns_, row.begin());
+  tail_.store(tail + 1, std::memory_order_release);
+  return true;
+}
+
+TargetEmulator::TargetEmulator(const config::Site& site, double rate_hz, double watchdog_s, UdpLink& link,
+                               RowQueue* rows)
+    : dt_s_(1.0 / rate_hz),
+      watchdog_s_(watchdog_s),
+      link_(link),
+      rows_(rows),
+      command_layout_(site.driver().udp_bridge().command(), static_cast<std::size_t>(site.channel_size())),
+      reply_layout_(site.driver().udp_bridge().reply(), static_cast<std::size_t>(site.channel_size())) {
+  if (!site.driver().has_udp_bridge()) {
+    throw std::invalid_argument(fmt::format("site \"{}\" has no driver {{ udp_bridge {{ ... }} }}", site.name()));
+  }
+  const auto n = static_cast<std::size_t>(site.channel_size());
+  for (const config::Channel& channel : site.channel()) {
+    plants_.push_back(make_plant(channel, rate_hz));
+    // The controller's own stroke limit: the actuator's, else the channel's interlock limit.
+    const double stroke =
+        channel.actuator().limits().stroke_m() > 0 ? channel.actuator().limits().stroke_m() : channel.stroke_limit_m();
+    stroke_m_.push_back(stroke > 0 ? stroke : std::numeric_limits<double>::infinity());
+  }
+  sensors_.resize(n);
+  command_.resize(n);
+  status_.resize(n, 0);
+  in_.resize(n);
+  out_.resize(n);
+  hold_start_m_.resize(n, 0.0);
+  hold_velocity_m_per_s_.resize(n, 0.0);
+  trip_.hold_m.resize(n, 0.0);
+  counters_.stroke_clamped.resize(n, 0);
+  row_.resize(columns(n).size());
+  if (rows_ != nullptr && rows_->columns() != row_.size()) {
+    throw std::invalid_argument(
+        fmt::format("the row queue has {} columns, the target records {}", rows_->columns(), row_.size()));
+  }
+}
+
+std::vector<std::string> TargetEmulator::columns(std::size_t channels) {
+  std::vector<std::string> names{"t_s", "counter", "datagrams"};
+  for (std::size_t c = 0; c < channels; ++c) {
+    for (const char* name : {"command{}_m", "displacement{}_m", "force{}_n", "status{}"}) {
+      names.push_back(fmt::format(fmt::runtime(name), c));
+    }
+  }
+  return names;
+}
+
+double TargetEmulator::clamp_to_stroke(std::size_t c, double x) const {
+  return std::clamp(x, -stroke_m_[c], stroke_m_[c]);
+}
+
+void TargetEmulator::answer(std::uint32_t counter) {
+  for (std::size_t c = 0; c < out_.size(); ++c) {
+    out_[c].displacement_m = sensors_[c].displacement_m;
+    out_[c].velocity_m_per_s = sensors_[c].velocity_m_per_s;
+    out_[c].force_n = sensors_[c].force_n;
+    out_[c].status = status_[c];
+  }
+  const std::span<std::byte> datagram(tx_.data(), reply_layout_.bytes());
+  reply_layout_.pack(BridgeFrame{counter, true, out_}, datagram);
+  // A lab's target answers the host it was configured with; the emulator answers whoever asked.
+  link_.adopt_last_source();
+  const std::uint64_t errors = link_.counters().send_errors;
+  link_.send(datagram);
+  counters_.send_errors += link_.counters().send_errors - errors;
+}
+
+void TargetEmulator::accept(std::int64_t k, std::uint32_t counter) {
+  const double gap_s = static_cast<double>(k - changed_tick_) * dt_s_;
+  for (std::size_t c = 0; c < command_.size(); ++c) {
+    const double x = clamp_to_stroke(c, in_[c].command_m);
+    const bool clamped = x != in_[c].command_m;
+    counters_.stroke_clamped[c] += clamped ? 1 : 0;
+    status_[c] = clamped ? status_[c] | target_status::kStrokeClamped : status_[c] & ~target_status::kStrokeClamped;
+    // The command's velocity as the actuator is asked to move: the layout's own, else the change
+    // since the command before (the plant's specimen may need it: a damper).
+    const double velocity = command_layout_.has(config::BridgeField::VELOCITY, static_cast<std::uint32_t>(c))
+                                ? in_[c].velocity_m_per_s
+                            : armed_ && gap_s > 0 ? (x - command_[c].displacement_m) / gap_s
+                                                  : command_[c].velocity_m_per_s;
+    command_[c] = InterfaceMotion{x, velocity, in_[c].acceleration_m_per_s2};
+  }
+  changed_tick_ = k;
+  counter_ = counter;
+  armed_ = true;
+  ++counters_.applied;
+}
+
+bool TargetEmulator::finite_commands() const {
+  return std::all_of(in_.begin(), in_.end(), [](const BridgeChannel& c) {
+    return std::isfinite(c.command_m) && std::isfinite(c.velocity_m_per_s) && std::isfinite(c.acceleration_m_per_s2);
+  });
+}
+
+void TargetEmulator::receive(std::int64_t k) {
+  for (int i = 0; i < kMaxDatagramsPerTick; ++i) {
+    const std::size_t n = link_.receive(rx_);
+    if (n == 0) {
+      return;
+    }
+    BridgeFrame frame{0, true, in_};
+    if (!command_layout_.unpack(std::span<const std::byte>(rx_.data(), n), frame)) {
+      ++counters_.wrong_size;
+      continue;
+    }
+    ++counters_.datagrams;
+    ++tick_datagrams_;
+    const bool has_enable = command_layout_.has(config::BridgeField::ENABLE);
+    if (frame.counter == 0) {
+      ++counters_.probes;
+    } else if (tripped_.load(std::memory_order_relaxed)) {
+      ++counters_.after_trip;
+    } else if (has_enable && !frame.enable) {
+      ++counters_.disabled;
+    } else if (armed_ && !newer(frame.counter, counter_)) {
+      ++counters_.stale;
+    } else if (!finite_commands()) {
+      ++counters_.not_finite;
+    } else {
+      accept(k, frame.counter);
+    }
+    // Answered after the command is taken, so that its status says whether it was clamped; the
+    // sensors are this tick's, read before the command acts.
+    answer(frame.counter);
+  }
+}
+
+void TargetEmulator::trip_watchdog(std::int64_t k) {
+  trip_tick_ = k;
+  for (std::size_t c = 0; c < command_.size(); ++c) {
+    hold_start_m_[c] = sensors_[c].displacement_m;
+    hold_velocity_m_per_s_[c] = sensors_[c].velocity_m_per_s;
+    status_[c] |= target_status::kWatchdog;
+    trip_.hold_m[c] = hold_command(c, kHoldRampS).displacement_m;
+  }
+  trip_.t_s = static_cast<double>(k) * dt_s_;
+  trip_.age_s = static_cast<double>(k - changed_tick_) * dt_s_;
+  tripped_.store(true, std::memory_order_release);
+}
+
+// From the measured position x0 and velocity v0 at the trip, the velocity ramps linearly to zero
+// over kHoldRampS: x = x0 + v0 (s - s^2 / 2T), then holds x0 + v0 T / 2 (within the stroke).
+InterfaceMotion TargetEmulator::hold_command(std::size_t c, double since_trip_s) const {
+  constexpr double kT = kHoldRampS;
+  const double s = std::min(since_trip_s, kT);
+  const double v0 = hold_velocity_m_per_s_[c];
+  const double x = clamp_to_stroke(c, hold_start_m_[c] + v0 * (s - s * s / (2 * kT)));
+  return since_trip_s < kT ? InterfaceMotion{x, v0 * (1 - s / kT), -v0 / kT} : InterfaceMotion{x, 0.0, 0.0};
+}
+
+bool TargetEmulator::tick(std::int64_t k) {
+  tick_datagrams_ = 0;
+  receive(k);
+  const bool tripped = tripped_.load(std::memory_order_relaxed);
+  if (armed_ && !tripped && static_cast<double>(k - changed_tick_) * dt_s_ > watchdog_s_) {
+    trip_watchdog(k);
+  }
+  const bool holding = tripped_.load(std::memory_order_relaxed);
+  const double t_s = static_cast<double>(k) * dt_s_;
+  row_[0] = t_s;
+  row_[1] = counter_;
+  row_[2] = static_cast<double>(tick_datagrams_);
+  for (std::size_t c = 0; c < plants_.size(); ++c) {
+    const InterfaceMotion command =
+        holding ? hold_command(c, static_cast<double>(k - trip_tick_) * dt_s_) : command_[c];
+    const std::size_t at = 3 + 4 * c;
+    row_[at] = command.displacement_m;
+    row_[at + 1] = sensors_[c].displacement_m;
+    row_[at + 2] = sensors_[c].force_n;
+    row_[at + 3] = status_[c];
+    sensors_[c] = plants_[c]->step(command, dt_s_);
+  }
+  if (rows_ != nullptr) {
+    rows_->push(row_);
+  }
+  return true;
+}
+
+}  // namespace rths

@@ -1,0 +1,308 @@
+#include "rths/node_physical/udp_bridge.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include <asio/io_context.hpp>
+
+#include "rths/common/address.hpp"
+#include "rths/common/latency_histogram.hpp"
+#include "rths/common/link.hpp"
+#include "rths/common/realtime_loop.hpp"
+#include "rths/common/udp_link.hpp"
+#include "rths/node_physical/bridge_layout.hpp"
+
+namespace rths {
+namespace {
+
+// open() repeats its probe this often: a target that starts after the site still answers one, and
+// a lost probe costs 10 ms, not the whole open_timeout_s.
+constexpr std::int64_t kProbeIntervalNs = 10'000'000;
+// open() sleeps this long between looks at the socket (off the step loop, so sleeping is fine).
+constexpr auto kOpenPoll = std::chrono::microseconds(100);
+// Stale datagrams a step still reads once its deadline has passed, looking for its own reply.
+constexpr int kMaxReadsPastDeadline = 64;
+// Bits 16-31 of status(c) carry the low 16 bits of the target's own status word.
+constexpr int kTargetStatusShift = 16;
+constexpr std::uint32_t kDriverBits = (1U << kTargetStatusShift) - 1;
+
+std::int64_t to_ns(double seconds) {
+  return std::llround(seconds * 1e9);
+}
+
+class UdpBridgeDriver final : public PlantDriver {
+ public:
+  UdpBridgeDriver(const config::UdpBridge& bridge, std::size_t channels)
+      : target_(bridge.target()),
+        command_(bridge.command(), channels),
+        reply_(bridge.reply(), channels),
+        reply_timeout_ns_(to_ns(bridge.reply_timeout_s())),
+        open_timeout_s_(bridge.open_timeout_s()),
+        max_missed_(bridge.max_missed_replies()),
+        reply_timeout_s_(bridge.reply_timeout_s()),
+        out_(channels),
+        in_(channels),
+        last_(channels),
+        status_(channels, 0),
+        saturated_(channels, 0),
+        measured_velocity_(channels) {
+    try {
+      const HostPort target = parse_host_port(target_);
+      const HostPort bind = parse_host_port(bridge.bind());
+      // An IPv6 target needs an IPv6 socket; the default bind is IPv4's "any".
+      const bool v6 = target.host.find(':') != std::string::npos;
+      link_ = std::make_unique<UdpLink>(io_, !bridge.has_bind() && v6 ? "::" : bind.host, bind.port);
+      link_->set_peer(target.host, target.port);
+    } catch (const std::exception& e) {
+      throw DriverError(fmt::format("UDP bridge to target {}: {}", target_, e.what()));
+    }
+    link_->lock_peer(true);  // only the target's datagrams are taken; others count as foreign
+    for (std::size_t c = 0; c < channels; ++c) {
+      measured_velocity_[c] = reply_.has(config::BridgeField::VELOCITY, static_cast<std::uint32_t>(c));
+    }
+  }
+
+  [[nodiscard]] std::size_t channels() const override { return out_.size(); }
+
+  void open(std::span<Measurement> measured) override {
+    BridgeFrame probe{0, false, out_};  // counter 0, enable 0: the target must not act on it
+    for (BridgeChannel& c : out_) {
+      c = BridgeChannel{};
+    }
+    const std::span<std::byte> datagram(tx_.data(), command_.bytes());
+    command_.pack(probe, datagram);
+    const std::int64_t deadline = monotonic_ns() + to_ns(open_timeout_s_);
+    std::int64_t next_probe = 0;
+    for (std::int64_t now = monotonic_ns(); now < deadline; now = monotonic_ns()) {
+      if (now >= next_probe) {
+        link_->send(datagram);
+        next_probe = now + kProbeIntervalNs;
+      }
+      const std::uint64_t oversized = link_->counters().oversized;
+      const std::size_t n = link_->receive(rx_);
+      if (link_->counters().oversized != oversized) {
+        throw DriverError(
+            fmt::format("target {} answered the probe with a datagram of more than {} bytes; the "
+                        "reply layout (udp_bridge.reply) has {} bytes",
+                        target_, kMaxDatagramBytes, reply_.bytes()));
+      }
+      if (n == 0) {
+        std::this_thread::sleep_for(kOpenPoll);
+        continue;
+      }
+      if (n != reply_.bytes()) {
+        throw DriverError(fmt::format("target {} answered the probe with {} (the reply layout, udp_bridge.reply)",
+                                      target_, reply_.size_mismatch(n)));
+      }
+      BridgeFrame reply{0, false, in_};
+      reply_.unpack(std::span<const std::byte>(rx_.data(), n), reply);
+      if (reply.counter != 0) {
+        continue;  // an answer to a step of an earlier session, still on its way
+      }
+      for (std::size_t c = 0; c < in_.size(); ++c) {
+        last_[c] =
+            Measurement{in_[c].displacement_m, measured_velocity_[c] ? in_[c].velocity_m_per_s : 0.0, in_[c].force_n};
+        measured[c] = last_[c];
+        status_[c] = target_status(in_[c].status);
+      }
+      // Answers to the other probes in flight would only count as late in the first steps.
+      while (link_->receive(rx_) != 0) {
+      }
+      return;
+    }
+    const bool refused = link_->counters().receive_errors != 0 &&
+                         link_->last_error() == std::error_code(ECONNREFUSED, std::system_category());
+    throw DriverError(fmt::format("no reply from target {} within {:g} s{}", target_, open_timeout_s_,
+                                  refused ? " (its host answered \"port unreachable\": nothing listens there)" : ""));
+  }
+
+  bool exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) override {
+    if (fault_ != Fault::kNone) {
+      hold(measured);
+      return false;
+    }
+    counter_ = counter_ == std::numeric_limits<std::uint32_t>::max() ? 1 : counter_ + 1;
+    for (std::size_t c = 0; c < out_.size(); ++c) {
+      out_[c].command_m = commands[c].displacement_m;
+      out_[c].velocity_m_per_s = commands[c].velocity_m_per_s;
+      out_[c].acceleration_m_per_s2 = commands[c].acceleration_m_per_s2;
+      status_[c] &= ~kDriverBits;  // the target's word stays until a reply brings a new one
+    }
+    const std::span<std::byte> datagram(tx_.data(), command_.bytes());
+    command_.pack(BridgeFrame{counter_, true, out_}, datagram, saturated_);
+    ++steps_since_reply_;
+
+    const std::uint64_t oversized = link_->counters().oversized;
+    const std::int64_t sent_ns = monotonic_ns();
+    link_->send(datagram);
+    const std::int64_t deadline = sent_ns + reply_timeout_ns_;
+    bool answered = false;
+    // Datagrams already waiting are read even past the deadline (the thread may have been held up
+    // while the reply arrived in time), up to a bound a flood cannot stretch.
+    for (int past_deadline = 0; past_deadline < kMaxReadsPastDeadline;) {
+      const std::size_t n = link_->receive(rx_);
+      const std::int64_t now = monotonic_ns();
+      if (now >= deadline) {
+        ++past_deadline;
+      }
+      if (link_->counters().oversized != oversized) {
+        received_bytes_ = 0;
+        fault_ = Fault::kWrongSize;
+        hold(measured);
+        return false;
+      }
+      if (n == 0) {
+        if (now >= deadline) {
+          break;
+        }
+        continue;  // spin: the reply is due within the timeout
+      }
+      if (n != reply_.bytes()) {
+        received_bytes_ = n;
+        fault_ = Fault::kWrongSize;
+        hold(measured);
+        return false;
+      }
+      BridgeFrame reply{0, false, in_};
+      reply_.unpack(std::span<const std::byte>(rx_.data(), n), reply);
+      if (reply.counter != counter_) {
+        ++late_;
+        set_bits(driver_status::kReplyLate);
+        continue;
+      }
+      answered = true;
+      round_trip_.record(now - sent_ns);
+      break;
+    }
+
+    if (!answered) {
+      ++missed_;
+      ++missed_run_;
+      longest_missed_run_ = std::max(longest_missed_run_, missed_run_);
+      set_bits(driver_status::kReplyMissing);
+      hold(measured);
+      if (missed_run_ >= max_missed_) {
+        fault_ = Fault::kMissedReplies;
+        return false;
+      }
+      return true;
+    }
+    ++replies_;
+    missed_run_ = 0;
+    const double span_s = dt_s * static_cast<double>(steps_since_reply_);
+    steps_since_reply_ = 0;
+    for (std::size_t c = 0; c < in_.size(); ++c) {
+      // Without a velocity field, the backward difference over the steps since the last reply.
+      const double velocity =
+          measured_velocity_[c] ? in_[c].velocity_m_per_s : (in_[c].displacement_m - last_[c].displacement_m) / span_s;
+      last_[c] = Measurement{in_[c].displacement_m, velocity, in_[c].force_n};
+      measured[c] = last_[c];
+      status_[c] = (status_[c] & kDriverBits) | target_status(in_[c].status);
+    }
+    return true;
+  }
+
+  [[nodiscard]] std::uint32_t status(std::size_t channel) const override { return status_[channel]; }
+
+  [[nodiscard]] std::string fault() const override {
+    switch (fault_) {
+      case Fault::kNone:
+        return {};
+      case Fault::kWrongSize:
+        return received_bytes_ == 0
+                   ? fmt::format(
+                         "target {} sent a datagram of more than {} bytes, expected {} bytes (the reply "
+                         "layout, udp_bridge.reply): refused",
+                         target_, kMaxDatagramBytes, reply_.bytes())
+                   : fmt::format("target {} sent {} (the reply layout, udp_bridge.reply): refused", target_,
+                                 reply_.size_mismatch(received_bytes_));
+      case Fault::kMissedReplies:
+        return fmt::format(
+            "no reply from target {} for {} steps in a row (max_missed_replies {}, reply_timeout_s "
+            "{:g} s)",
+            target_, missed_run_, max_missed_, reply_timeout_s_);
+    }
+    return {};
+  }
+
+  void report(std::size_t channel, results::PlantReport& out) const override {
+    results::UdpBridgePlant& b = *out.mutable_udp_bridge();
+    b.set_target(target_);
+    b.set_replies(replies_);
+    b.set_missed(missed_);
+    b.set_longest_missed_run(longest_missed_run_);
+    b.set_late(late_);
+    b.set_foreign(link_->counters().foreign);
+    b.set_saturated(saturated_[channel]);
+    b.set_command_bytes(static_cast<std::uint32_t>(command_.bytes()));
+    b.set_reply_bytes(static_cast<std::uint32_t>(reply_.bytes()));
+    b.set_round_trip_p50_us(static_cast<double>(round_trip_.percentile(50)) * 1e-3);
+    b.set_round_trip_p99_us(static_cast<double>(round_trip_.percentile(99)) * 1e-3);
+    b.set_round_trip_max_us(static_cast<double>(round_trip_.max_ns()) * 1e-3);
+  }
+
+ private:
+  enum class Fault : std::uint8_t { kNone, kWrongSize, kMissedReplies };
+
+  static std::uint32_t target_status(std::uint32_t word) { return (word & kDriverBits) << kTargetStatusShift; }
+
+  void set_bits(std::uint32_t bits) {
+    for (std::uint32_t& s : status_) {
+      s |= bits;
+    }
+  }
+
+  void hold(std::span<Measurement> measured) const { std::copy(last_.begin(), last_.end(), measured.begin()); }
+
+  std::string target_;
+  BridgeLayout command_;
+  BridgeLayout reply_;
+  std::int64_t reply_timeout_ns_;
+  double open_timeout_s_;
+  std::uint64_t max_missed_;
+  double reply_timeout_s_;
+  asio::io_context io_;
+  std::unique_ptr<UdpLink> link_;
+
+  std::vector<BridgeChannel> out_;
+  std::vector<BridgeChannel> in_;
+  std::vector<Measurement> last_;  // the last measurement received: held while replies are missing
+  std::vector<std::uint32_t> status_;
+  std::vector<std::uint64_t> saturated_;
+  std::vector<bool> measured_velocity_;  // per channel: the reply carries a VELOCITY
+  std::array<std::byte, kMaxDatagramBytes> tx_{};
+  std::array<std::byte, kMaxDatagramBytes> rx_{};
+
+  std::uint32_t counter_ = 0;  // of the last step sent; 0 before the first
+  std::uint64_t steps_since_reply_ = 0;
+  std::uint64_t replies_ = 0;
+  std::uint64_t missed_ = 0;
+  std::uint64_t missed_run_ = 0;
+  std::uint64_t longest_missed_run_ = 0;
+  std::uint64_t late_ = 0;
+  LatencyHistogram round_trip_;
+  Fault fault_ = Fault::kNone;
+  std::size_t received_bytes_ = 0;  // of the refused datagram; 0: more than kMaxDatagramBytes
+};
+
+}  // namespace
+
+std::unique_ptr<PlantDriver> make_udp_bridge(const config::UdpBridge& bridge, const config::Site& site,
+                                             double rate_hz) {
+  (void)rate_hz;  // validation bounded the timeouts by it; each exchange() brings the step's own dt_s
+  return std::make_unique<UdpBridgeDriver>(bridge, static_cast<std::size_t>(site.channel_size()));
+}
+
+}  // namespace rths

@@ -1,0 +1,386 @@
+// The UDP bridge driver against a fake real-time target on 127.0.0.1 (a UdpLink in the test): the
+// probe at open, the counter and its echo, stale and missing replies, the stop after too many misses,
+// a reply of the wrong size, a foreign sender, a target that is not there, and no allocation per step.
+//
+// The fake target answers ahead of time: a reply sent to the driver's socket before exchange() waits
+// in it (loopback delivers within sendto()), so each step finds exactly what the test put there,
+// without a thread or a clock in the way.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <google/protobuf/text_format.h>
+
+#include <asio/io_context.hpp>
+
+#include "alloc_counter.hpp"
+#include "rths/common/udp_link.hpp"
+#include "rths/node_physical/bridge_layout.hpp"
+#include "rths/node_physical/udp_bridge.hpp"
+
+namespace rths {
+namespace {
+
+using Buffer = std::array<std::byte, kMaxDatagramBytes>;
+constexpr double kDt = 1.0 / 1024;
+
+// One channel: counter, a displacement command in mm, enable; the reply: echo, displacement (mm),
+// force, status.
+const char* const kLayout = R"(
+  command { quantity: COUNTER type: UINT32 }
+  command { quantity: COMMAND channel: 0 scale: 1000 }
+  command { quantity: ENABLE type: UINT32 }
+  reply { quantity: COUNTER type: UINT32 }
+  reply { quantity: DISPLACEMENT channel: 0 scale: 1000 }
+  reply { quantity: FORCE channel: 0 }
+  reply { quantity: STATUS channel: 0 type: UINT32 }
+)";
+
+config::UdpBridge bridge_to(std::uint16_t port, double open_timeout_s = 2.0, std::uint32_t max_missed = 3) {
+  config::UdpBridge bridge;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kLayout, &bridge));
+  bridge.set_target("127.0.0.1:" + std::to_string(port));
+  bridge.set_bind("127.0.0.1:0");
+  bridge.set_reply_timeout_s(0.0004);
+  bridge.set_max_missed_replies(max_missed);
+  bridge.set_open_timeout_s(open_timeout_s);
+  return bridge;
+}
+
+config::Site one_channel_site() {
+  config::Site site;
+  site.set_name("lab");
+  site.add_channel();
+  return site;
+}
+
+// Waits up to two seconds for a datagram (the driver's, on loopback).
+std::size_t receive_within_2s(UdpLink& link, Buffer& buffer) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  do {
+    if (const std::size_t n = link.receive(buffer)) return n;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  } while (std::chrono::steady_clock::now() < deadline);
+  return 0;
+}
+
+// A real-time target played by the test: it reads the driver's datagrams and sends replies.
+class FakeTarget {
+ public:
+  FakeTarget()
+      : link_(io_, "127.0.0.1", 0),
+        bridge_(bridge_to(link_.local_port())),
+        command_(bridge_.command(), 1),
+        reply_(bridge_.reply(), 1) {}
+
+  [[nodiscard]] std::uint16_t port() const { return link_.local_port(); }
+  [[nodiscard]] const config::UdpBridge& bridge() const { return bridge_; }
+
+  // The next datagram from the driver (its counter, enable and command), learning where it came from.
+  BridgeFrame next(BridgeChannel& channel) {
+    Buffer buffer{};
+    const std::size_t n = receive_within_2s(link_, buffer);
+    EXPECT_EQ(n, command_.bytes());
+    link_.adopt_last_source();
+    BridgeFrame frame{0xFFFFFFFFU, false, std::span(&channel, 1)};
+    EXPECT_TRUE(command_.unpack(std::span<const std::byte>(buffer.data(), n), frame));
+    return frame;
+  }
+  // Sends a reply echoing counter with these sensors (without allocating: the allocation test
+  // counts the test thread).
+  void reply(std::uint32_t counter, double displacement_m, double force_n, std::uint32_t status = 0) {
+    BridgeChannel channel;
+    channel.displacement_m = displacement_m;
+    channel.force_n = force_n;
+    channel.status = status;
+    const std::span<std::byte> datagram(tx_.data(), reply_.bytes());
+    reply_.pack(BridgeFrame{counter, true, std::span(&channel, 1)}, datagram);
+    link_.send(datagram);
+  }
+  // The driver's port, learned from its first datagram.
+  [[nodiscard]] std::uint16_t driver_port() const {
+    const std::string peer = link_.peer_description();
+    return static_cast<std::uint16_t>(std::stoi(peer.substr(peer.rfind(':') + 1)));
+  }
+  void send_raw(std::span<const std::byte> datagram) { link_.send(datagram); }
+  // Reads and discards the driver's datagrams waiting in the socket.
+  void drain() {
+    Buffer buffer{};
+    while (link_.receive(buffer) != 0) {
+    }
+  }
+
+ private:
+  asio::io_context io_;
+  UdpLink link_;
+  config::UdpBridge bridge_;
+  BridgeLayout command_;
+  BridgeLayout reply_;
+  Buffer tx_{};
+};
+
+// The driver opened against the fake target, which answers the probe from a thread (open() blocks
+// until it does) with the actuator at 12 mm under 345 N.
+struct Opened {
+  FakeTarget target;
+  std::unique_ptr<PlantDriver> driver;
+  BridgeFrame probe{};
+  BridgeChannel probe_command{};
+  Measurement at_open{};
+};
+
+std::unique_ptr<Opened> open_bridge(std::uint32_t max_missed = 3) {
+  auto o = std::make_unique<Opened>();
+  config::UdpBridge bridge = o->target.bridge();
+  bridge.set_max_missed_replies(max_missed);
+  o->driver = make_udp_bridge(bridge, one_channel_site(), 1024);
+  std::thread answer([&o] {
+    o->probe = o->target.next(o->probe_command);
+    o->target.reply(0, 0.012, 345.0);
+  });
+  std::array<Measurement, 1> measured{};
+  o->driver->open(measured);
+  answer.join();
+  o->target.drain();  // further probes, if open() sent any before the answer arrived
+  o->at_open = measured[0];
+  return o;
+}
+
+Measurement step(PlantDriver& driver, double command_m, bool& ok) {
+  std::array<InterfaceMotion, 1> commands{InterfaceMotion{command_m, 0.0, 0.0}};
+  std::array<Measurement, 1> measured{};
+  ok = driver.exchange(commands, measured, kDt);
+  return measured[0];
+}
+
+results::UdpBridgePlant report(const PlantDriver& driver) {
+  results::PlantReport out;
+  driver.report(0, out);
+  return out.udp_bridge();
+}
+
+TEST(UdpBridge, OpenSendsAReadOnlyProbeAndReadsWhereTheActuatorIs) {
+  const auto o = open_bridge();
+  EXPECT_EQ(o->probe.counter, 0U);
+  EXPECT_FALSE(o->probe.enable);
+  EXPECT_EQ(o->at_open.displacement_m, 0.012);
+  EXPECT_EQ(o->at_open.force_n, 345.0);
+}
+
+TEST(UdpBridge, EachStepSendsTheNextCounterAndTakesTheReplyThatEchoesIt) {
+  const auto o = open_bridge();
+  bool ok = false;
+  for (std::uint32_t j = 1; j <= 3; ++j) {
+    // The reply to step j is waiting before step j sends: it is taken because it echoes j.
+    o->target.reply(j, 0.001 * j, 100.0 * j);
+    const Measurement m = step(*o->driver, 0.002 * j, ok);
+    EXPECT_TRUE(ok);
+    EXPECT_DOUBLE_EQ(m.displacement_m, 0.001 * j);
+    EXPECT_EQ(m.force_n, 100.0 * j);
+    EXPECT_EQ(o->driver->status(0), 0U);
+    BridgeChannel command;
+    const BridgeFrame sent = o->target.next(command);
+    EXPECT_EQ(sent.counter, j);
+    EXPECT_TRUE(sent.enable);
+    EXPECT_DOUBLE_EQ(command.command_m, 0.002 * j);
+  }
+  EXPECT_EQ(report(*o->driver).replies(), 3U);
+}
+
+TEST(UdpBridge, WithoutAVelocityFieldTheVelocityIsTheBackwardDifference) {
+  const auto o = open_bridge();
+  bool ok = false;
+  o->target.reply(1, 0.012 + 0.0005, 0.0);
+  const Measurement m = step(*o->driver, 0.0, ok);
+  ASSERT_TRUE(ok);
+  EXPECT_NEAR(m.velocity_m_per_s, 0.0005 / kDt, 1e-9);  // from the position read at open
+}
+
+TEST(UdpBridge, AStaleReplyIsDiscardedAndCounted) {
+  const auto o = open_bridge();
+  bool ok = false;
+  o->target.reply(1, 0.001, 1.0);
+  step(*o->driver, 0.0, ok);
+  // Step 2 finds an echo of step 1 (a duplicate) and of the probe before its own.
+  o->target.reply(1, 0.5, 5.0);
+  o->target.reply(0, 0.6, 6.0);
+  o->target.reply(2, 0.002, 2.0);
+  const Measurement m = step(*o->driver, 0.0, ok);
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(m.displacement_m, 0.002);
+  EXPECT_EQ(o->driver->status(0), driver_status::kReplyLate);
+  EXPECT_EQ(report(*o->driver).late(), 2U);
+  // The late bit is the step's own: the next step, answered in time, has it clear.
+  o->target.reply(3, 0.003, 3.0);
+  step(*o->driver, 0.0, ok);
+  EXPECT_EQ(o->driver->status(0), 0U);
+}
+
+TEST(UdpBridge, AMissingReplyHoldsTheLastMeasurementAndIsCounted) {
+  const auto o = open_bridge();
+  bool ok = false;
+  o->target.reply(1, 0.004, 40.0);
+  step(*o->driver, 0.0, ok);
+  const Measurement held = step(*o->driver, 0.0, ok);  // no reply to step 2
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(held.displacement_m, 0.004);
+  EXPECT_EQ(held.force_n, 40.0);
+  EXPECT_EQ(o->driver->status(0), driver_status::kReplyMissing);
+  // Step 2's reply comes late, during step 3: it is discarded, step 3's is taken.
+  o->target.reply(2, 0.7, 7.0);
+  o->target.reply(3, 0.006, 60.0);
+  const Measurement m = step(*o->driver, 0.0, ok);
+  EXPECT_EQ(m.displacement_m, 0.006);
+  EXPECT_EQ(o->driver->status(0), driver_status::kReplyLate);
+  const results::UdpBridgePlant r = report(*o->driver);
+  EXPECT_EQ(r.missed(), 1U);
+  EXPECT_EQ(r.late(), 1U);
+  EXPECT_EQ(r.replies(), 2U);
+  EXPECT_EQ(r.longest_missed_run(), 1U);
+}
+
+TEST(UdpBridge, MaxMissedRepliesInARowStopTheSite) {
+  const auto o = open_bridge(3);
+  bool ok = false;
+  // Two misses, a reply, two misses: never three in a row.
+  step(*o->driver, 0.0, ok);
+  step(*o->driver, 0.0, ok);
+  o->target.reply(3, 0.001, 1.0);
+  step(*o->driver, 0.0, ok);
+  step(*o->driver, 0.0, ok);
+  step(*o->driver, 0.0, ok);
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(o->driver->fault(), "");
+  const Measurement last = step(*o->driver, 0.0, ok);  // the third in a row
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(last.displacement_m, 0.001);  // the last measurement, held
+  EXPECT_EQ(o->driver->fault(), "no reply from target " + o->target.bridge().target() +
+                                    " for 3 steps in a row (max_missed_replies 3, reply_timeout_s 0.0004 s)");
+  EXPECT_EQ(report(*o->driver).longest_missed_run(), 3U);
+  // Once stopped it stays stopped.
+  step(*o->driver, 0.0, ok);
+  EXPECT_FALSE(ok);
+}
+
+TEST(UdpBridge, AReplyOfTheWrongSizeStopsTheSiteAtOnceNamingBothSizes) {
+  const auto o = open_bridge(100);
+  bool ok = false;
+  o->target.reply(1, 0.001, 1.0);
+  step(*o->driver, 0.0, ok);
+  const std::vector<std::byte> short_reply(20, std::byte{0});
+  o->target.send_raw(short_reply);
+  const Measurement held = step(*o->driver, 0.0, ok);
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(held.displacement_m, 0.001);
+  EXPECT_EQ(o->driver->fault(), "target " + o->target.bridge().target() +
+                                    " sent a 20-byte datagram, expected 24 bytes (the reply layout, "
+                                    "udp_bridge.reply): refused");
+}
+
+TEST(UdpBridge, DatagramsFromAnotherAddressAreIgnoredAndCounted) {
+  const auto o = open_bridge();
+  // The bytes of a right reply to step 1, from another port of the same host.
+  const BridgeLayout reply(o->target.bridge().reply(), 1);
+  BridgeChannel forged;
+  forged.displacement_m = 0.099;
+  std::vector<std::byte> datagram(reply.bytes());
+  reply.pack(BridgeFrame{1, true, std::span(&forged, 1)}, datagram);
+  asio::io_context io;
+  UdpLink stranger(io, "127.0.0.1", 0);
+  stranger.set_peer("127.0.0.1", o->target.driver_port());
+  stranger.send(datagram);
+  o->target.reply(1, 0.002, 2.0);
+  bool ok = false;
+  const Measurement m = step(*o->driver, 0.0, ok);
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(m.displacement_m, 0.002);
+  EXPECT_EQ(o->driver->status(0), 0U);  // neither late nor missing: it was nobody's reply
+  EXPECT_EQ(report(*o->driver).foreign(), 1U);
+}
+
+TEST(UdpBridge, NoTargetIsADriverErrorNamingItsAddress) {
+  std::uint16_t port = 0;
+  {
+    asio::io_context io;
+    const UdpLink taken(io, "127.0.0.1", 0);
+    port = taken.local_port();
+  }  // closed: nothing listens there now
+  const auto driver = make_udp_bridge(bridge_to(port, 0.2), one_channel_site(), 1024);
+  std::array<Measurement, 1> measured{};
+  try {
+    driver->open(measured);
+    FAIL() << "open() returned without a target";
+  } catch (const DriverError& e) {
+    EXPECT_EQ(
+        std::string(e.what()).rfind("no reply from target 127.0.0.1:" + std::to_string(port) + " within 0.2 s", 0), 0U)
+        << e.what();
+  }
+}
+
+TEST(UdpBridge, AProbeAnsweredWithTheWrongSizeIsADriverErrorNamingBothSizes) {
+  FakeTarget target;
+  const auto driver = make_udp_bridge(target.bridge(), one_channel_site(), 1024);
+  std::thread answer([&target] {
+    BridgeChannel ignored;
+    (void)target.next(ignored);
+    const std::vector<std::byte> long_reply(30, std::byte{0});
+    target.send_raw(long_reply);
+  });
+  std::array<Measurement, 1> measured{};
+  EXPECT_THROW(
+      {
+        try {
+          driver->open(measured);
+        } catch (const DriverError& e) {
+          EXPECT_STREQ(e.what(), ("target " + target.bridge().target() +
+                                  " answered the probe with a 30-byte datagram, expected 24 bytes (the reply layout, "
+                                  "udp_bridge.reply)")
+                                     .c_str());
+          throw;
+        }
+      },
+      DriverError);
+  answer.join();
+}
+
+TEST(UdpBridge, TheTargetsStatusWordIsInTheUpperSixteenBits) {
+  const auto o = open_bridge();
+  bool ok = false;
+  o->target.reply(1, 0.0, 0.0, 0x8003U);
+  step(*o->driver, 0.0, ok);
+  EXPECT_EQ(o->driver->status(0), 0x8003U << 16);
+  step(*o->driver, 0.0, ok);  // missed: the word is held, the driver's bit added
+  EXPECT_EQ(o->driver->status(0), (0x8003U << 16) | driver_status::kReplyMissing);
+}
+
+TEST(UdpBridge, AStepAllocatesNothing) {
+  const auto o = open_bridge(1000);
+  bool ok = false;
+  o->target.reply(1, 0.001, 1.0);
+  step(*o->driver, 0.0, ok);  // the first step, outside the count
+  std::array<InterfaceMotion, 1> commands{};
+  std::array<Measurement, 1> measured{};
+  const std::uint64_t before = test::allocations_on_this_thread();
+  for (std::uint32_t j = 2; j < 200; ++j) {
+    o->target.reply(j, 0.001, 1.0);
+    commands[0].displacement_m = 1e-5 * j;
+    ok = o->driver->exchange(commands, measured, kDt) && ok;
+    o->target.drain();
+  }
+  // Misses and late replies take the same path.
+  for (int j = 0; j < 5; ++j) {
+    o->target.reply(1, 0.001, 1.0);
+    ok = o->driver->exchange(commands, measured, kDt) && ok;
+  }
+  EXPECT_EQ(test::allocations_on_this_thread(), before);
+  EXPECT_TRUE(ok);
+}
+
+}  // namespace
+}  // namespace rths
