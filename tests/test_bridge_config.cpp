@@ -53,6 +53,7 @@ ground_motion { synthetic { seed: 3 duration_s: 2 } }
 site {
   name: "lab"
   influence: [-1, 0, 0, -1]
+  safe_motion { start_ramp_s: 0 }
   channel {
     specimen { spring { stiffness_n_per_m: 55834.4 } }
     stroke_limit_m: 0.1 velocity_limit_m_per_s: 0.5 force_limit_n: 1e4

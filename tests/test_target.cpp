@@ -52,6 +52,7 @@ site {
     specimen { spring { stiffness_n_per_m: 55834.4 } }
     stroke_limit_m: 0.1 velocity_limit_m_per_s: 0.5 force_limit_n: 1e4
   }
+  safe_motion { start_ramp_s: 0 }
   driver {
     udp_bridge {
       target: "127.0.0.1:47100"

@@ -684,7 +684,8 @@ bool is_name_char(char c) {
 void check_safe_motion(const config::Experiment& experiment, const config::Site& site, const std::string& path,
                        const Checker& check) {
   const config::SafeMotion& m = site.safe_motion();
-  check.require(site.placement() == config::REMOTE, path,
+  // (With a driver, the driver's own rule names the placement.)
+  check.require(site.placement() == config::REMOTE || site.has_driver(), path,
                 fmt::format("site \"{}\" is LOCAL; expected safe_motion only on a REMOTE site (rths-physical runs "
                             "the ramps)",
                             site.name()));
@@ -817,6 +818,11 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
 
 // The site's driver: the equipment behind its channels.
 void check_driver(const config::Site& site, const std::string& path, double rate_hz, const Checker& check) {
+  // Real equipment starts and stops on ramps, never by a jump.
+  check.require(site.has_safe_motion(), child(path, "safe_motion"),
+                fmt::format("missing; site \"{}\" drives equipment, expected safe_motion {{ start_ramp_s: ... "
+                            "stop_hold_s: ... stop_velocity_m_per_s: ... }} (README: start and stop ramps)",
+                            site.name()));
   const std::string at = child(path, "driver");
   check.require(site.placement() != config::LOCAL, at,
                 fmt::format("site \"{}\" is LOCAL (in the numerical node's process, which also runs in virtual time "

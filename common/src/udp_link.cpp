@@ -1,6 +1,7 @@
 #include "rths/common/udp_link.hpp"
 
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 
@@ -165,6 +166,13 @@ void UdpLink::send(std::span<const std::byte> datagram) {
     return;
   }
   ++counters_.sent;
+}
+
+bool UdpLink::wait_readable(std::int64_t timeout_ns) {
+  pollfd pfd{fd_, POLLIN, 0};
+  const timespec timeout{static_cast<time_t>(timeout_ns / 1'000'000'000),
+                         static_cast<long>(timeout_ns % 1'000'000'000)};  // NOLINT(google-runtime-int): timespec's type
+  return ::ppoll(&pfd, 1, &timeout, nullptr) > 0;
 }
 
 std::size_t UdpLink::receive(std::span<std::byte> buffer) {

@@ -64,8 +64,9 @@ RampPlan stop_ramp(const config::SafeMotion& motion, std::span<const double> las
   // Peak velocity pi d / (2 T) = v for the longest way d: T = pi d / (2 v), whole steps, rounded up.
   const double move_s = std::numbers::pi * longest_m / (2.0 * motion.stop_velocity_m_per_s());
   const auto move_steps = static_cast<std::int64_t>(std::ceil(move_s * rate_hz));
-  return {last_command_m, safe, move_steps, std::llround(motion.stop_hold_s() * rate_hz), 1.0 / rate_hz,
-          std::llround(kStopSettleS * rate_hz)};
+  return {last_command_m, safe,
+          move_steps,     std::llround(motion.stop_hold_s() * rate_hz),
+          1.0 / rate_hz,  std::llround(kStopSettleS * rate_hz)};
 }
 
 // Why the start ramp cannot run (empty: it can): an actuator measured beyond its stroke, or a

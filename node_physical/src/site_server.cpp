@@ -265,8 +265,6 @@ void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site,
     return;
   }
   const RampPlan plan = stop_ramp(site.safe_motion(), displacements(substructure.commands()), rt.rate_hz);
-  spdlog::info("site {}: holding {:g} s, then to the safe position at {:g} m/s ({} steps)", site.name(),
-               site.safe_motion().stop_hold_s(), site.safe_motion().stop_velocity_m_per_s(), plan.steps());
   RealtimeLoop loop(rt);
   RampTick ramp(substructure, plan, 1.0 / rt.rate_hz);
   const std::atomic<bool> never{false};
@@ -274,6 +272,8 @@ void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site,
   report.set_stop_ramp_steps(done.steps_run);
   for (const double x : displacements(substructure.measured())) report.add_final_position_m(x);
   report.set_stop_ramp(ramp.failed() ? "stopped: " + substructure.stop_reason() : std::string("completed"));
+  spdlog::info("site {}: held {:g} s, then to the safe position at {:g} m/s: {} steps", site.name(),
+               site.safe_motion().stop_hold_s(), site.safe_motion().stop_velocity_m_per_s(), done.steps_run);
   (ramp.failed() ? spdlog::error("site {}: stop ramp {}", site.name(), report.stop_ramp())
                  : spdlog::info("site {}: at the safe position after {} steps", site.name(), done.steps_run));
 }
@@ -476,15 +476,16 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
     moved = moved || result.steps_run > 0;
     outcome = session_outcome(node, handler, result, cfg, outcome);
   }
-  (outcome.exit_code == kExitCompleted ? spdlog::info("{} after {} steps", outcome.reason, result.steps_run)
-                                       : spdlog::error("{} after {} steps", outcome.reason, result.steps_run));
-  node.substructure().log_warnings(site->name());
-  csv.finish();
+  // At once: the equipment's own watchdog stops an actuator whose commands pause for milliseconds.
   if (site->has_safe_motion() && moved) {
     run_stop_ramp(plants, *site, rt, motion);
   } else if (site->has_safe_motion()) {
     motion.set_stop_ramp("not run: nothing moved");
   }
+  (outcome.exit_code == kExitCompleted ? spdlog::info("{} after {} steps", outcome.reason, result.steps_run)
+                                       : spdlog::error("{} after {} steps", outcome.reason, result.steps_run));
+  node.substructure().log_warnings(site->name());
+  csv.finish();
   write_site_summary(options.out_dir / ("site_" + site->name() + ".json"), node, loop.stats(), outcome,
                      handshake_packets, link, cfg.rate_hz(), site->has_safe_motion() ? &motion : nullptr);
   return outcome.exit_code;

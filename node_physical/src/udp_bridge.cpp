@@ -167,7 +167,10 @@ class UdpBridgeDriver final : public PlantDriver {
         if (now >= deadline) {
           break;
         }
-        continue;  // spin: the reply is due within the timeout
+        // Sleep until the reply is there (bounded by the deadline), leaving the CPU to others: on a
+        // shared machine the target itself may need it to answer.
+        link_->wait_readable(deadline - now);
+        continue;
       }
       if (n != reply_.bytes()) {
         received_bytes_ = n;

@@ -64,6 +64,10 @@ class UdpLink final : public Link {
   // bound per call so that a flood cannot hold the step loop here (the rest waits for the next step).
   std::size_t receive(std::span<std::byte> buffer) override;
 
+  // Sleeps until a datagram is waiting or timeout_ns passed (ppoll): true when one is waiting. A
+  // bounded wait for a request/reply exchange that leaves the CPU to the peer meanwhile.
+  bool wait_readable(std::int64_t timeout_ns);
+
   // When the datagram last returned by receive() arrived: the kernel's receive timestamp
   // (SO_TIMESTAMPNS, CLOCK_REALTIME ns) so that the one-way network latency excludes the time it
   // waited in the socket for the next step; clock_gettime(CLOCK_REALTIME) when the kernel gave none.

@@ -15,8 +15,8 @@ namespace rths {
 // so it starts and ends at rest (no velocity jump on a hydraulic rig) and its peak velocity is
 // pi |to - from| / (2 T) at mid-time, T = steps dt. An optional hold of hold_steps at `from` comes
 // first, an optional settle of settle_steps at `to` last (a reading is the state before the step's
-// command acts, so the actuator is read at its target only after the move). Used for the site's start ramp (measured position -> initial position) and stop ramp (last
-// command -> safe position). Allocation-free after construction.
+// command acts, so the actuator is read at its target only after the move). Used for the site's start ramp (measured
+// position -> initial position) and stop ramp (last command -> safe position). Allocation-free after construction.
 class RampPlan {
  public:
   RampPlan() = default;
