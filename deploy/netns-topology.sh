@@ -43,7 +43,7 @@ Commands:
          PREFIX-target1..8 and delete
          them (with their veths). No error when they are absent.
   run    Bring the topology up; with --target first start in each PREFIX-target<i>
-           rths-target CONFIG --site NAME_i --listen S.(20+i).2:(47100+i) --out OUT SETS
+           rths-target CONFIG --site NAME_i --realtime-priority 70 --listen S.(20+i).2:(47100+i) --out OUT SETS
          and give every end --set site[NAME_i].driver.udp_bridge.target=S.(20+i).2:(47100+i); start in
          each PREFIX-site<i>
            rths-physical serve CONFIG --site NAME_i --listen S.i.2:P_i --out OUT --wait 60 --quiet SETS
@@ -429,7 +429,8 @@ run_topology() {
     # The equipment is there before its site: a site refuses to start without an answer from it.
     for ((i = 1; i <= ${#SITES[@]}; i++)); do
       name=${SITES[i - 1]}
-      ip netns exec "$(target_ns "$i")" "$BIN/rths-target" "$CONFIG" --site "$name" \
+      # At a real-time priority below the nodes' 80, as a lab's controller has a machine to itself.
+      ip netns exec "$(target_ns "$i")" "$BIN/rths-target" "$CONFIG" --site "$name" --realtime-priority 70 \
         --listen "$(target_addr "$i"):$(target_port "$i")" --out "$OUT" "${sets[@]+"${sets[@]}"}" \
         >"$SCRATCH/target$i.stdout" </dev/null &
       TARGET_PIDS+=($!)

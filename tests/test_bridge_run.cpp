@@ -62,6 +62,10 @@ class BridgeRun : public test::RunFolderTest {
 // previous reply still passes here), so the bridge's timing itself is guarded where it is exact:
 // UdpBridge.* against a scripted target and RthsTarget.TheBridgeDriverDrivesItWithHardwareTrueTiming.
 TEST_F(BridgeRun, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
+#ifdef RTHS_SANITIZED
+  GTEST_SKIP() << "a sanitized build runs several times slower: the emulator cannot keep 4096 Hz and answer "
+                  "within the step, so the comparison is meaningless here; the plain suite runs it";
+#endif
   calibrate();
   std::optional<Process> target;
   const std::string target_at = start_target(target);

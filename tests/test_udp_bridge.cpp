@@ -352,11 +352,31 @@ TEST(UdpBridge, AProbeAnsweredWithTheWrongSizeIsADriverErrorNamingBothSizes) {
 TEST(UdpBridge, TheTargetsStatusWordIsInTheUpperSixteenBits) {
   const auto o = open_bridge();
   bool ok = false;
-  o->target.reply(1, 0.0, 0.0, 0x8003U);
+  o->target.reply(1, 0.0, 0.0, 0x8005U);  // no fault bit (the default fault_bits is bit 1)
   step(*o->driver, 0.0, ok);
-  EXPECT_EQ(o->driver->status(0), 0x8003U << 16);
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(o->driver->status(0), 0x8005U << 16);
   step(*o->driver, 0.0, ok);  // missed: the word is held, the driver's bit added
-  EXPECT_EQ(o->driver->status(0), (0x8003U << 16) | driver_status::kReplyMissing);
+  EXPECT_EQ(o->driver->status(0), (0x8005U << 16) | driver_status::kReplyMissing);
+}
+
+// A target that reports a fault (rths-target: its watchdog tripped, bit 1) no longer obeys: the
+// site stops instead of commanding an actuator that holds.
+TEST(UdpBridge, AReplyWithAFaultBitStopsTheSiteNamingTheWord) {
+  const auto o = open_bridge();
+  bool ok = false;
+  o->target.reply(1, 0.001, 10.0, 0x1U);  // bit 0 (a stroke clamp) is not a fault
+  step(*o->driver, 0.001, ok);
+  EXPECT_TRUE(ok);
+  o->target.reply(2, 0.002, 20.0, 0x3U);
+  const Measurement held = step(*o->driver, 0.002, ok);
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(o->driver->fault(), "target " + o->target.bridge().target() +
+                                    " reports status 0x3 on channel 0: a fault bit (udp_bridge.fault_bits 0x2) is "
+                                    "set, the equipment no longer obeys");
+  EXPECT_EQ(held.displacement_m, 0.002);  // what the sensors read is still reported
+  step(*o->driver, 0.0, ok);
+  EXPECT_FALSE(ok);  // and it stays stopped
 }
 
 TEST(UdpBridge, AStepAllocatesNothing) {

@@ -68,6 +68,7 @@ class UdpBridgeDriver final : public PlantDriver {
     } catch (const std::exception& e) {
       throw DriverError(fmt::format("UDP bridge to target {}: {}", target_, e.what()));
     }
+    fault_bits_ = bridge.fault_bits();
     link_->lock_peer(true);  // only the target's datagrams are taken; others count as foreign
     for (std::size_t c = 0; c < channels; ++c) {
       measured_velocity_[c] = reply_.has(config::BridgeField::VELOCITY, static_cast<std::uint32_t>(c));
@@ -213,8 +214,13 @@ class UdpBridgeDriver final : public PlantDriver {
       last_[c] = Measurement{in_[c].displacement_m, velocity, in_[c].force_n};
       measured[c] = last_[c];
       status_[c] = (status_[c] & kDriverBits) | target_status(in_[c].status);
+      if ((in_[c].status & fault_bits_) != 0 && fault_ == Fault::kNone) {
+        fault_ = Fault::kTargetFault;
+        fault_status_ = in_[c].status;
+        fault_channel_ = c;
+      }
     }
-    return true;
+    return fault_ == Fault::kNone;
   }
 
   [[nodiscard]] std::uint32_t status(std::size_t channel) const override { return status_[channel]; }
@@ -231,6 +237,11 @@ class UdpBridgeDriver final : public PlantDriver {
                          target_, kMaxDatagramBytes, reply_.bytes())
                    : fmt::format("target {} sent {} (the reply layout, udp_bridge.reply): refused", target_,
                                  reply_.size_mismatch(received_bytes_));
+      case Fault::kTargetFault:
+        return fmt::format(
+            "target {} reports status 0x{:x} on channel {}: a fault bit (udp_bridge.fault_bits 0x{:x}) is set, the "
+            "equipment no longer obeys",
+            target_, fault_status_, fault_channel_, fault_bits_);
       case Fault::kMissedReplies:
         return fmt::format(
             "no reply from target {} for {} steps in a row (max_missed_replies {}, reply_timeout_s "
@@ -257,7 +268,7 @@ class UdpBridgeDriver final : public PlantDriver {
   }
 
  private:
-  enum class Fault : std::uint8_t { kNone, kWrongSize, kMissedReplies };
+  enum class Fault : std::uint8_t { kNone, kWrongSize, kMissedReplies, kTargetFault };
 
   static std::uint32_t target_status(std::uint32_t word) { return (word & kDriverBits) << kTargetStatusShift; }
 
@@ -298,6 +309,9 @@ class UdpBridgeDriver final : public PlantDriver {
   LatencyHistogram round_trip_;
   Fault fault_ = Fault::kNone;
   std::size_t received_bytes_ = 0;  // of the refused datagram; 0: more than kMaxDatagramBytes
+  std::uint32_t fault_bits_ = 0;    // udp_bridge.fault_bits
+  std::uint32_t fault_status_ = 0;  // the status word that stopped the site
+  std::size_t fault_channel_ = 0;
 };
 
 }  // namespace
