@@ -14,21 +14,14 @@
 
 #include <asio/io_context.hpp>
 
+#include "bridge_layouts.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/bridge_layout.hpp"
 #include "rths/node_physical/udp_bridge.hpp"
 
 namespace {
 
-const char* const kLayout = R"(
-  command { quantity: COUNTER type: UINT32 }
-  command { quantity: COMMAND channel: 0 scale: 1000 }
-  command { quantity: ENABLE type: UINT32 }
-  reply { quantity: COUNTER type: UINT32 }
-  reply { quantity: DISPLACEMENT channel: 0 scale: 1000 }
-  reply { quantity: FORCE channel: 0 }
-  reply { quantity: STATUS channel: 0 type: UINT32 }
-)";
+const char* const kLayout = rths::test::kOneChannelBridgeLayout;
 
 // Answers every datagram at once with its counter echoed, spinning on its socket.
 class EchoTarget {

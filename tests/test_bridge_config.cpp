@@ -14,6 +14,7 @@
 
 #include "process.hpp"
 #include "scratch_folder.hpp"
+#include "test_support.hpp"
 
 namespace rths {
 namespace {
@@ -123,20 +124,6 @@ void PrintTo(const BadBridge& bad, std::ostream* os) {
   *os << bad.label;
 }
 
-std::string camel_case(const char* label) {
-  std::string name;
-  bool word_start = true;
-  for (const char* c = label; *c != '\0'; ++c) {
-    if (std::isalnum(static_cast<unsigned char>(*c)) == 0) {
-      word_start = true;
-      continue;
-    }
-    name += word_start ? static_cast<char>(std::toupper(static_cast<unsigned char>(*c))) : *c;
-    word_start = false;
-  }
-  return name;
-}
-
 class BadBridgeConfig : public ::testing::TestWithParam<BadBridge> {};
 
 TEST_P(BadBridgeConfig, RefusedWithOneLineNamingFileLineAndField) {
@@ -226,7 +213,7 @@ INSTANTIATE_TEST_SUITE_P(
                   "site[0].driver: has no kind; expected udp_bridge {"},
         BadBridge{"datagram beyond 1400 bytes", kCommand1, kCommand1 + paddings(),
                   "udp_bridge.command: lays out 1420 bytes; expected at most 1400"}),
-    [](const ::testing::TestParamInfo<BadBridge>& p) { return camel_case(p.param.label); });
+    [](const ::testing::TestParamInfo<BadBridge>& p) { return test::camel_case(p.param.label); });
 
 }  // namespace
 }  // namespace rths

@@ -150,21 +150,6 @@ void PrintTo(const BadConfig& bad, std::ostream* os) {
   *os << bad.label;
 }
 
-// The case's label as a test name: "missing ground-motion file" -> MissingGroundMotionFile.
-std::string camel_case(const char* label) {
-  std::string name;
-  bool word_start = true;
-  for (const char* c = label; *c != '\0'; ++c) {
-    if (std::isalnum(static_cast<unsigned char>(*c)) == 0) {
-      word_start = true;
-      continue;
-    }
-    name += word_start ? static_cast<char>(std::toupper(static_cast<unsigned char>(*c))) : *c;
-    word_start = false;
-  }
-  return name;
-}
-
 class CliBadConfig : public Cli, public ::testing::WithParamInterface<BadConfig> {};
 
 TEST_P(CliBadConfig, RejectedWithOneLineNamingTheFieldAndNothingWritten) {
@@ -201,7 +186,7 @@ INSTANTIATE_TEST_SUITE_P(
                       BadConfig{"influence size", "influence: [-1, 0]", "influence: [-1, 0, 0]", "influence"},
                       BadConfig{"missing ground-motion file", "synthetic { seed: 3 duration_s: 2 }",
                                 "record { path: \"no_such_record.dat\" unit: G }", "no_such_record.dat"}),
-    [](const ::testing::TestParamInfo<BadConfig>& p) { return camel_case(p.param.label); });
+    [](const ::testing::TestParamInfo<BadConfig>& p) { return test::camel_case(p.param.label); });
 
 TEST_F(Cli, MalformedRecordNamesItsLine) {
   std::ofstream(dir_ / "bad.dat") << "0.00 0.1\n0.02 0.2\n0.04 zzz\n";

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -13,6 +14,21 @@
 #include "rths/common/session_keys.hpp"
 
 namespace rths::test {
+
+// A parameterised case's label as a test name: "missing ground-motion file" -> MissingGroundMotionFile.
+inline std::string camel_case(const char* label) {
+  std::string name;
+  bool word_start = true;
+  for (const char* c = label; *c != '\0'; ++c) {
+    if (std::isalnum(static_cast<unsigned char>(*c)) == 0) {
+      word_start = true;
+      continue;
+    }
+    name += word_start ? static_cast<char>(std::toupper(static_cast<unsigned char>(*c))) : *c;
+    word_start = false;
+  }
+  return name;
+}
 
 inline std::filesystem::path source_dir() {
   return RTHS_SOURCE_DIR;

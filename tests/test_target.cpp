@@ -20,6 +20,7 @@
 
 #include <asio/io_context.hpp>
 
+#include "bridge_layouts.hpp"
 #include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/udp_link.hpp"
@@ -57,13 +58,8 @@ site {
     udp_bridge {
       target: "127.0.0.1:47100"
       reply_timeout_s: 0.0004
-      command { quantity: COUNTER type: UINT32 }
-      command { quantity: COMMAND channel: 0 scale: 1000 }
-      command { quantity: ENABLE type: UINT32 }
-      reply { quantity: COUNTER type: UINT32 }
-      reply { quantity: DISPLACEMENT channel: 0 scale: 1000 }
-      reply { quantity: FORCE channel: 0 }
-      reply { quantity: STATUS channel: 0 type: UINT32 }
+)" + std::string(test::kOneChannelBridgeLayout) +
+         R"(
     }
   }
 }

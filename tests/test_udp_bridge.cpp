@@ -20,6 +20,7 @@
 #include <asio/io_context.hpp>
 
 #include "alloc_counter.hpp"
+#include "bridge_layouts.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/bridge_layout.hpp"
 #include "rths/node_physical/udp_bridge.hpp"
@@ -30,17 +31,7 @@ namespace {
 using Buffer = std::array<std::byte, kMaxDatagramBytes>;
 constexpr double kDt = 1.0 / 1024;
 
-// One channel: counter, a displacement command in mm, enable; the reply: echo, displacement (mm),
-// force, status.
-const char* const kLayout = R"(
-  command { quantity: COUNTER type: UINT32 }
-  command { quantity: COMMAND channel: 0 scale: 1000 }
-  command { quantity: ENABLE type: UINT32 }
-  reply { quantity: COUNTER type: UINT32 }
-  reply { quantity: DISPLACEMENT channel: 0 scale: 1000 }
-  reply { quantity: FORCE channel: 0 }
-  reply { quantity: STATUS channel: 0 type: UINT32 }
-)";
+const char* const kLayout = test::kOneChannelBridgeLayout;
 
 config::UdpBridge bridge_to(std::uint16_t port, double open_timeout_s = 2.0, std::uint32_t max_missed = 3) {
   config::UdpBridge bridge;
