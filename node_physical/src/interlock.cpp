@@ -100,6 +100,10 @@ bool Interlock::check_command(std::size_t channel, const InterfaceMotion& comman
   return !tripped();
 }
 
+bool Interlock::command_inside(std::size_t channel, const InterfaceMotion& command) const {
+  return std::isfinite(command.displacement_m) && !beyond(command.displacement_m, limits_[channel].stroke_m);
+}
+
 bool Interlock::check_measurement(std::size_t channel, const Measurement& measured) {
   using W = InterlockTrip::What;
   for (const double v : {measured.displacement_m, measured.velocity_m_per_s, measured.force_n}) {

@@ -1,7 +1,6 @@
 #include "rths/node_physical/physical_substructure.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <stdexcept>
 
 #include <spdlog/spdlog.h>
@@ -58,10 +57,8 @@ bool PhysicalSubstructure::move(std::span<const InterfaceMotion> commands, doubl
   if (driver_failed_) {
     return false;
   }
-  const std::vector<ChannelLimits>& limits = interlock_.limits();
   for (std::size_t c = 0; c < controllers_.size(); ++c) {
-    const double x = commands[c].displacement_m;
-    if (!std::isfinite(x) || (limits[c].stroke_m > 0 && std::abs(x) > limits[c].stroke_m)) {
+    if (!interlock_.command_inside(c, commands[c])) {
       return false;
     }
     commands_[c] = commands[c];

@@ -57,6 +57,9 @@ class Interlock {
   // last admitted targets and returns false.
   bool admit(std::span<const InterfaceMotion> wanted, std::span<InterfaceMotion> admitted);
   bool check_command(std::size_t channel, const InterfaceMotion& command);
+  // The rule check_command applies (finite, inside the stroke), without tripping: for commands
+  // outside the test's steps (the site's ramps), which a caller refuses on its own.
+  [[nodiscard]] bool command_inside(std::size_t channel, const InterfaceMotion& command) const;
   bool check_measurement(std::size_t channel, const Measurement& measured);
 
   [[nodiscard]] const InterlockTrip& trip() const { return trip_; }
