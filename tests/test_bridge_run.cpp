@@ -42,7 +42,7 @@ class BridgeRun : public test::RunFolderTest {
   // its address ("" when it did not come up).
   // watchdog_s: the target's; the comparison gives it 20 ms, as this VM's host stalls reach several
   // milliseconds (a stall of the site is not what that test is about).
-  std::string start_target(std::optional<Process>& target, const std::string& watchdog_s = "0.004") const {
+  std::string start_target(std::optional<Process>& target, const std::string& watchdog_s) const {
     target.emplace("rths-target",
                    std::vector<std::string>{config(), "--site", kSite, "--listen", "127.0.0.1:0", "--out",
                                             (dir_ / "target").string(), "--realtime-priority", "70", "--watchdog-s",
@@ -119,11 +119,13 @@ TEST_F(BridgeRun, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
 }
 
 // kill -9 of the site mid-run: nothing stops the actuator but the target's own watchdog, which
-// must trip within 10 ms of the last command (default --watchdog-s 0.004) and hold.
+// must trip within 10 ms of the last command and hold. It is given 8 ms (the default is 4 ms): a
+// host stall of the site of several milliseconds, which this VM has under a parallel suite, must not
+// trip it before the kill.
 TEST_F(BridgeRun, KilledSiteTripsTheTargetsWatchdogWithinTenMilliseconds) {
   calibrate();
   std::optional<Process> target;
-  const std::string target_at = start_target(target);
+  const std::string target_at = start_target(target, "0.008");
   ASSERT_FALSE(target_at.empty()) << target->err();
   const std::vector<std::string> sets{"--set", calibration_set(),
                                       "--set", "site[spring].driver.udp_bridge.target=" + target_at,
@@ -147,7 +149,7 @@ TEST_F(BridgeRun, KilledSiteTripsTheTargetsWatchdogWithinTenMilliseconds) {
   ASSERT_FALSE(line.empty()) << target->out();
   const double silent_ms = std::stod(line);
   std::printf("watchdog tripped %.1f ms after the last command\n", silent_ms);
-  EXPECT_GT(silent_ms, 4.0);
+  EXPECT_GT(silent_ms, 8.0);
   EXPECT_LE(silent_ms, 10.0);
   EXPECT_NE(line.find("; holding at "), std::string::npos) << line;
   target->signal(SIGINT);
@@ -165,6 +167,21 @@ TEST_F(BridgeRun, WithoutItsTargetASiteRefusesToStartNamingTheAddress) {
   EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitEquipment) << site.err();
   EXPECT_NE(site.err().find("no reply from target 127.0.0.1:9 within 0.3 s"), std::string::npos) << site.err();
   EXPECT_EQ(site.out().find("listening on"), std::string::npos) << site.out();
+}
+
+// A setup transformation is checked and built, but no driver applies one yet: a site process refuses
+// it (exit 2) instead of driving actuators as if they lay along the channels.
+TEST_F(BridgeRun, ASiteProcessRefusesASetupNoDriverApplies) {
+  calibrate();
+  Process site("rths-physical",
+               {"serve", config(), "--site", kSite, "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string(),
+                "--set", calibration_set(), "--set", "site[spring].setup.inclined_actuator.length_m=2", "--set",
+                "site[spring].setup.inclined_actuator.angle_deg=0", "--set", test::site_key_override(dir_, kSite)},
+               dir_ / "site");
+  EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitBadInput) << site.err();
+  EXPECT_NE(site.err().find("site[spring].setup: no plant driver applies a setup transformation yet"),
+            std::string::npos)
+      << site.err();
 }
 
 // A target whose reply layout differs (a datagram of the wrong size) is refused on its first packet,

@@ -255,6 +255,8 @@ TEST_F(SafeMotionSite, RampsBeforeAndAfterTheTestAndEndsAtTheSafePosition) {
   // Hold 102 steps, the move from the last command at 0.02 m/s peak, the settle.
   const std::vector<double> command = test::csv_column(dir_ / "site/site_lab.csv", "command_m");
   ASSERT_FALSE(command.empty());
+  // The record's command column is the controller's command: pass-through, the admitted target.
+  EXPECT_EQ(command, test::csv_column(dir_ / "site/site_lab.csv", "target_m"));
   const double way = std::abs(0.002 - command.back());
   EXPECT_EQ(motion.stop_ramp_steps(), std::llround(0.1 * kRate) +
                                           static_cast<std::int64_t>(std::ceil(std::numbers::pi * way / 0.04 * kRate)) +

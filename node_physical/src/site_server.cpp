@@ -260,8 +260,8 @@ std::vector<double> displacements(std::span<const Motion> motions) {
 void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site, const RealtimeOptions& rt,
                    results::SafeMotionReport& report) {
   if (substructure.driver_failed()) {
-    report.set_stop_ramp("not run: the equipment does not answer");
-    spdlog::error("site {}: no stop ramp, the equipment does not answer", site.name());
+    report.set_stop_ramp("not run: " + substructure.stop_reason());
+    spdlog::error("site {}: no stop ramp ({})", site.name(), substructure.stop_reason());
     return;
   }
   const RampPlan plan = stop_ramp(site.safe_motion(), displacements(substructure.commands()), rt.rate_hz);
