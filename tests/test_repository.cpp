@@ -178,9 +178,11 @@ struct LabelLine {
   int number;
   std::string label;
   std::string pattern;
+  std::string alone;  // "alone" or empty
 };
 
-// tests/labels.txt, as tests/CMakeLists.txt reads it: lines starting with a letter, LABEL PATTERN.
+// tests/labels.txt, as tests/CMakeLists.txt reads it: lines starting with a letter, LABEL PATTERN
+// and optionally `alone`.
 std::vector<LabelLine> label_lines() {
   std::ifstream in(test::source_dir() / "tests" / "labels.txt");
   std::vector<LabelLine> lines;
@@ -188,8 +190,8 @@ std::vector<LabelLine> label_lines() {
   for (int number = 1; std::getline(in, line); ++number) {
     if (line.empty() || std::islower(static_cast<unsigned char>(line.front())) == 0) continue;
     std::istringstream fields(line);
-    LabelLine l{number, "", ""};
-    fields >> l.label >> l.pattern;
+    LabelLine l{number, "", "", ""};
+    fields >> l.label >> l.pattern >> l.alone;
     lines.push_back(l);
   }
   return lines;
@@ -201,6 +203,8 @@ TEST(Repository, EveryTestHasExactlyOneLabel) {
   const std::set<std::string> labels{"unit", "realtime", "netns", "container", "acceptance"};
   for (const LabelLine& l : lines) {
     EXPECT_TRUE(labels.contains(l.label)) << "tests/labels.txt:" << l.number << ": unknown label " << l.label;
+    EXPECT_TRUE(l.alone.empty() || l.alone == "alone")
+        << "tests/labels.txt:" << l.number << ": the third word may only be 'alone', not " << l.alone;
   }
   std::map<int, int> used;  // line number -> tests it labels
   const ::testing::UnitTest& all = *::testing::UnitTest::GetInstance();
