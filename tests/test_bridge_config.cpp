@@ -113,6 +113,21 @@ TEST(BridgeConfig, ASiteWithoutABridgeHasNoLayout) {
       << r.err;
 }
 
+// A setup transformation between the two channels and two actuators at +-45 degrees, linearised.
+const std::string kSafeMotion = "  safe_motion { start_ramp_s: 0 }\n";
+const std::string kTwoActuators =
+    "  setup { matrix { actuators: 2 value: [0.7071, 0.7071, -0.7071, 0.7071] } stroke_limit_m: [0.1, 0.08] }\n";
+
+TEST(BridgeConfig, WithASetupTheDatagramsCarryTheActuators) {
+  const test::ScratchFolder dir("rths_bridge_config");
+  std::string text = bridge_config();
+  text.replace(text.find(kSafeMotion), kSafeMotion.size(), kSafeMotion + kTwoActuators);
+  const Result r = layout(dir.path(), text);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("the datagrams carry its actuators"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("quantity      actuator"), std::string::npos) << r.out;
+}
+
 struct BadBridge {
   const char* label;
   std::string from;  // text replaced in the valid config
@@ -211,6 +226,15 @@ INSTANTIATE_TEST_SUITE_P(
                   "site[0].channel[1].velocity_limit_m_per_s: missing; a site with a driver moves real actuators"},
         BadBridge{"driver without kind", driver_block(), "  driver {}\n",
                   "site[0].driver: has no kind; expected udp_bridge {"},
+        BadBridge{"setup without stroke limits", kSafeMotion,
+                  kSafeMotion + "  setup { matrix { actuators: 2 value: [0.7071, 0.7071, -0.7071, 0.7071] } }\n",
+                  "site[0].setup.stroke_limit_m: has 0 values; a site with a driver moves real actuators, expected "
+                  "each one's stroke limit (2 values"},
+        BadBridge{"an actuator of the setup without its command", kSafeMotion,
+                  kSafeMotion +
+                      "  setup { matrix { actuators: 3 value: [1, 0, 0, 1, 0.7071, 0.7071] } stroke_limit_m: [0.1, "
+                      "0.1, 0.1] }\n",
+                  "udp_bridge.command: has no COMMAND of actuator 2; expected one per actuator (the stroke command)"},
         BadBridge{"datagram beyond 1400 bytes", kCommand1, kCommand1 + paddings(),
                   "udp_bridge.command: lays out 1420 bytes; expected at most 1400"}),
     [](const ::testing::TestParamInfo<BadBridge>& p) { return test::camel_case(p.param.label); });

@@ -169,21 +169,6 @@ TEST_F(BridgeRun, WithoutItsTargetASiteRefusesToStartNamingTheAddress) {
   EXPECT_EQ(site.out().find("listening on"), std::string::npos) << site.out();
 }
 
-// A setup transformation is checked and built, but no driver applies one yet: a site process refuses
-// it (exit 2) instead of driving actuators as if they lay along the channels.
-TEST_F(BridgeRun, ASiteProcessRefusesASetupNoDriverApplies) {
-  calibrate();
-  Process site("rths-physical",
-               {"serve", config(), "--site", kSite, "--listen", "127.0.0.1:0", "--out", (dir_ / "site").string(),
-                "--set", calibration_set(), "--set", "site[spring].setup.inclined_actuator.length_m=2", "--set",
-                "site[spring].setup.inclined_actuator.angle_deg=0", "--set", test::site_key_override(dir_, kSite)},
-               dir_ / "site");
-  EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitBadInput) << site.err();
-  EXPECT_NE(site.err().find("site[spring].setup: no plant driver applies a setup transformation yet"),
-            std::string::npos)
-      << site.err();
-}
-
 // A target whose reply layout differs (a datagram of the wrong size) is refused on its first packet,
 // naming the expected and received sizes.
 TEST_F(BridgeRun, AReplyOfTheWrongSizeIsRefusedNamingBothSizes) {

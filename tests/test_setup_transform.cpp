@@ -526,12 +526,42 @@ TEST(SetupTransform, NonFiniteInputsAreRefusedAndTheOutputsAreKept) {
           s[at] = 0.001;
           f[at] = bad;
           EXPECT_FALSE(setup->interface_forces(s, f, to_interface));
+          s[at] = bad;
+          EXPECT_FALSE(setup->actuator_forces(s, Vec(dofs, 100.0), to_actuators));
         }
         EXPECT_EQ(to_actuators, Vec(actuators, kKept)) << setup->valid_range();
         EXPECT_EQ(to_interface, Vec(dofs, kKept)) << setup->valid_range();
       }
     }
   }
+}
+
+// The emulated rig's direction: the load-cell forces of interface forces, mapped back, are those
+// interface forces; with redundant actuators the split is the least-norm one, (T+)^T F, which lies in
+// T's column space (no part of it is the actuators fighting each other).
+TEST(SetupTransform, ActuatorForcesAreTheLeastNormInverseOfTheInterfaceForces) {
+  for (const auto& setup : one_of_each()) {
+    const Vec u(setup->dofs(), 0.015);
+    Vec s(setup->actuators());
+    ASSERT_TRUE(setup->strokes(u, s));
+    Vec wanted(setup->dofs());
+    for (std::size_t i = 0; i < wanted.size(); ++i) wanted[i] = 1500.0 - 700.0 * static_cast<double>(i);
+    Vec f(setup->actuators());
+    Vec back(setup->dofs());
+    ASSERT_TRUE(setup->actuator_forces(s, wanted, f));
+    ASSERT_TRUE(setup->interface_forces(s, f, back));
+    for (std::size_t i = 0; i < wanted.size(); ++i) {
+      EXPECT_NEAR(back[i], wanted[i], 1e-12 * norm(wanted)) << setup->valid_range();
+    }
+  }
+  // The redundant matrix: f = T y for some y, i.e. orthogonal to T's left null space, here the
+  // direction n with T^T n = 0.
+  MatrixSetup three(3, kThreeOnTwo, 2);
+  const Vec n{1.0, 1.0, -std::numbers::sqrt2};  // x + y - sqrt2 (x + y) / sqrt2 = 0 on both DOFs
+  Vec f(3);
+  const Vec s(3, 0.0);
+  ASSERT_TRUE(three.actuator_forces(s, Vec{1500.0, 800.0}, f));
+  EXPECT_NEAR(dot(f, n), 0.0, 1e-12 * norm(f));
 }
 
 TEST(SetupTransform, TheStepCallsAllocateNothing) {
@@ -550,6 +580,7 @@ TEST(SetupTransform, TheStepCallsAllocateNothing) {
       ok = setup->stroke_velocities(u, v, rate) && ok;
       ok = setup->interface_displacements(s, back) && ok;
       ok = setup->interface_forces(s, f, forces) && ok;
+      ok = setup->actuator_forces(s, forces, rate) && ok;
     }
     EXPECT_EQ(test::allocations_on_this_thread() - before, 0U) << setup->valid_range();
     EXPECT_TRUE(ok);
@@ -642,6 +673,19 @@ TEST(SetupConfig, SizesThatDoNotFitTheSiteAreRefusedNamingTheFieldAndLine) {
                           "... angle_deg: ... } for each of the two actuators"));
   EXPECT_NE(config_error(2, "setup { }").find("site[0].setup: has no transformation; expected matrix"),
             std::string::npos);
+}
+
+TEST(SetupConfig, StrokeLimitsAreOnePerActuatorAndPositive) {
+  EXPECT_EQ(config_error(2,
+                         "setup { matrix { actuators: 3 value: [1, 0, 0, 1, 0.7071, 0.7071] } stroke_limit_m: [0.1, "
+                         "0.1, 0.2] }"),
+            "loaded");
+  EXPECT_EQ(config_error(2,
+                         "setup { matrix { actuators: 3 value: [1, 0, 0, 1, 0.7071, 0.7071] } stroke_limit_m: [0.1] "
+                         "}"),
+            at_setup_line(2, "site[0].setup.stroke_limit_m: has 1 value, expected one per actuator (3)"));
+  EXPECT_EQ(config_error(1, "setup { inclined_actuator { length_m: 2 angle_deg: 30 } stroke_limit_m: [-0.1] }"),
+            at_setup_line(1, "site[0].setup.stroke_limit_m[0]: is -0.1, expected actuator 0's stroke limit (m, > 0)"));
 }
 
 TEST(SetupConfig, ARankDeficientMatrixIsRefused) {

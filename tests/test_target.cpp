@@ -25,6 +25,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/bridge_layout.hpp"
+#include "rths/node_physical/plant_driver.hpp"
 #include "rths/node_physical/udp_bridge.hpp"
 #include "rths/target/target_emulator.hpp"
 #include "scratch_folder.hpp"
@@ -42,7 +43,8 @@ constexpr double kStrokeM = 0.1;
 
 // One channel, a spring behind an ideal actuator (the sensors read the command exactly, so every
 // value a test checks is exact).
-std::string target_config() {
+// setup: an extra block of the site (a setup transformation), or empty.
+std::string target_config(const std::string& setup = "") {
   return R"(name: "target"
 structure { dofs: 1 mass_kg: [2701] stiffness_n_per_m: [558343] }
 ground_motion { synthetic { seed: 3 duration_s: 2 } }
@@ -54,6 +56,8 @@ site {
     stroke_limit_m: 0.1 velocity_limit_m_per_s: 0.5 force_limit_n: 1e4
   }
   safe_motion { start_ramp_s: 0 }
+)" + setup +
+         R"(
   driver {
     udp_bridge {
       target: "127.0.0.1:47100"
@@ -69,9 +73,9 @@ site {
 // A running rths-target and the test's side of its bridge.
 class Target {
  public:
-  Target(const fs::path& dir, double duration_s)
+  Target(const fs::path& dir, double duration_s, const std::string& setup = "")
       : dir_(dir),
-        config_(write_config(dir)),
+        config_(write_config(dir, setup)),
         site_(load_experiment(config_).experiment.site(0)),
         command_(site_.driver().udp_bridge().command(), 1),
         reply_(site_.driver().udp_bridge().reply(), 1),
@@ -136,9 +140,9 @@ class Target {
   }
 
  private:
-  static fs::path write_config(const fs::path& dir) {
+  static fs::path write_config(const fs::path& dir, const std::string& setup) {
     fs::path file = dir / "target.textproto";
-    std::ofstream(file) << target_config();
+    std::ofstream(file) << target_config(setup);
     return file;
   }
 
@@ -329,6 +333,44 @@ TEST(RthsTarget, TheBridgeDriverDrivesItWithHardwareTrueTiming) {
   driver->report(0, report);
   EXPECT_EQ(report.udp_bridge().replies(), 300U);
   EXPECT_EQ(report.udp_bridge().missed(), 0U);
+  EXPECT_EQ(target.wait(), 0) << target.process().err();
+}
+
+// A setup transformation at both ends of the wire: the site sends the stroke of an actuator at 30
+// degrees to its DOF, the target maps it back to the DOF, and answers with the stroke and the load
+// cell of the DOF it senses. Through both mappings (and millimetres on the wire) the site reads an
+// earlier step's interface command exactly and the spring's force of it: a transpose, a sign or a
+// reference geometry in place of the deformed one on either side is off by percents.
+TEST(RthsTarget, ThroughAnInclinedActuatorTheSiteReadsTheInterfaceExactly) {
+  const test::ScratchFolder dir("rths_target");
+  Target target(dir.path(), 2.0,
+                "  setup { inclined_actuator { length_m: 1.5 angle_deg: 30 offset_m: 0.02 } stroke_limit_m: [0.1] }");
+  config::Site site = target.site();
+  site.mutable_driver()->mutable_udp_bridge()->set_target("127.0.0.1:" + std::to_string(target.port()));
+  site.mutable_driver()->mutable_udp_bridge()->set_reply_timeout_s(0.2);
+  const auto driver = make_plant_driver(site, 1024);
+  std::array<Measurement, 1> measured{};
+  measured[0].displacement_m = 1.0;
+  driver->open(measured);
+  EXPECT_NEAR(measured[0].displacement_m, 0.0, 1e-15);
+  std::vector<double> commanded;
+  int matched = 0;
+  for (int j = 0; j < 200; ++j) {
+    commanded.push_back(-0.02 + 2e-4 * j);  // distinct at every step, both signs
+    std::array<InterfaceMotion, 1> commands{InterfaceMotion{commanded.back(), 0.0, 0.0}};
+    ASSERT_FALSE(driver->check(commands).tripped());
+    ASSERT_TRUE(driver->exchange(commands, measured, 1.0 / 1024)) << driver->fault();
+    const double read = measured[0].displacement_m;
+    const bool earlier =
+        std::any_of(commanded.begin(), commanded.end() - 1, [read](double c) { return std::abs(c - read) < 1e-12; });
+    if (j > 0 && std::abs(read) > 0) {
+      EXPECT_TRUE(earlier) << "step " << j << " read " << read << " m, no earlier command";
+      matched += earlier ? 1 : 0;
+    }
+    EXPECT_NEAR(measured[0].force_n, kSpringNPerM * read, 1e-9 * kSpringNPerM * 0.02) << "step " << j;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+  }
+  EXPECT_GE(matched, 190);
   EXPECT_EQ(target.wait(), 0) << target.process().err();
 }
 

@@ -720,8 +720,10 @@ void check_safe_motion(const config::Experiment& experiment, const config::Site&
 }
 
 // The fields of one direction of a UDP bridge (command: site -> target, reply: target -> site).
+// A per-channel field names a channel of the site, or with a setup transformation an actuator
+// (`carried` = "channel" or "actuator", `count` of them).
 void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::BridgeField>& fields, const std::string& path,
-                         bool outgoing, int channels, const Checker& check) {
+                         bool outgoing, int count, std::string_view carried, const Checker& check) {
   using config::BridgeField;
   const std::string_view direction = outgoing ? "command" : "reply";
   const std::vector<BridgeField::Quantity> allowed =
@@ -749,8 +751,10 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
         std::find(allowed.begin(), allowed.end(), q) != allowed.end(), child(at, "quantity"),
         fmt::format("is {}, which the {} datagram does not carry; expected one of {}", name, direction, allowed_names));
     if (per_channel(q)) {
-      check.require(f.channel() < static_cast<std::uint32_t>(channels), child(at, "channel"),
-                    fmt::format("is {}, expected a channel of the site, 0 to {}", f.channel(), channels - 1));
+      check.require(f.channel() < static_cast<std::uint32_t>(count), child(at, "channel"),
+                    fmt::format("is {}, expected {} of the site{}, 0 to {}", f.channel(),
+                                carried == "channel" ? "a channel" : "an actuator",
+                                carried == "channel" ? "" : "'s setup", count - 1));
     } else {
       check.require(!f.has_channel(), child(at, "channel"),
                     fmt::format("is given, but {} belongs to the datagram, not to a channel; leave it out", name));
@@ -786,8 +790,8 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
       if (const auto seen = first.find(key); seen != first.end()) {
         check.fail(child(at, "quantity"),
                    fmt::format("is a second {}{} (also {}[{}]); expected one", name,
-                               per_channel(q) ? fmt::format(" of channel {}", f.channel()) : std::string(), direction,
-                               seen->second));
+                               per_channel(q) ? fmt::format(" of {} {}", carried, f.channel()) : std::string(),
+                               direction, seen->second));
       }
       first.emplace(key, i);
     }
@@ -797,18 +801,19 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
     const auto key = std::pair{static_cast<int>(q), channel < 0 ? 0U : static_cast<std::uint32_t>(channel)};
     if (first.contains(key)) return;
     const std::string name = BridgeField::Quantity_Name(q);
-    check.fail(path, channel < 0
-                         ? fmt::format("has no {}; expected one {}", name, why)
-                         : fmt::format("has no {} of channel {}; expected one per channel {}", name, channel, why));
+    check.fail(path, channel < 0 ? fmt::format("has no {}; expected one {}", name, why)
+                                 : fmt::format("has no {} of {} {}; expected one per {} {}", name, carried, channel,
+                                               carried, why));
   };
   require_one(BridgeField::COUNTER, -1,
               outgoing ? "UINT32 field with the step counter" : "UINT32 field echoing the counter answered");
-  for (int c = 0; c < channels; ++c) {
+  const bool strokes = carried != "channel";
+  for (int c = 0; c < count; ++c) {
     if (outgoing) {
-      require_one(BridgeField::COMMAND, c, "(the displacement command)");
+      require_one(BridgeField::COMMAND, c, strokes ? "(the stroke command)" : "(the displacement command)");
     } else {
-      require_one(BridgeField::DISPLACEMENT, c, "(the measured displacement)");
-      require_one(BridgeField::FORCE, c, "(the measured force)");
+      require_one(BridgeField::DISPLACEMENT, c, strokes ? "(the measured stroke)" : "(the measured displacement)");
+      require_one(BridgeField::FORCE, c, strokes ? "(the load cell's force)" : "(the measured force)");
     }
   }
   check.require(
@@ -874,8 +879,18 @@ void check_driver(const config::Site& site, const std::string& path, double rate
   check.require(
       bridge.open_timeout_s() > 0 && bridge.open_timeout_s() <= kMaxBridgeOpenTimeoutS, child(b, "open_timeout_s"),
       fmt::format("is {:g}, expected above 0 and at most {:g} s", bridge.open_timeout_s(), kMaxBridgeOpenTimeoutS));
-  check_bridge_fields(bridge.command(), child(b, "command"), true, site.channel_size(), check);
-  check_bridge_fields(bridge.reply(), child(b, "reply"), false, site.channel_size(), check);
+  // With a setup transformation the datagrams carry its actuators, each with its own stroke limit.
+  int carried = site.channel_size();
+  if (site.has_setup()) {
+    carried = static_cast<int>(setup_actuators(site.setup()));
+    check.require(site.setup().stroke_limit_m_size() == carried, child(path, "setup.stroke_limit_m"),
+                  fmt::format("has {} values; a site with a driver moves real actuators, expected each one's stroke "
+                              "limit ({} values, m, > 0)",
+                              site.setup().stroke_limit_m_size(), carried));
+  }
+  const std::string_view unit = site.has_setup() ? "actuator" : "channel";
+  check_bridge_fields(bridge.command(), child(b, "command"), true, carried, unit, check);
+  check_bridge_fields(bridge.reply(), child(b, "reply"), false, carried, unit, check);
 }
 
 void check_site(const config::Experiment& experiment, int index, const Checker& check) {

@@ -134,7 +134,10 @@ std::optional<SetupProblem> two_actuators_problem(double length0_m, double angle
                                   1.0 / std::sin(to_radians(kSetupMinCrossingDeg)))};
 }
 
-std::optional<SetupProblem> setup_problem(const config::SetupTransform& setup, std::size_t dofs) {
+namespace {
+
+// The kind's own rules and the kind against the site's DOFs.
+std::optional<SetupProblem> setup_kind_problem(const config::SetupTransform& setup, std::size_t dofs) {
   switch (setup.kind_case()) {
     case config::SetupTransform::kMatrix: {
       const auto& matrix = setup.matrix();
@@ -201,6 +204,40 @@ std::optional<SetupProblem> setup_problem(const config::SetupTransform& setup, s
   return SetupProblem{"",
                       "has no transformation; expected matrix { actuators: ... value: [...] }, inclined_actuator { "
                       "length_m: ... angle_deg: ... } or two_actuators { actuator { ... } actuator { ... } }"};
+}
+
+}  // namespace
+
+std::size_t setup_actuators(const config::SetupTransform& setup) {
+  switch (setup.kind_case()) {
+    case config::SetupTransform::kMatrix:
+      return setup.matrix().actuators();
+    case config::SetupTransform::kInclinedActuator:
+      return 1;
+    case config::SetupTransform::kTwoActuators:
+      return 2;
+    case config::SetupTransform::KIND_NOT_SET:
+      break;
+  }
+  return 0;
+}
+
+std::optional<SetupProblem> setup_problem(const config::SetupTransform& setup, std::size_t dofs) {
+  if (auto problem = setup_kind_problem(setup, dofs)) return problem;
+  const std::size_t actuators = setup_actuators(setup);
+  const auto limits = static_cast<std::size_t>(setup.stroke_limit_m_size());
+  if (limits != 0 && limits != actuators) {
+    return SetupProblem{"stroke_limit_m", fmt::format("has {} value{}, expected one per actuator ({})", limits,
+                                                      limits == 1 ? "" : "s", actuators)};
+  }
+  for (std::size_t i = 0; i < limits; ++i) {
+    const double limit = setup.stroke_limit_m(static_cast<int>(i));
+    if (!(std::isfinite(limit) && limit > 0)) {
+      return SetupProblem{fmt::format("stroke_limit_m[{}]", i),
+                          fmt::format("is {}, expected actuator {}'s stroke limit (m, > 0)", limit, i)};
+    }
+  }
+  return std::nullopt;
 }
 
 }  // namespace rths

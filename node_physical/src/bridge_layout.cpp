@@ -178,10 +178,10 @@ std::string quantity_name(BridgeField::Quantity quantity) {
   return BridgeField::Quantity_Name(quantity);
 }
 
-std::string direction_table(const char* title, const BridgeLayout& layout) {
+std::string direction_table(const char* title, const BridgeLayout& layout, bool actuators) {
   std::string out = fmt::format("{}: {} bytes\n", title, layout.bytes());
   out += fmt::format("{:>6}  {:>5}  {:<6}  {:<6}  {:<12}  {:>7}  {:>12}  {:>8}  {}\n", "offset", "bytes", "type",
-                     "order", "quantity", "channel", "scale", "offset", "unit on the wire");
+                     "order", "quantity", actuators ? "actuator" : "channel", "scale", "offset", "unit on the wire");
   for (const BridgeLayout::Field& f : layout.fields()) {
     const std::string channel = BridgeLayout::per_channel(f.quantity) ? std::to_string(f.channel) : "-";
     out += fmt::format("{:>6}  {:>5}  {:<6}  {:<6}  {:<12}  {:>7}  {:>12g}  {:>8g}  {}\n", f.byte_offset, f.bytes,
@@ -331,7 +331,7 @@ std::string BridgeLayout::size_mismatch(std::size_t received_bytes) const {
 }
 
 std::string bridge_layout_table(const config::UdpBridge& bridge, const std::string& site_name, std::size_t channels,
-                                double rate_hz) {
+                                double rate_hz, bool actuators) {
   const BridgeLayout command(bridge.command(), channels);
   const BridgeLayout reply(bridge.reply(), channels);
   std::string out = fmt::format(
@@ -352,9 +352,15 @@ std::string bridge_layout_table(const config::UdpBridge& bridge, const std::stri
       site_name, bridge.target(), rate_hz, bridge.open_timeout_s(),
       command.has(BridgeField::ENABLE) ? " (its ENABLE is 0)" : "", bridge.reply_timeout_s(),
       bridge.max_missed_replies());
-  out += direction_table("command (site -> target)", command);
+  if (actuators) {
+    out +=
+        "The site has a setup transformation: the datagrams carry its actuators (column \"actuator\", from 0),\n"
+        "COMMAND and DISPLACEMENT are actuator strokes (length changes from the reference length, positive\n"
+        "extending), FORCE is the actuator's load cell (positive in compression).\n\n";
+  }
+  out += direction_table("command (site -> target)", command, actuators);
   out += "\n";
-  out += direction_table("reply (target -> site)", reply);
+  out += direction_table("reply (target -> site)", reply, actuators);
   return out;
 }
 

@@ -37,6 +37,13 @@ std::string InterlockTrip::describe() const {
       return fmt::format("channel {}: measured displacement {} m beyond the stroke limit {} m", n, value, limit);
     case W::kMeasuredForce:
       return fmt::format("channel {}: measured force {} N beyond the force limit {} N", n, value, limit);
+    case W::kActuatorStroke:
+      return fmt::format("actuator {} of the setup: stroke {} m beyond its limit setup.stroke_limit_m[{}] = {} m",
+                         channel, value, channel, limit);
+    case W::kOutsideSetup:
+      return fmt::format(
+          "the commands leave the setup transformation's valid range (docs/setup-transformations.md): no actuator "
+          "stroke reaches them");
   }
   return "interlock tripped";
 }
@@ -49,6 +56,10 @@ bool Interlock::fail(InterlockTrip::What what, std::size_t channel, double value
     trip_ = {what, channel, value, limit};
   }
   return false;
+}
+
+bool Interlock::trip_on(const InterlockTrip& breach) {
+  return fail(breach.what, breach.channel, breach.value, breach.limit);
 }
 
 bool Interlock::admit(std::span<const InterfaceMotion> wanted, std::span<InterfaceMotion> admitted) {

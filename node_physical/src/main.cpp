@@ -12,6 +12,7 @@
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/setup_checks.hpp"
 #include "rths/node_physical/bridge_layout.hpp"
 #include "rths/node_physical/site_server.hpp"
 
@@ -84,8 +85,10 @@ int print_layout(const std::filesystem::path& config, const Options& o) {
         throw rths::ConfigError(fmt::format("{}: site[{}].driver: site \"{}\" has no driver {{ udp_bridge {{ ... }} }}",
                                             config.string(), i, o.site));
       }
-      std::fputs(rths::bridge_layout_table(site.driver().udp_bridge(), site.name(),
-                                           static_cast<std::size_t>(site.channel_size()), loaded.experiment.rate_hz())
+      const std::size_t carried =
+          site.has_setup() ? rths::setup_actuators(site.setup()) : static_cast<std::size_t>(site.channel_size());
+      std::fputs(rths::bridge_layout_table(site.driver().udp_bridge(), site.name(), carried,
+                                           loaded.experiment.rate_hz(), site.has_setup())
                      .c_str(),
                  stdout);
       return rths::kExitCompleted;

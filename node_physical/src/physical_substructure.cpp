@@ -35,6 +35,9 @@ bool PhysicalSubstructure::step(std::span<const InterfaceMotion> wanted, std::sp
       return false;  // checked before the exchange: no channel moves on a bad command
     }
   }
+  if (const InterlockTrip breach = plants_->check(commands_); breach.tripped()) {
+    return interlock_.trip_on(breach);  // the equipment's own limits (a setup's actuator strokes)
+  }
   if (!plants_->exchange(commands_, measured, dt_s)) {
     driver_failed_ = true;
     std::copy(last_.begin(), last_.end(), measured.begin());
@@ -62,6 +65,9 @@ bool PhysicalSubstructure::move(std::span<const InterfaceMotion> commands, doubl
       return false;
     }
     commands_[c] = commands[c];
+  }
+  if (plants_->check(commands_).tripped()) {
+    return false;
   }
   if (!plants_->exchange(commands_, moved_, dt_s)) {
     driver_failed_ = true;

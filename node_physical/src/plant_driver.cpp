@@ -1,10 +1,7 @@
 #include "rths/node_physical/plant_driver.hpp"
 
-#include <fmt/format.h>
-
-#include "rths/common/config.hpp"
-
 #include "rths/node_physical/actuator_plant.hpp"
+#include "rths/node_physical/setup_driver.hpp"
 #include "rths/node_physical/udp_bridge.hpp"
 
 namespace rths {
@@ -18,24 +15,24 @@ std::unique_ptr<SimulatedPlants> make_simulated_plants(const config::Site& site,
 }
 
 std::unique_ptr<PlantDriver> make_plant_driver(const config::Site& site, double rate_hz) {
-  if (site.has_setup()) {
-    // Built and tested (docs/setup-transformations.md), but no driver maps its commands and readings
-    // through one yet: refused at the rig rather than silently ignored. (A simulated plant models the
-    // interface DOFs themselves, so virtual time needs none.)
-    throw ConfigError(
-        fmt::format("site[{}].setup: no plant driver applies a setup transformation yet; expected no "
-                    "setup at a site process (lay the actuators along the channels)",
-                    site.name()));
-  }
   // A driver to equipment is added here: one case per member of config::Driver's oneof
-  // (docs/plant-drivers.md).
+  // (docs/plant-drivers.md). With a setup transformation it drives the setup's actuators.
+  std::unique_ptr<PlantDriver> equipment;
   switch (site.driver().kind_case()) {
     case config::Driver::kUdpBridge:
-      return make_udp_bridge(site.driver().udp_bridge(), site, rate_hz);
-    case config::Driver::KIND_NOT_SET:
+      equipment = make_udp_bridge(site.driver().udp_bridge(), site, rate_hz);
       break;
+    case config::Driver::KIND_NOT_SET:
+      // Simulated plants model the interface DOFs themselves: a setup has nothing to map.
+      return make_simulated_plants(site, rate_hz);
   }
-  return make_simulated_plants(site, rate_hz);
+  if (!site.has_setup()) {
+    return equipment;
+  }
+  const auto channels = static_cast<std::size_t>(site.channel_size());
+  std::vector<double> limits(site.setup().stroke_limit_m().begin(), site.setup().stroke_limit_m().end());
+  return std::make_unique<SetupDriver>(make_setup_transform(site.setup(), channels), std::move(limits),
+                                       std::move(equipment));
 }
 
 }  // namespace rths

@@ -107,6 +107,14 @@ bool MatrixSetup::interface_forces(std::span<const double> strokes_m, std::span<
   return write_if_finite(interface_, interface_forces_n);
 }
 
+bool MatrixSetup::actuator_forces(std::span<const double> strokes_m, std::span<const double> interface_forces_n,
+                                  std::span<double> actuator_forces_n) {
+  if (!all_finite(strokes_m) || !all_finite(interface_forces_n)) return false;
+  // f = (T^T)+ f_interface = (T+)^T f_interface: the least-norm solution of T^T f = f_interface.
+  multiply_transposed(t_plus_, interface_forces_n, actuator_);
+  return write_if_finite(actuator_, actuator_forces_n);
+}
+
 std::string MatrixSetup::valid_range() const {
   return "every finite interface displacement and stroke (a constant matrix has no geometry to leave)";
 }
@@ -189,6 +197,20 @@ bool InclinedActuatorSetup::interface_forces(std::span<const double> strokes_m,
   const double force = x / (length_m_ + s) * f;
   if (!std::isfinite(force)) return false;
   interface_forces_n[0] = force;
+  return true;
+}
+
+bool InclinedActuatorSetup::actuator_forces(std::span<const double> strokes_m,
+                                            std::span<const double> interface_forces_n,
+                                            std::span<double> actuator_forces_n) {
+  const double s = strokes_m[0];
+  const double force = interface_forces_n[0];
+  double x = 0.0;
+  if (!std::isfinite(force) || !along_dof(s, x)) return false;
+  // f = f_interface / J, J = x / L: x != 0 inside the valid range.
+  const double f = (length_m_ + s) / x * force;
+  if (!std::isfinite(f)) return false;
+  actuator_forces_n[0] = f;
   return true;
 }
 
@@ -291,6 +313,26 @@ bool TwoActuatorsSetup::interface_forces(std::span<const double> strokes_m, std:
   if (!force.allFinite()) return false;
   interface_forces_n[0] = force.x();
   interface_forces_n[1] = force.y();
+  return true;
+}
+
+bool TwoActuatorsSetup::actuator_forces(std::span<const double> strokes_m, std::span<const double> interface_forces_n,
+                                        std::span<double> actuator_forces_n) {
+  Eigen::Vector2d p;
+  if (!std::isfinite(interface_forces_n[0]) || !std::isfinite(interface_forces_n[1]) || !point(strokes_m, p)) {
+    return false;
+  }
+  // f_0 n_0 + f_1 n_1 = F with the current unit axes n_i, by Cramer's rule; the determinant is the
+  // sine of the angle between the axes, not 0 inside the valid range.
+  const Eigen::Vector2d n0 = (p - fixed_[0]).normalized();
+  const Eigen::Vector2d n1 = (p - fixed_[1]).normalized();
+  const Eigen::Vector2d force(interface_forces_n[0], interface_forces_n[1]);
+  const double det = n0.x() * n1.y() - n0.y() * n1.x();
+  const double f0 = (force.x() * n1.y() - force.y() * n1.x()) / det;
+  const double f1 = (n0.x() * force.y() - n0.y() * force.x()) / det;
+  if (!std::isfinite(f0) || !std::isfinite(f1)) return false;
+  actuator_forces_n[0] = f0;
+  actuator_forces_n[1] = f1;
   return true;
 }
 

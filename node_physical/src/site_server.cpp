@@ -317,8 +317,10 @@ std::optional<Refusal> run_start_ramp(PhysicalSubstructure& plants, const config
   moved = done.steps_run > 0;
   if (ramp.failed()) {
     return Refusal{plants.driver_failed() ? kExitEquipment : kExitLimit,
-                   plants.driver_failed() ? plants.stop_reason() + " during the start ramp"
-                                          : std::string("a start ramp command was not finite or beyond the stroke")};
+                   plants.driver_failed()
+                       ? plants.stop_reason() + " during the start ramp"
+                       : std::string("a start ramp command was not finite, beyond a channel's stroke limit or "
+                                     "(with a setup) beyond an actuator's")};
   }
   if (done.end == LoopEnd::kStopFlag) {
     return Refusal{kExitInterrupted, "interrupted during the start ramp"};

@@ -21,6 +21,7 @@
 #include "rths/common/latency_histogram.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/realtime_loop.hpp"
+#include "rths/common/setup_checks.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/bridge_layout.hpp"
 
@@ -319,7 +320,10 @@ class UdpBridgeDriver final : public PlantDriver {
 std::unique_ptr<PlantDriver> make_udp_bridge(const config::UdpBridge& bridge, const config::Site& site,
                                              double rate_hz) {
   (void)rate_hz;  // validation bounded the timeouts by it; each exchange() brings the step's own dt_s
-  return std::make_unique<UdpBridgeDriver>(bridge, static_cast<std::size_t>(site.channel_size()));
+  // With a setup transformation the datagrams carry its actuators (SetupDriver sits in front).
+  const std::size_t carried =
+      site.has_setup() ? setup_actuators(site.setup()) : static_cast<std::size_t>(site.channel_size());
+  return std::make_unique<UdpBridgeDriver>(bridge, carried);
 }
 
 }  // namespace rths

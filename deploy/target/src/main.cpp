@@ -56,7 +56,10 @@ with the sensors of that tick and the datagram's counter (counter 0, a probe, on
 newest command (clamped to the stroke: actuator.limits.stroke_m, else stroke_limit_m), and advances
 the plants. Its watchdog, armed by the first command, trips when no new counter came for more than
 --watchdog-s: the actuator's velocity ramps to zero within 10 ms and it holds there until the target
-is restarted (a trip latches; nothing re-arms it). docs/plant-drivers.md has the protocol.)");
+is restarted (a trip latches; nothing re-arms it). With a setup transformation (site.setup) the
+datagrams carry its actuators: strokes are clamped to setup.stroke_limit_m, mapped to the channels
+by the setup's inverse, and answered with the sensed strokes and load-cell forces.
+docs/plant-drivers.md has the protocol.)");
   cli.text("site", "NAME", o.site, "The site whose equipment is emulated (site.name in CONFIG).").required();
   cli.option(
       "listen", "HOST:PORT", [&o](const std::string& v) { o.listen = rths::parse_listen_address(v); },
@@ -222,10 +225,10 @@ int emulate(const std::filesystem::path& config, const Options& o, const std::at
       target.tripped() ? fmt::format("watchdog tripped at t={:.3f} s", target.trip().t_s) : "watchdog not tripped";
   const std::string summary = fmt::format(
       "rths-target: site {}, {} ticks at {:g} Hz ({:.3f} s); {} datagrams answered ({} probes), {} commands applied, "
-      "{} stale, {} disabled, {} not finite, {} after the trip, {} of the wrong size; {} stroke clamps; {}; {} rows "
-      "dropped; tick lateness p99 {:.1f} us, {} late",
+      "{} stale, {} disabled, {} not finite, {} outside the setup, {} after the trip, {} of the wrong size; {} stroke "
+      "clamps; {}; {} rows dropped; tick lateness p99 {:.1f} us, {} late",
       o.site, run.steps_run, o.rate_hz, static_cast<double>(run.steps_run) / o.rate_hz, n.datagrams, n.probes,
-      n.applied, n.stale, n.disabled, n.not_finite, n.after_trip, n.wrong_size, clamps, watchdog,
+      n.applied, n.stale, n.disabled, n.not_finite, n.outside_setup, n.after_trip, n.wrong_size, clamps, watchdog,
       rows ? rows->dropped() : 0, static_cast<double>(stats.lateness.percentile(99)) * 1e-3, stats.late);
   spdlog::info("{}", summary);
   std::printf("%s\n", summary.c_str());

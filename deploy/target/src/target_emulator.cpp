@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "rths/common/setup_checks.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 
 namespace rths {
@@ -18,6 +19,11 @@ constexpr int kMaxDatagramsPerTick = 64;
 // Whether counter a came after b, across the wrap of the 32-bit counter (RFC 1982 serial numbers).
 bool newer(std::uint32_t a, std::uint32_t b) {
   return static_cast<std::int32_t>(a - b) > 0;
+}
+
+// The channels a datagram carries: the setup's actuators, else the site's channels.
+std::size_t wire_channels(const config::Site& site) {
+  return site.has_setup() ? setup_actuators(site.setup()) : static_cast<std::size_t>(site.channel_size());
 }
 
 }  // namespace
@@ -53,12 +59,13 @@ TargetEmulator::TargetEmulator(const config::Site& site, double rate_hz, double 
       watchdog_s_(watchdog_s),
       link_(link),
       rows_(rows),
-      command_layout_(site.driver().udp_bridge().command(), static_cast<std::size_t>(site.channel_size())),
-      reply_layout_(site.driver().udp_bridge().reply(), static_cast<std::size_t>(site.channel_size())) {
+      command_layout_(site.driver().udp_bridge().command(), wire_channels(site)),
+      reply_layout_(site.driver().udp_bridge().reply(), wire_channels(site)) {
   if (!site.driver().has_udp_bridge()) {
     throw std::invalid_argument(fmt::format("site \"{}\" has no driver {{ udp_bridge {{ ... }} }}", site.name()));
   }
   const auto n = static_cast<std::size_t>(site.channel_size());
+  const std::size_t wire = wire_channels(site);
   for (const config::Channel& channel : site.channel()) {
     plants_.push_back(make_plant(channel, rate_hz));
     // The controller's own stroke limit: the actuator's, else the channel's interlock limit.
@@ -66,15 +73,23 @@ TargetEmulator::TargetEmulator(const config::Site& site, double rate_hz, double 
         channel.actuator().limits().stroke_m() > 0 ? channel.actuator().limits().stroke_m() : channel.stroke_limit_m();
     stroke_m_.push_back(stroke > 0 ? stroke : std::numeric_limits<double>::infinity());
   }
+  wire_stroke_m_ = stroke_m_;
+  if (site.has_setup()) {
+    setup_ = make_setup_transform(site.setup(), n);
+    wire_stroke_m_.assign(site.setup().stroke_limit_m().begin(), site.setup().stroke_limit_m().end());
+    wire_stroke_m_.resize(wire, std::numeric_limits<double>::infinity());
+  }
+  for (auto* v : {&dof_u_, &dof_v_, &dof_f_}) v->resize(n);
+  for (auto* v : {&wire_s_, &wire_v_, &wire_f_}) v->resize(wire);
   sensors_.resize(n);
   command_.resize(n);
-  status_.resize(n, 0);
-  in_.resize(n);
-  out_.resize(n);
+  status_.resize(wire, 0);
+  in_.resize(wire);
+  out_.resize(wire);
   hold_start_m_.resize(n, 0.0);
   hold_velocity_m_per_s_.resize(n, 0.0);
   trip_.hold_m.resize(n, 0.0);
-  counters_.stroke_clamped.resize(n, 0);
+  counters_.stroke_clamped.resize(wire, 0);
   row_.resize(columns(n).size());
   if (rows_ != nullptr && rows_->columns() != row_.size()) {
     throw std::invalid_argument(
@@ -96,11 +111,41 @@ double TargetEmulator::clamp_to_stroke(std::size_t c, double x) const {
   return std::clamp(x, -stroke_m_[c], stroke_m_[c]);
 }
 
+std::uint32_t TargetEmulator::dof_status(std::size_t c) const {
+  if (!setup_) return status_[c];
+  std::uint32_t bits = 0;
+  for (const std::uint32_t s : status_) bits |= s;
+  return bits;
+}
+
+void TargetEmulator::sense_wire() {
+  if (!setup_) {
+    for (std::size_t c = 0; c < out_.size(); ++c) {
+      out_[c].displacement_m = sensors_[c].displacement_m;
+      out_[c].velocity_m_per_s = sensors_[c].velocity_m_per_s;
+      out_[c].force_n = sensors_[c].force_n;
+    }
+    return;
+  }
+  for (std::size_t c = 0; c < sensors_.size(); ++c) {
+    dof_u_[c] = sensors_[c].displacement_m;
+    dof_v_[c] = sensors_[c].velocity_m_per_s;
+    dof_f_[c] = sensors_[c].force_n;
+  }
+  // Outside the setup's range the rig's sensors would read nonsense: the site refuses NaN.
+  const bool read = setup_->strokes(dof_u_, wire_s_) && setup_->stroke_velocities(dof_u_, dof_v_, wire_v_) &&
+                    setup_->actuator_forces(wire_s_, dof_f_, wire_f_);
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  for (std::size_t i = 0; i < out_.size(); ++i) {
+    out_[i].displacement_m = read ? wire_s_[i] : kNaN;
+    out_[i].velocity_m_per_s = read ? wire_v_[i] : kNaN;
+    out_[i].force_n = read ? wire_f_[i] : kNaN;
+  }
+}
+
 void TargetEmulator::answer(std::uint32_t counter) {
+  sense_wire();
   for (std::size_t c = 0; c < out_.size(); ++c) {
-    out_[c].displacement_m = sensors_[c].displacement_m;
-    out_[c].velocity_m_per_s = sensors_[c].velocity_m_per_s;
-    out_[c].force_n = sensors_[c].force_n;
     out_[c].status = status_[c];
   }
   const std::span<std::byte> datagram(tx_.data(), reply_layout_.bytes());
@@ -112,25 +157,39 @@ void TargetEmulator::answer(std::uint32_t counter) {
   counters_.send_errors += link_.counters().send_errors - errors;
 }
 
-void TargetEmulator::accept(std::int64_t k, std::uint32_t counter) {
+bool TargetEmulator::accept(std::int64_t k, std::uint32_t counter) {
   const double gap_s = static_cast<double>(k - changed_tick_) * dt_s_;
+  for (std::size_t i = 0; i < in_.size(); ++i) {
+    wire_s_[i] = std::clamp(in_[i].command_m, -wire_stroke_m_[i], wire_stroke_m_[i]);
+  }
+  if (setup_) {
+    if (!setup_->interface_displacements(wire_s_, dof_u_)) {
+      return false;
+    }
+  } else {
+    std::copy(wire_s_.begin(), wire_s_.end(), dof_u_.begin());
+  }
+  for (std::size_t i = 0; i < in_.size(); ++i) {
+    const bool clamped = wire_s_[i] != in_[i].command_m;
+    counters_.stroke_clamped[i] += clamped ? 1 : 0;
+    status_[i] = clamped ? status_[i] | target_status::kStrokeClamped : status_[i] & ~target_status::kStrokeClamped;
+  }
   for (std::size_t c = 0; c < command_.size(); ++c) {
-    const double x = clamp_to_stroke(c, in_[c].command_m);
-    const bool clamped = x != in_[c].command_m;
-    counters_.stroke_clamped[c] += clamped ? 1 : 0;
-    status_[c] = clamped ? status_[c] | target_status::kStrokeClamped : status_[c] & ~target_status::kStrokeClamped;
-    // The command's velocity as the actuator is asked to move: the layout's own, else the change
-    // since the command before (the plant's specimen may need it: a damper).
-    const double velocity = command_layout_.has(config::BridgeField::VELOCITY, static_cast<std::uint32_t>(c))
-                                ? in_[c].velocity_m_per_s
+    const double x = clamp_to_stroke(c, dof_u_[c]);
+    // The command's velocity as the actuator is asked to move: the layout's own (without a setup,
+    // where the wire carries the DOFs), else the change since the command before (the plant's
+    // specimen may need it: a damper).
+    const bool sent = !setup_ && command_layout_.has(config::BridgeField::VELOCITY, static_cast<std::uint32_t>(c));
+    const double velocity = sent                  ? in_[c].velocity_m_per_s
                             : armed_ && gap_s > 0 ? (x - command_[c].displacement_m) / gap_s
                                                   : command_[c].velocity_m_per_s;
-    command_[c] = InterfaceMotion{x, velocity, in_[c].acceleration_m_per_s2};
+    command_[c] = InterfaceMotion{x, velocity, setup_ ? 0.0 : in_[c].acceleration_m_per_s2};
   }
   changed_tick_ = k;
   counter_ = counter;
   armed_ = true;
   ++counters_.applied;
+  return true;
 }
 
 bool TargetEmulator::finite_commands() const {
@@ -163,8 +222,8 @@ void TargetEmulator::receive(std::int64_t k) {
       ++counters_.stale;
     } else if (!finite_commands()) {
       ++counters_.not_finite;
-    } else {
-      accept(k, frame.counter);
+    } else if (!accept(k, frame.counter)) {
+      ++counters_.outside_setup;
     }
     // Answered after the command is taken, so that its status says whether it was clamped; the
     // sensors are this tick's, read before the command acts.
@@ -177,9 +236,9 @@ void TargetEmulator::trip_watchdog(std::int64_t k) {
   for (std::size_t c = 0; c < command_.size(); ++c) {
     hold_start_m_[c] = sensors_[c].displacement_m;
     hold_velocity_m_per_s_[c] = sensors_[c].velocity_m_per_s;
-    status_[c] |= target_status::kWatchdog;
     trip_.hold_m[c] = hold_command(c, kHoldRampS).displacement_m;
   }
+  for (std::uint32_t& s : status_) s |= target_status::kWatchdog;
   trip_.t_s = static_cast<double>(k) * dt_s_;
   trip_.age_s = static_cast<double>(k - changed_tick_) * dt_s_;
   tripped_.store(true, std::memory_order_release);
@@ -214,7 +273,7 @@ bool TargetEmulator::tick(std::int64_t k) {
     row_[at] = command.displacement_m;
     row_[at + 1] = sensors_[c].displacement_m;
     row_[at + 2] = sensors_[c].force_n;
-    row_[at + 3] = status_[c];
+    row_[at + 3] = dof_status(c);
     sensors_[c] = plants_[c]->step(command, dt_s_);
   }
   if (rows_ != nullptr) {

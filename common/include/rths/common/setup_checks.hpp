@@ -34,7 +34,12 @@ inline constexpr double kSetupRankTolerance = 1e-9;
 // The whole setup for a site of `dofs` interface DOFs (its channels): the kind's own rules and the
 // kind against the DOFs (an inclined actuator drives 1, two planar actuators drive 2, a matrix has one
 // column per DOF).
+// Also the actuators' stroke limits: none, or one per actuator, each finite and above 0.
 std::optional<SetupProblem> setup_problem(const config::SetupTransform& setup, std::size_t dofs);
+
+// The number of actuators a setup drives (a matrix's `actuators`, 1 for an inclined actuator, 2 for
+// two planar actuators; 0 without a kind). The datagrams of a site's driver carry this many.
+std::size_t setup_actuators(const config::SetupTransform& setup);
 
 // The rules of each kind on plain numbers (fields named as in its message).
 std::optional<SetupProblem> setup_matrix_problem(std::size_t actuators, std::span<const double> t_row_major,

@@ -88,7 +88,9 @@ class BridgeLayout {
 // The table a lab engineer copies into the target's Byte Pack / Byte Unpack blocks (or LabVIEW's
 // cluster): a header with the protocol (counter, probe, echo), then for each direction every field's
 // offset, bytes, type, byte order, quantity, channel, scale, offset and unit on the wire.
+// With a setup transformation (actuators true) the per-channel fields are the setup's actuators:
+// the column is headed "actuator" and the protocol says what COMMAND, DISPLACEMENT and FORCE carry.
 std::string bridge_layout_table(const config::UdpBridge& bridge, const std::string& site_name, std::size_t channels,
-                                double rate_hz);
+                                double rate_hz, bool actuators = false);
 
 }  // namespace rths

@@ -30,6 +30,10 @@ struct InterlockTrip {
     kMeasurementNotFinite,
     kMeasuredStroke,
     kMeasuredForce,
+    // A plant driver's own limits (PlantDriver::check): channel is then the actuator of the site's
+    // setup transformation, from 0.
+    kActuatorStroke,  // the stroke a setup computes from the commands is beyond the actuator's limit
+    kOutsideSetup,    // the commands leave the setup's valid range: no stroke can be computed
   };
   What what = What::kNone;
   std::size_t channel = 0;  // from 0
@@ -62,6 +66,9 @@ class Interlock {
   [[nodiscard]] bool command_inside(std::size_t channel, const InterfaceMotion& command) const;
   bool check_measurement(std::size_t channel, const Measurement& measured);
 
+  // Trips on a breach found outside the interlock (a plant driver's own limits); false, as every
+  // check that trips. A trip already recorded stays the first.
+  bool trip_on(const InterlockTrip& breach);
   [[nodiscard]] const InterlockTrip& trip() const { return trip_; }
   [[nodiscard]] bool tripped() const { return trip_.tripped(); }
   [[nodiscard]] const std::vector<ChannelLimits>& limits() const { return limits_; }

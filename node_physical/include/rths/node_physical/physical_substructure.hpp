@@ -39,8 +39,9 @@ class PhysicalSubstructure {
   // the reading becomes the controllers' feedback and measured(). Throws DriverError.
   void open();
   // One step of a ramp outside the test (SafeMotion): the commands go straight to the plants (no
-  // controller), each finite and inside its channel's stroke limit. False when a command is not
-  // (nothing is written) or the driver failed.
+  // controller), each finite and inside its channel's stroke limit, and inside the equipment's own
+  // limits (PlantDriver::check: a setup's actuator strokes). False when a command is not (nothing is
+  // written) or the driver failed.
   bool move(std::span<const InterfaceMotion> commands, double dt_s);
   // The last measurement of every channel (a step's, a ramp's or open()'s).
   [[nodiscard]] std::span<const Measurement> measured() const { return last_; }

@@ -11,6 +11,7 @@
 
 #include "experiment.pb.h"
 #include "results.pb.h"
+#include "rths/node_physical/interlock.hpp"
 #include "rths/node_physical/plant.hpp"
 
 namespace rths {
@@ -55,6 +56,15 @@ class PlantDriver {
   // equipment and read where the actuators are, without moving them (a UDP bridge sends a read-only
   // probe). Throws DriverError when the equipment does not answer or answers wrongly.
   virtual void open(std::span<Measurement> measured) { (void)measured; }
+
+  // The equipment's own limits on a step's commands, checked before exchange() and before a ramp's
+  // move, so that nothing is sent when one is breached (the strokes a setup transformation computes
+  // from the channels' commands, ...): the first breach (tripped() false: all inside). The site then
+  // stops as on any interlock trip. Real-time: no allocation.
+  [[nodiscard]] virtual InterlockTrip check(std::span<const InterfaceMotion> commands) {
+    (void)commands;
+    return {};
+  }
 
   // One site step (real-time: no allocation, no locks, no blocking beyond the driver's bounded
   // reply wait). False when the driver cannot go on (fault() says why); measured then holds the

@@ -64,6 +64,13 @@ class SetupTransform {
                                               std::span<const double> actuator_forces_n,
                                               std::span<double> interface_forces_n) = 0;
 
+  // The other way, for an emulated rig (rths-target): interface forces -> the load-cell forces that
+  // produce them at the deformed geometry, the f with J^T f = f_interface of least norm (exact for as
+  // many actuators as DOFs; with redundant actuators, the split in which they fight each other least).
+  [[nodiscard]] virtual bool actuator_forces(std::span<const double> strokes_m,
+                                             std::span<const double> interface_forces_n,
+                                             std::span<double> actuator_forces_n) = 0;
+
   // The valid range in words and numbers, for the message of a site that stops on a false return
   // (off the step: it allocates).
   [[nodiscard]] virtual std::string valid_range() const = 0;
@@ -91,6 +98,8 @@ class MatrixSetup final : public SetupTransform {
                                              std::span<double> interface_displacement_m) override;
   [[nodiscard]] bool interface_forces(std::span<const double> strokes_m, std::span<const double> actuator_forces_n,
                                       std::span<double> interface_forces_n) override;
+  [[nodiscard]] bool actuator_forces(std::span<const double> strokes_m, std::span<const double> interface_forces_n,
+                                     std::span<double> actuator_forces_n) override;
   [[nodiscard]] std::string valid_range() const override;
 
  private:
@@ -126,6 +135,8 @@ class InclinedActuatorSetup final : public SetupTransform {
                                              std::span<double> interface_displacement_m) override;
   [[nodiscard]] bool interface_forces(std::span<const double> strokes_m, std::span<const double> actuator_forces_n,
                                       std::span<double> interface_forces_n) override;
+  [[nodiscard]] bool actuator_forces(std::span<const double> strokes_m, std::span<const double> interface_forces_n,
+                                     std::span<double> actuator_forces_n) override;
   [[nodiscard]] std::string valid_range() const override;
 
  private:
@@ -169,6 +180,8 @@ class TwoActuatorsSetup final : public SetupTransform {
                                              std::span<double> interface_displacement_m) override;
   [[nodiscard]] bool interface_forces(std::span<const double> strokes_m, std::span<const double> actuator_forces_n,
                                       std::span<double> interface_forces_n) override;
+  [[nodiscard]] bool actuator_forces(std::span<const double> strokes_m, std::span<const double> interface_forces_n,
+                                     std::span<double> actuator_forces_n) override;
   [[nodiscard]] std::string valid_range() const override;
 
   // Actuator i's fixed end, with the point's reference position at the origin (m).

@@ -14,6 +14,7 @@
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/bridge_layout.hpp"
 #include "rths/node_physical/plant.hpp"
+#include "rths/node_physical/setup_transform.hpp"
 
 namespace rths {
 
@@ -67,6 +68,13 @@ struct WatchdogTrip {
 //      back (a probe, a new counter) after the actuator stopped would otherwise jump it to a command
 //      computed for a test that is over; the operator decides, as at a real controller's interlock;
 //   3. advance every plant one tick with the command in force and record the tick.
+// With a setup transformation (Site.setup) the datagrams carry the setup's actuators, as they do at
+// a rig: each stroke command is clamped to its actuator's setup.stroke_limit_m and mapped to the
+// interface DOFs by the setup's inverse (commands it cannot map are ignored and counted), the plants
+// run on the DOFs, and each reply carries the strokes of the sensed DOF displacements, their rates
+// J v and the load-cell forces f with J^T f = the specimen's forces. An actuator's own dynamics are
+// thereby modelled along its DOF, not along its axis: the emulator exercises the mapping both ways,
+// not the rig's kinematics.
 // Nothing in tick() allocates, locks or logs.
 class TargetEmulator final : public TickHandler {
  public:
@@ -75,16 +83,17 @@ class TargetEmulator final : public TickHandler {
   static constexpr double kHoldRampS = 0.01;
 
   struct Counters {
-    std::uint64_t datagrams = 0;   // of the command layout's size, each answered
-    std::uint64_t probes = 0;      // counter 0
-    std::uint64_t applied = 0;     // live commands that became the command in force
-    std::uint64_t stale = 0;       // live commands with a counter not newer than the one in force
-    std::uint64_t disabled = 0;    // live commands with ENABLE 0
-    std::uint64_t after_trip = 0;  // live commands after the watchdog tripped: ignored
-    std::uint64_t not_finite = 0;  // live commands with a value that is not finite: ignored
-    std::uint64_t wrong_size = 0;  // datagrams of another size: not answered
+    std::uint64_t datagrams = 0;      // of the command layout's size, each answered
+    std::uint64_t probes = 0;         // counter 0
+    std::uint64_t applied = 0;        // live commands that became the command in force
+    std::uint64_t stale = 0;          // live commands with a counter not newer than the one in force
+    std::uint64_t disabled = 0;       // live commands with ENABLE 0
+    std::uint64_t after_trip = 0;     // live commands after the watchdog tripped: ignored
+    std::uint64_t not_finite = 0;     // live commands with a value that is not finite: ignored
+    std::uint64_t outside_setup = 0;  // live strokes the setup cannot map to the DOFs: ignored
+    std::uint64_t wrong_size = 0;     // datagrams of another size: not answered
     std::uint64_t send_errors = 0;
-    std::vector<std::uint64_t> stroke_clamped;  // per channel
+    std::vector<std::uint64_t> stroke_clamped;  // per channel (per actuator with a setup)
   };
 
   // rows: the queue the ticks are recorded to (nullptr: none). Throws std::invalid_argument for a
@@ -94,7 +103,7 @@ class TargetEmulator final : public TickHandler {
   bool tick(std::int64_t k) override;
 
   // The columns of a recorded row: t_s, counter, datagrams, then per channel command, displacement,
-  // force and status.
+  // force and status (with a setup: of the interface DOF, its status any of its actuators').
   static std::vector<std::string> columns(std::size_t channels);
   [[nodiscard]] const Counters& counters() const { return counters_; }
   // The trip, once tripped() (acquire: everything in it was written before).
@@ -105,11 +114,15 @@ class TargetEmulator final : public TickHandler {
  private:
   void receive(std::int64_t k);
   void answer(std::uint32_t counter);
-  void accept(std::int64_t k, std::uint32_t counter);
+  // False when a setup cannot map the strokes to the DOFs (nothing changes).
+  [[nodiscard]] bool accept(std::int64_t k, std::uint32_t counter);
+  // The sensors of the DOFs as the wire carries them (strokes and load cells with a setup) into out_.
+  void sense_wire();
   [[nodiscard]] bool finite_commands() const;
   void trip_watchdog(std::int64_t k);
   [[nodiscard]] InterfaceMotion hold_command(std::size_t c, double since_trip_s) const;
   [[nodiscard]] double clamp_to_stroke(std::size_t c, double x) const;
+  [[nodiscard]] std::uint32_t dof_status(std::size_t c) const;
 
   double dt_s_;
   double watchdog_s_;
@@ -118,10 +131,13 @@ class TargetEmulator final : public TickHandler {
   BridgeLayout command_layout_;
   BridgeLayout reply_layout_;
   std::vector<std::unique_ptr<Plant>> plants_;
-  std::vector<double> stroke_m_;          // per channel; infinity: none
+  std::vector<double> stroke_m_;                                          // per channel; infinity: none
+  std::unique_ptr<SetupTransform> setup_;                                 // null: the wire carries the channels
+  std::vector<double> wire_stroke_m_;                                     // per wire channel (actuator with a setup)
+  std::vector<double> dof_u_, dof_v_, dof_f_, wire_s_, wire_v_, wire_f_;  // scratch for the setup
   std::vector<Measurement> sensors_;      // what the sensors read at this tick (before its command acts)
   std::vector<InterfaceMotion> command_;  // in force, held between datagrams
-  std::vector<std::uint32_t> status_;
+  std::vector<std::uint32_t> status_;     // per wire channel
   std::vector<BridgeChannel> in_;
   std::vector<BridgeChannel> out_;
   std::vector<double> row_;

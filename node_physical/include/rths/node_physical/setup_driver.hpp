@@ -1,0 +1,72 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "rths/node_physical/plant_driver.hpp"
+#include "rths/node_physical/setup_transform.hpp"
+
+namespace rths {
+
+// A site's channels (its interface DOFs) driven through the actuators of a setup transformation
+// (OpenFresco's ExperimentalSetup between the site and its ExperimentalControl; Schellenberg, Mahin &
+// Fenves 2009, PEER 2009/104): the driver behind it speaks actuators -- stroke commands out, measured
+// strokes and load-cell forces back -- and this one speaks the channels the controllers, the
+// interlock, Smith part 2 and the records see.
+//
+// Each step, before anything is sent, check() computes the strokes of the controllers' commands and
+// refuses the step (an interlock trip) when one is beyond its actuator's stroke limit or the commands
+// leave the setup's valid range. exchange() sends each actuator its stroke, stroke velocity J v and
+// stroke acceleration J a + (dJ/dt) v (the curvature term by a central difference of J v along the
+// motion over one step, exact for a matrix, where it is 0); it maps what the actuators read back to
+// the interface: displacements by the exact inverse (least squares for redundant actuators), forces
+// by J^T f at the measured geometry, velocities by the inverse's derivative along the measured stroke
+// velocities. A measurement outside the setup's valid range stops the site (the equipment reads a
+// position the setup cannot be in). Hardware-true timing is the actuators' driver's: the setup adds
+// no delay. Nothing in check() or exchange() allocates.
+class SetupDriver final : public PlantDriver {
+ public:
+  // stroke_limits_m: one per actuator (> 0). Throws std::invalid_argument when the counts disagree.
+  SetupDriver(std::unique_ptr<SetupTransform> setup, std::vector<double> stroke_limits_m,
+              std::unique_ptr<PlantDriver> actuators);
+
+  [[nodiscard]] std::size_t channels() const override { return setup_->dofs(); }
+  void open(std::span<Measurement> measured) override;
+  [[nodiscard]] InterlockTrip check(std::span<const InterfaceMotion> commands) override;
+  bool exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) override;
+  // Any actuator's bits: every actuator of a setup can move every channel.
+  [[nodiscard]] std::uint32_t status(std::size_t channel) const override;
+  [[nodiscard]] std::string fault() const override;
+  // The actuators' driver's report (channel c: actuator c, the last actuator for a channel beyond
+  // them).
+  void report(std::size_t channel, results::PlantReport& out) const override;
+
+  // The strokes last commanded and read, and the load cells' forces (m, m, N; one per actuator).
+  [[nodiscard]] std::span<const InterfaceMotion> actuator_commands() const { return actuator_commands_; }
+  [[nodiscard]] std::span<const Measurement> actuator_measured() const { return actuator_measured_; }
+
+ private:
+  enum class Fault : std::uint8_t { kNone, kCommandOutside, kMeasuredOutside };
+
+  // actuator_measured_ -> measured (interface); false when outside the setup's valid range.
+  [[nodiscard]] bool to_interface(std::span<Measurement> measured);
+  // The stroke accelerations of the commands in u_, v_, a_ into stroke_a_.
+  [[nodiscard]] bool stroke_accelerations(double dt_s);
+
+  std::unique_ptr<SetupTransform> setup_;
+  std::vector<double> stroke_limits_m_;
+  std::unique_ptr<PlantDriver> actuators_;
+  Fault fault_ = Fault::kNone;
+
+  // Scratch, sized once: interface (dofs) and actuator (actuators) vectors.
+  std::vector<double> u_, v_, a_, probe_u_, probe_rate_, measured_u_, measured_f_, shifted_u_;
+  std::vector<double> strokes_, stroke_v_, stroke_a_, shifted_s_, read_s_, read_f_;
+  std::vector<InterfaceMotion> actuator_commands_;
+  std::vector<Measurement> actuator_measured_;
+  std::vector<Measurement> last_;  // the last interface measurement: held on a failure
+};
+
+}  // namespace rths

@@ -1,0 +1,175 @@
+#include "rths/node_physical/setup_driver.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace rths {
+namespace {
+
+// The interface velocity is the inverse's derivative along the measured stroke velocities, by a
+// central difference over this time: short enough that the geometry's curvature adds nothing
+// measurable (an error of order (v h)^2 / L^2 of v), long enough that rounding does not (1e-17 m over
+// 2e-4 s is 5e-14 m/s).
+constexpr double kVelocityProbeS = 1e-4;
+
+}  // namespace
+
+SetupDriver::SetupDriver(std::unique_ptr<SetupTransform> setup, std::vector<double> stroke_limits_m,
+                         std::unique_ptr<PlantDriver> actuators)
+    : setup_(std::move(setup)), stroke_limits_m_(std::move(stroke_limits_m)), actuators_(std::move(actuators)) {
+  const std::size_t n = setup_->actuators();
+  if (stroke_limits_m_.size() != n || actuators_->channels() != n) {
+    throw std::invalid_argument(fmt::format("a setup of {} actuators with {} stroke limits and a driver of {}", n,
+                                            stroke_limits_m_.size(), actuators_->channels()));
+  }
+  const std::size_t dofs = setup_->dofs();
+  for (auto* v : {&u_, &v_, &a_, &probe_u_, &probe_rate_, &measured_u_, &measured_f_, &shifted_u_}) v->resize(dofs);
+  for (auto* v : {&strokes_, &stroke_v_, &stroke_a_, &shifted_s_, &read_s_, &read_f_}) v->resize(n);
+  actuator_commands_.resize(n);
+  actuator_measured_.resize(n);
+  last_.resize(dofs);
+}
+
+void SetupDriver::open(std::span<Measurement> measured) {
+  actuators_->open(actuator_measured_);
+  if (!to_interface(measured)) {
+    std::string strokes;
+    for (const Measurement& m : actuator_measured_) {
+      strokes += fmt::format("{}{:g} m", strokes.empty() ? "" : ", ", m.displacement_m);
+    }
+    throw DriverError(
+        fmt::format("the actuators read strokes {} at the start, outside the setup transformation's "
+                    "valid range: {}",
+                    strokes, setup_->valid_range()));
+  }
+  std::copy(measured.begin(), measured.end(), last_.begin());
+}
+
+InterlockTrip SetupDriver::check(std::span<const InterfaceMotion> commands) {
+  for (std::size_t c = 0; c < u_.size(); ++c) u_[c] = commands[c].displacement_m;
+  if (!setup_->strokes(u_, strokes_)) {
+    return InterlockTrip{InterlockTrip::What::kOutsideSetup, 0, 0.0, 0.0};
+  }
+  for (std::size_t i = 0; i < strokes_.size(); ++i) {
+    // !(|s| <= limit): a NaN trips too.
+    if (!(std::abs(strokes_[i]) <= stroke_limits_m_[i])) {
+      return InterlockTrip{InterlockTrip::What::kActuatorStroke, i, strokes_[i], stroke_limits_m_[i]};
+    }
+  }
+  return {};
+}
+
+bool SetupDriver::stroke_accelerations(double dt_s) {
+  // J a ...
+  if (!setup_->stroke_velocities(u_, a_, stroke_a_)) return false;
+  // ... + (dJ/dt) v = (J(u + v h) v - J(u - v h) v) / 2h, h one step: 0 for a matrix (J constant).
+  if (dt_s <= 0) return true;
+  for (std::size_t c = 0; c < u_.size(); ++c) shifted_u_[c] = u_[c] + v_[c] * dt_s;
+  if (!setup_->stroke_velocities(shifted_u_, v_, shifted_s_)) return true;  // at the range's edge: J a alone
+  for (std::size_t c = 0; c < u_.size(); ++c) shifted_u_[c] = u_[c] - v_[c] * dt_s;
+  if (!setup_->stroke_velocities(shifted_u_, v_, read_s_)) return true;
+  for (std::size_t i = 0; i < stroke_a_.size(); ++i) stroke_a_[i] += (shifted_s_[i] - read_s_[i]) / (2.0 * dt_s);
+  return true;
+}
+
+bool SetupDriver::exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) {
+  if (fault_ != Fault::kNone) {
+    std::copy(last_.begin(), last_.end(), measured.begin());
+    return false;
+  }
+  for (std::size_t c = 0; c < u_.size(); ++c) {
+    u_[c] = commands[c].displacement_m;
+    v_[c] = commands[c].velocity_m_per_s;
+    a_[c] = commands[c].acceleration_m_per_s2;
+  }
+  // The site checked these commands (check()); a caller that did not is stopped here all the same.
+  if (!setup_->strokes(u_, strokes_) || !setup_->stroke_velocities(u_, v_, stroke_v_) || !stroke_accelerations(dt_s)) {
+    fault_ = Fault::kCommandOutside;
+    std::copy(last_.begin(), last_.end(), measured.begin());
+    return false;
+  }
+  for (std::size_t i = 0; i < strokes_.size(); ++i) {
+    if (!(std::abs(strokes_[i]) <= stroke_limits_m_[i])) {
+      fault_ = Fault::kCommandOutside;
+      std::copy(last_.begin(), last_.end(), measured.begin());
+      return false;
+    }
+    actuator_commands_[i] = InterfaceMotion{strokes_[i], stroke_v_[i], stroke_a_[i]};
+  }
+  const bool alive = actuators_->exchange(actuator_commands_, actuator_measured_, dt_s);
+  if (!to_interface(measured)) {
+    fault_ = Fault::kMeasuredOutside;
+    std::copy(last_.begin(), last_.end(), measured.begin());
+    return false;
+  }
+  std::copy(measured.begin(), measured.end(), last_.begin());
+  return alive;
+}
+
+bool SetupDriver::to_interface(std::span<Measurement> measured) {
+  for (std::size_t i = 0; i < read_s_.size(); ++i) {
+    read_s_[i] = actuator_measured_[i].displacement_m;
+    read_f_[i] = actuator_measured_[i].force_n;
+  }
+  if (!setup_->interface_displacements(read_s_, measured_u_) ||
+      !setup_->interface_forces(read_s_, read_f_, measured_f_)) {
+    return false;
+  }
+  // du = d(inverse)/ds . ds: the inverse at s +- (ds/dt) h, central where both lie in range, else
+  // one-sided from the reading itself.
+  const auto probe = [&](double sign) {
+    for (std::size_t i = 0; i < read_s_.size(); ++i) {
+      shifted_s_[i] = read_s_[i] + sign * actuator_measured_[i].velocity_m_per_s * kVelocityProbeS;
+    }
+    return setup_->interface_displacements(shifted_s_, sign > 0 ? probe_u_ : shifted_u_);
+  };
+  const bool ahead = probe(+1.0);
+  const bool behind = probe(-1.0);
+  for (std::size_t c = 0; c < measured_u_.size(); ++c) {
+    const double later = ahead ? probe_u_[c] : measured_u_[c];
+    const double earlier = behind ? shifted_u_[c] : measured_u_[c];
+    const double span_s = (ahead ? kVelocityProbeS : 0.0) + (behind ? kVelocityProbeS : 0.0);
+    probe_rate_[c] = span_s > 0 ? (later - earlier) / span_s : 0.0;
+  }
+  for (std::size_t c = 0; c < measured_u_.size(); ++c) {
+    measured[c] = Measurement{measured_u_[c], probe_rate_[c], measured_f_[c]};
+  }
+  return true;
+}
+
+std::uint32_t SetupDriver::status(std::size_t channel) const {
+  (void)channel;
+  std::uint32_t bits = 0;
+  for (std::size_t i = 0; i < actuator_measured_.size(); ++i) bits |= actuators_->status(i);
+  return bits;
+}
+
+std::string SetupDriver::fault() const {
+  switch (fault_) {
+    case Fault::kNone:
+      return actuators_->fault();
+    case Fault::kCommandOutside:
+      return fmt::format(
+          "a command outside the setup transformation's valid range or its actuators' stroke limits "
+          "reached the driver unchecked: {}",
+          setup_->valid_range());
+    case Fault::kMeasuredOutside: {
+      std::string strokes;
+      for (const Measurement& m : actuator_measured_) {
+        strokes += fmt::format("{}{:g} m", strokes.empty() ? "" : ", ", m.displacement_m);
+      }
+      return fmt::format("the actuators read strokes {}, outside the setup transformation's valid range: {}", strokes,
+                         setup_->valid_range());
+    }
+  }
+  return {};
+}
+
+void SetupDriver::report(std::size_t channel, results::PlantReport& out) const {
+  actuators_->report(std::min(channel, actuator_measured_.size() - 1), out);
+}
+
+}  // namespace rths
