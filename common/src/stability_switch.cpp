@@ -82,10 +82,15 @@ Stability analyse(const Partition& p, double omega_max) {
   }
   std::sort(out.crossings.begin(), out.crossings.end(),
             [](const Crossing& x, const Crossing& y) { return x.phi < y.phi; });
+  // The first switch is always listed, however far beyond omega_max it lies (a small delayed part
+  // switches late): it is the critical delay.
+  double first = kInfinity;
+  for (const Crossing& c : out.crossings) first = std::min(first, c.theta_rad / c.phi);
+  const double last = std::isfinite(first) ? std::max(omega_max, first) : omega_max;
   for (const Crossing& c : out.crossings) {
     for (int n = 0;; ++n) {
       const double omega = (c.theta_rad + kTwoPi * n) / c.phi;
-      if (omega > omega_max) break;
+      if (omega > last) break;
       out.switches.push_back(Switch{omega, c.destabilising});
     }
   }
@@ -113,7 +118,7 @@ Stability analyse(const Partition& p, double omega_max) {
   }
   if (unstable_roots == 0) {
     // Stable beyond the last switch considered: to omega_max, or for ever without any crossing.
-    out.stable.push_back(StableWindow{window_start, out.crossings.empty() ? kInfinity : omega_max});
+    out.stable.push_back(StableWindow{window_start, out.crossings.empty() ? kInfinity : last});
   }
   out.tau_cr_s = out.omega_cr / p.omega_n_rad_per_s;
   return out;

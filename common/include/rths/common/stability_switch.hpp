@@ -66,7 +66,8 @@ struct Stability {
   double tau_cr_s = 0.0;  // omega_cr / omega_n
 };
 
-// Eq. 25's roots, the switches up to omega_max (in Omega = tau omega_n) and the stable windows. The
+// Eq. 25's roots, the switches up to omega_max (in Omega = tau omega_n; the first switch always, even
+// beyond it) and the stable windows. The
 // partition's numbers must be finite, zeta and omega_n positive.
 Stability analyse(const Partition& p, double omega_max = 20.0);
 

@@ -1,0 +1,73 @@
+#pragma once
+
+#include <complex>
+#include <string>
+#include <vector>
+
+#include "experiment.pb.h"
+#include "rths/common/stability_switch.hpp"
+
+namespace rths::plan {
+
+// The stability planning of an experiment (docs/stability.md): for each remote site and each mode of
+// the reference structure, the equivalent SDOF partition of seed 004 and the loop the site's Smith
+// predictor leaves, from which the critical delays and the delay budget follow.
+//
+// The reduction. The reference structure is the numerical substructure (M, C, K of the config) with
+// every site's specimens linearised at a frequency w into a dynamic stiffness H(jw) = k + j w c per
+// channel and added through the influence matrices: K_ref = K + sum_s Lambda_s Re H_s Lambda_s^T,
+// C_ref = C + sum_s Lambda_s (Im H_s / w) Lambda_s^T (the specimens carry no mass). Mode i is an
+// eigenpair (w_i, phi_i) of K_ref phi = w^2 M phi, w_i found by fixed-point iteration where H depends
+// on w. Projected on phi_i (Chopra, Dynamics of Structures, 4th ed., ch. 10 and 12: the modal
+// equations of a classically damped system), the structure is the SDOF M_i x'' + C_i x' + K_i x with
+// M_i = phi^T M phi, C_i = phi^T C_ref phi, K_i = phi^T K_ref phi = w_i^2 M_i, zeta_i = C_i / (2 w_i M_i).
+// Site s's delayed part projects the same way, K_p = phi^T Lambda_s Re H_s Lambda_s^T phi, and
+// alpha = 1, beta = 1 - C_p / C_i, gamma = 1 - K_p / K_i. This is exact when the delayed part does not
+// couple the modes (a single mode dominates, or the partition is proportional) and an approximation
+// otherwise; the other sites' forces count as undelayed.
+//
+// The Smith loop: a modified (or classic) Smith predictor adds its prediction model's force at once
+// and the measured model error late (seed 002 Eq. 5), so the delayed part is H_specimen - H_model,
+// the undelayed part the numerical substructure plus the model; the zero-delay structure is the
+// reference itself (stability::smith_loop_partition).
+
+// A channel model's linear dynamic stiffness F / X at w (N/m, complex): a spring, k; Spencer's MR
+// damper (seed 002 Eqs. 12-14) linearised at rest (z small: dz/dt = A (x' - y')), at its voltage:
+// F / X = k1 + c1 jw Y / X, Y / X = (alpha A + k0 + c0 jw) / (alpha A + k0 + (c0 + c1) jw).
+std::complex<double> dynamic_stiffness(const config::Model& model, double omega_rad_s);
+
+struct SiteMode {
+  std::string site;
+  int mode = 0;                    // from 1, ascending frequency
+  stability::Partition reference;  // the site's specimen force delayed as a whole
+  stability::Partition loop;       // what the site's compensation leaves delayed (reference without one)
+  bool smith = false;              // the site has a Smith predictor (MODIFIED_SMITH or CLASSIC_SMITH)
+  // The prediction model's error at the mode, relative to the specimen's dynamic stiffness there:
+  // (H_model - H_specimen) / H_specimen (0 without a Smith predictor).
+  std::complex<double> model_error{0.0, 0.0};
+};
+
+// Every remote site (REMOTE placement) at every mode (modes: the lowest n; 0: all). Throws
+// std::invalid_argument for a site without a channel model this reduction knows, or a reference
+// structure without positive frequencies.
+std::vector<SiteMode> reduce(const config::Experiment& experiment, int modes = 0);
+
+// The loop a site's Smith predictor leaves at a mode when its model is off by a relative error e
+// (the model's dynamic stiffness (1 + e) times the specimen's).
+stability::Partition smith_loop_at(const SiteMode& m, double model_error);
+
+// What a site's link may add to the loop: the critical delay less the zero-order hold (1 / (2 f_s),
+// seed 004 Eq. 32) and the transfer system's own delay; negative: nothing.
+double round_trip_budget_s(const stability::Partition& loop, double rate_hz, double transfer_delay_s);
+
+// A site's budget over all its modes: the smallest.
+struct SiteBudget {
+  std::string site;
+  double round_trip_budget_s = 0.0;  // infinity: delay-independent at every mode
+  int limiting_mode = 0;             // 0 when no mode limits
+};
+// For a stated model error (both signs taken: the smaller budget), as the run-time guard plans it.
+SiteBudget smith_budget(const std::vector<SiteMode>& modes, const std::string& site, double model_error, double rate_hz,
+                        double transfer_delay_s);
+
+}  // namespace rths::plan
