@@ -37,15 +37,6 @@ std::string short_number(double v) {
   return fmt::format("{:.10g}", v);
 }
 
-// A gnuplot double-quoted string; backslashes pass (a title's "\\n" is a line break).
-std::string gp_quote(const std::string& s) {
-  std::string q = "\"";
-  for (const char c : s) {
-    q += c == '"' ? std::string("\\\"") : std::string(1, c);
-  }
-  return q + "\"";
-}
-
 // The last line of a file with words on it (what gnuplot said last; not its "^" marker), or "".
 std::string last_line_of(const std::filesystem::path& file) {
   std::ifstream in(file);
@@ -72,6 +63,15 @@ int run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::pat
 }
 
 }  // namespace
+
+std::string gp_quote(const std::string& s) {
+  std::string q = "\"";
+  for (const char c : s) {
+    q += c == '"' ? std::string("\\\"") : std::string(1, c);
+  }
+  return q + "\"";
+}
+
 
 AxisView axis_view(const StudyFile& study, const Axis& axis) {
   AxisView v;
@@ -300,6 +300,10 @@ PlotCount write_plots(const StudyFile& study, const std::filesystem::path& dir) 
       scripts.push_back(f.name);
     }
   }
+  return render_plots(dir, scripts);
+}
+
+PlotCount render_plots(const std::filesystem::path& dir, const std::vector<std::string>& scripts) {
   const auto gnuplot = find_program("gnuplot");
   if (!gnuplot) {
     spdlog::warn(

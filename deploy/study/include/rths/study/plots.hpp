@@ -59,6 +59,13 @@ struct PlotCount {
 // are there to run later.
 PlotCount write_plots(const StudyFile& study, const std::filesystem::path& dir);
 
+// Runs gnuplot on each NAME.gp of scripts in dir (NAME.png expected; its output in dir/gnuplot.log).
+// Without gnuplot one warning says so and nothing fails: the scripts are there to run later.
+PlotCount render_plots(const std::filesystem::path& dir, const std::vector<std::string>& scripts);
+
+// A gnuplot double-quoted string; backslashes pass (a title's "\\n" is a line break).
+std::string gp_quote(const std::string& s);
+
 // ", 4 plots" or ", 3 plots (1 failed)" for a closing line.
 std::string plot_text(const PlotCount& plots);
 
