@@ -4,21 +4,31 @@
 #   2. 60 s loopback runs of the seed 002 damper case, without and with real-time privileges:
 #      tick lateness and compute time of both nodes, one-way latency, feedback age;
 #   3. scale: one numerical node serving N remote sites (one process each) at 1024 Hz.
-# Usage: deploy/bench-realtime.sh [--seconds S] [--sites "8 16 32"] [--bin DIR] [--out DIR]
+# With --bridge, instead: the site's step driving equipment over the UDP bridge. In one invocation,
+#   1. the bare loop at the site's settings (SCHED_FIFO 80, locked memory, no spin);
+#   2. a loopback run of examples/hardware/spring_bridge.textproto through rths-target on 127.0.0.1
+#      (FIFO 70, 4096 Hz): the site's loop (lateness; compute = the whole step, the bridge's send
+#      and its wait for the reply included) and the bridge's round trip (send to reply), replies
+#      and misses, from site_spring.json;
+#   3. the same experiment with the actuator simulated inside the site's step
+#      (examples/actuator/spring_iisl_rls.textproto): the step without the bridge.
+# Usage: deploy/bench-realtime.sh [--bridge] [--seconds S] [--sites "8 16 32"] [--bin DIR] [--out DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
+bridge=0
 site_counts="8 16 32"
 bin=build/bin
 out=runs/bench-realtime-$(date +%Y%m%d-%H%M%S)
 while [ $# -gt 0 ]; do
   case "$1" in
+    --bridge) bridge=1; shift ;;
     --seconds) seconds=$2; shift 2 ;;
     --sites) site_counts=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,7p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-realtime: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -33,6 +43,50 @@ json() {
   done
   echo
 }
+
+# The site's step with the UDP bridge (--bridge, see the top).
+bridge_bench() {
+  local config=examples/hardware/spring_bridge.textproto simulated=examples/actuator/spring_iisl_rls.textproto
+  # One calibration serves both: the two configs differ only in the driver, the ramps and the start
+  # delay, none of which the monolithic reference sees.
+  local cal=$out/spring.calibration.textproto
+  echo "== bare loop, ${seconds}s, the site's settings: SCHED_FIFO 80, locked memory, no spin"
+  "$bin/rths-bench-loop" --seconds "$seconds" --priority 80 --lock
+  "$bin/rths-numerical" calibrate $config --out "$cal" >/dev/null
+  # The watchdog at 20 ms, as in the bridge's end-to-end tests: a host stall of the site is not what
+  # this measures.
+  "$bin/rths-target" $config --site spring --listen 127.0.0.1:0 --realtime-priority 70 --watchdog-s 0.02 \
+    --out "$out" --set "site[spring].channel[0].controller.rls.calibration_path=$cal" >"$out/target.stdout" &
+  local target_pid=$! target_at="" i
+  trap 'kill -INT $target_pid 2>/dev/null || true' EXIT
+  for i in $(seq 1 100); do
+    target_at=$(sed -n 's/^listening on //p' "$out/target.stdout")
+    [ -z "$target_at" ] || break
+    sleep 0.1
+  done
+  [ -n "$target_at" ] || { echo "bench-realtime: rths-target did not come up (see $out/target_spring.log)" >&2; exit 1; }
+  local run=$out/bridge
+  echo "== loopback ${seconds}s through the UDP bridge to rths-target at $target_at"
+  "$bin/rths-numerical" loopback $config --quiet --out "$run" --set duration_s="$seconds" \
+    --set "site[spring].channel[0].controller.rls.calibration_path=$cal" \
+    --set "site[spring].driver.udp_bridge.target=$target_at" || true
+  kill -INT $target_pid
+  wait $target_pid || true
+  trap - EXIT
+  echo -n "site loop:      "; json "$run/site_spring.json" exit_code lateness_p50_us lateness_p99_us lateness_max_us late_ticks overruns compute_p50_us compute_p99_us compute_max_us
+  echo -n "bridge:         "; json "$run/site_spring.json" replies missed longest_missed_run round_trip_p50_us round_trip_p99_us round_trip_max_us
+  echo -n "target:         "; tail -n 1 "$out/target.stdout"
+  run=$out/simulated
+  echo "== loopback ${seconds}s, the same experiment with the actuator simulated in the site's step"
+  "$bin/rths-numerical" loopback $simulated --quiet --out "$run" --set duration_s="$seconds" \
+    --set "site[spring].channel[0].controller.rls.calibration_path=$cal" || true
+  echo -n "site loop:      "; json "$run/site_spring.json" exit_code lateness_p50_us lateness_p99_us lateness_max_us late_ticks overruns compute_p50_us compute_p99_us compute_max_us
+  echo "outputs: $out"
+}
+if [ "$bridge" = 1 ]; then
+  bridge_bench
+  exit 0
+fi
 
 echo "== bare loop, ${seconds}s, default settings"
 "$bin/rths-bench-loop" --seconds "$seconds"

@@ -43,7 +43,8 @@ Commands:
          PREFIX-target1..8 and delete
          them (with their veths). No error when they are absent.
   run    Bring the topology up; with --target first start in each PREFIX-target<i>
-           rths-target CONFIG --site NAME_i --realtime-priority 70 --listen S.(20+i).2:(47100+i) --out OUT SETS
+           rths-target CONFIG --site NAME_i --realtime-priority 70 --listen S.(20+i).2:(47100+i) --out OUT
+             [--watchdog-s S] SETS
          and give every end --set site[NAME_i].driver.udp_bridge.target=S.(20+i).2:(47100+i); start in
          each PREFIX-site<i>
            rths-physical serve CONFIG --site NAME_i --listen S.i.2:P_i --out OUT --wait 60 --quiet SETS
@@ -71,6 +72,9 @@ Options (anywhere on the line):
   --target            Put a target host (rths-target) behind every site (above); the sites of CONFIG
                       must have a UDP bridge driver. The targets are stopped (SIGTERM) after the
                       sites end; their summary lines and target_NAME.csv are in the run folder.
+  --target-watchdog-s S  (with --target) Each target's watchdog, as rths-target --watchdog-s (default
+                      there 4 ms). A site host stalled longer than it trips the target and stops the
+                      run: on a shared or virtual machine whose stalls reach milliseconds, give more.
   --prefix NAME       Namespace name prefix (default rths). Give parallel runs different prefixes.
   --subnet A.B        First two octets of the addresses (default 10.77).
   --bin DIR           Folder holding rths-numerical, rths-physical, rths-relay and rths-target (default: build/bin
@@ -97,6 +101,7 @@ OUT=""
 NETEM_MS=""
 RELAY=0
 TARGET=0
+TARGET_WATCHDOG_S=""
 COMMAND=""
 CONFIG=""
 SITES=()
@@ -117,9 +122,10 @@ while [[ $# -gt 0 ]]; do
       TARGET=1
       shift
       ;;
-    --prefix | --subnet | --bin | --out | --netem-delay | --site)
+    --prefix | --subnet | --bin | --out | --netem-delay | --site | --target-watchdog-s)
       need_value "$@"
       case "$1" in
+        --target-watchdog-s) TARGET_WATCHDOG_S=$2 ;;
         --prefix) PREFIX=$2 ;;
         --subnet) SUBNET=$2 ;;
         --bin) BIN=$2 ;;
@@ -129,9 +135,10 @@ while [[ $# -gt 0 ]]; do
       esac
       shift 2
       ;;
-    --prefix=* | --subnet=* | --bin=* | --out=* | --netem-delay=* | --site=*)
+    --prefix=* | --subnet=* | --bin=* | --out=* | --netem-delay=* | --site=* | --target-watchdog-s=*)
       value=${1#*=}
       case "$1" in
+        --target-watchdog-s=*) TARGET_WATCHDOG_S=$value ;;
         --prefix=*) PREFIX=$value ;;
         --subnet=*) SUBNET=$value ;;
         --bin=*) BIN=$value ;;
@@ -173,6 +180,11 @@ if ! [[ $SUBNET =~ ^([0-9]{1,3})\.([0-9]{1,3})$ ]] || ((10#${BASH_REMATCH[1]} > 
 fi
 if [[ -n $NETEM_MS ]] && ! [[ $NETEM_MS =~ ^[0-9]+(\.[0-9]+)?$ ]]; then
   bad_usage "--netem-delay '$NETEM_MS': expected milliseconds, like 20 or 2.5"
+fi
+if [[ -n $TARGET_WATCHDOG_S ]]; then
+  ((TARGET)) || bad_usage "--target-watchdog-s belongs with --target"
+  # rths-target checks the value itself (range, longer than a step); this only keeps words apart.
+  [[ $TARGET_WATCHDOG_S =~ ^[0-9]+(\.[0-9]+)?$ ]] || bad_usage "--target-watchdog-s '$TARGET_WATCHDOG_S': expected seconds, like 0.02"
 fi
 ((${#SITES[@]} > 0)) || SITES=(purdue uconn)
 ((${#SITES[@]} <= MAX_SITES)) || bad_usage "at most $MAX_SITES sites, found ${#SITES[@]}"
@@ -426,12 +438,15 @@ run_topology() {
   sets=("${keys[@]}" "${sets[@]+"${sets[@]}"}")
   forward=("${keys[@]}" "${forward[@]}")
   if ((TARGET)); then
+    local watchdog=()
+    [[ -z $TARGET_WATCHDOG_S ]] || watchdog=(--watchdog-s "$TARGET_WATCHDOG_S")
     # The equipment is there before its site: a site refuses to start without an answer from it.
     for ((i = 1; i <= ${#SITES[@]}; i++)); do
       name=${SITES[i - 1]}
       # At a real-time priority below the nodes' 80, as a lab's controller has a machine to itself.
       ip netns exec "$(target_ns "$i")" "$BIN/rths-target" "$CONFIG" --site "$name" --realtime-priority 70 \
-        --listen "$(target_addr "$i"):$(target_port "$i")" --out "$OUT" "${sets[@]+"${sets[@]}"}" \
+        --listen "$(target_addr "$i"):$(target_port "$i")" --out "$OUT" "${watchdog[@]+"${watchdog[@]}"}" \
+        "${sets[@]+"${sets[@]}"}" \
         >"$SCRATCH/target$i.stdout" </dev/null &
       TARGET_PIDS+=($!)
     done

@@ -35,6 +35,14 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// The last line of a text: a script's one-line reason for a skip (exit 77) at the end of its stderr.
+inline std::string last_line(std::string text) {
+  while (!text.empty() && text.back() == '\n') {
+    text.pop_back();
+  }
+  return text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+}
+
 class Process {
  public:
   Process(const std::string& program, const std::vector<std::string>& args, const std::filesystem::path& log_prefix)

@@ -30,14 +30,6 @@ using test::Process;
 constexpr int kExitSkipped = 77;  // run.sh: no podman or podman-compose, no images, or no containers here
 constexpr int kDurationS = 20;
 
-// The last line of a text (run.sh's one-line reason for a skip).
-std::string last_line(std::string text) {
-  while (!text.empty() && text.back() == '\n') {
-    text.pop_back();
-  }
-  return text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
-}
-
 class Containers : public test::RunFolderTest {};
 
 TEST_F(Containers, ModelErrorThroughTheRelayContainerMatchesVirtualTime) {
@@ -61,7 +53,7 @@ TEST_F(Containers, ModelErrorThroughTheRelayContainerMatchesVirtualTime) {
   const int code = run.wait(std::chrono::seconds(300));
   const std::string err = run.err();
   if (code == kExitSkipped) {
-    GTEST_SKIP() << last_line(err);
+    GTEST_SKIP() << test::last_line(err);
   }
   if (err.find("out of date") != std::string::npos) {
     // Still a test of the topology; the virtual-time value below is the current sources'.

@@ -33,14 +33,6 @@ constexpr int kExitSkipped = 77;                 // the script's "namespaces can
 constexpr std::size_t kRows = 10U * 1024U + 1U;  // duration_s=10 at 1024 Hz, steps 0..10240
 const char* const kConfig = "multisite/case3_two_sites.textproto";
 
-// The last line of a text (the script's one-line reason for a skip).
-std::string last_line(std::string text) {
-  while (!text.empty() && text.back() == '\n') {
-    text.pop_back();
-  }
-  return text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
-}
-
 class Multisite : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -98,7 +90,7 @@ const std::vector<std::string> kDelays{
 TEST_F(Multisite, TwoRemoteSitesThroughTheRelayHostAgreeWithVirtualTime) {
   const int code = run_topology("rt", kDelays, true);
   if (code == kExitSkipped) {
-    GTEST_SKIP() << last_line(err_);
+    GTEST_SKIP() << test::last_line(err_);
   }
   ASSERT_EQ(code, kExitCompleted) << err_;
   const fs::path run = dir_ / "rt";
@@ -163,7 +155,7 @@ TEST_F(Multisite, ExactModelsReproduceTheMonolithicReference) {
   // does): the model error is zero at both sites and the network drops out of the loop.
   const int code = run_topology("exact", {"duration_s=10", "site[purdue].channel[0].prediction="});
   if (code == kExitSkipped) {
-    GTEST_SKIP() << last_line(err_);
+    GTEST_SKIP() << test::last_line(err_);
   }
   ASSERT_EQ(code, kExitCompleted) << err_;
   for (const char* dof : {"x1_m", "x2_m"}) {

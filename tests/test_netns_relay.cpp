@@ -70,19 +70,11 @@ class NetnsRelay : public test::RunFolderTest {
   std::string err_;
 };
 
-// The last line of a text (the script's one-line reason for a skip).
-std::string last_line(std::string text) {
-  while (!text.empty() && text.back() == '\n') {
-    text.pop_back();
-  }
-  return text.substr(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
-}
-
 TEST_F(NetnsRelay, SpringModelErrorAt50msRoundTripMatchesVirtualTime) {
   const std::vector<std::string> sets{kPlus30, "duration_s=" + std::to_string(kSeconds)};
   const int code = run_topology(sets);
   if (code == kExitSkipped) {
-    GTEST_SKIP() << last_line(err_);
+    GTEST_SKIP() << test::last_line(err_);
   }
   ASSERT_EQ(code, kExitCompleted) << err_;
   const fs::path run = dir_ / "rt";

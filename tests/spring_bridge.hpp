@@ -1,0 +1,106 @@
+#pragma once
+
+// examples/hardware/spring_bridge.textproto end to end: the seed 002 Case II spring behind the seed 004
+// actuator with the RLS controller, driven over the UDP bridge through rths-target, compared with the
+// same experiment in virtual time. Shared by the run on 127.0.0.1 (test_bridge_run.cpp) and the one
+// across network namespaces (test_netns_bridge.cpp).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+#include "rths/common/exit_codes.hpp"
+#include "test_support.hpp"
+
+namespace rths::test {
+
+// Seconds of El Centro each comparison runs: the x2 peak falls in the first 5 s.
+constexpr double kSpringBridgeSeconds = 10.0;
+
+// The floors through the bridge agree with the same experiment on the simulated plant. Tolerance:
+// rths-target applies a command at its first tick after the datagram arrives and answers with that
+// tick's sensors, so against the simulated plant (command from t_j, reading at t_j) the actuator's
+// loop gains at most one target period, 1/4096 s = 0.244 ms, plus the transport to the target and
+// back (p99 about 0.03 ms on loopback, under 0.1 ms over a veth pair between namespaces) and the
+// bridge's wake-up (p99 well under 0.1 ms): under 0.4 ms. Uncompensated, the IISL actuator's
+// 13.67 ms lag costs 5.63 % of the x2 peak (docs/configuration.md): 0.41 % per ms, so at most 0.17 %
+// for 0.4 ms; the RLS controller compensates most of a constant lag. Twice that bound, 0.33 %, for
+// the peak, and for the largest difference anywhere in the history relative to the peak. The RLS
+// controller also absorbs a whole step of extra lag (a driver that handed over the previous reply
+// still passes here), so the bridge's timing itself is guarded where it is exact: UdpBridge.* against
+// a scripted target and RthsTarget.TheBridgeDriverDrivesItWithHardwareTrueTiming.
+constexpr double kSpringBridgeTolerancePct = 0.33;
+
+inline std::string spring_bridge_config() {
+  return example("hardware/spring_bridge.textproto").string();
+}
+
+// The override that points the site's RLS controller at a calibration file.
+inline std::string spring_bridge_calibration_set(const std::filesystem::path& calibration) {
+  return "site[spring].channel[0].controller.rls.calibration_path=" + calibration.string();
+}
+
+// The RLS controller's initial FIR from the monolithic reference (virtual time), written to
+// calibration (the log next to it).
+inline void calibrate_spring_bridge(const std::filesystem::path& calibration) {
+  Process cal("rths-numerical", {"calibrate", spring_bridge_config(), "--out", calibration.string()},
+              calibration.parent_path() / "calibrate");
+  ASSERT_EQ(cal.wait(std::chrono::seconds(120)), kExitCompleted) << cal.err();
+}
+
+// The same experiment in virtual time, the site's plants simulated at the site's rate, with the
+// overrides of the run it is compared with; its run folder is out.
+inline void run_spring_bridge_in_virtual_time(const std::filesystem::path& out, const std::vector<std::string>& sets) {
+  std::vector<std::string> args{"run",
+                                spring_bridge_config(),
+                                "--out",
+                                out.string(),
+                                "--quiet",
+                                "--set",
+                                "duration_s=" + std::to_string(kSpringBridgeSeconds)};
+  for (const auto& s : sets) {
+    args.insert(args.end(), {"--set", s});
+  }
+  Process simulated("rths-numerical", args, out.string() + "-numerical");
+  ASSERT_EQ(simulated.wait(std::chrono::seconds(60)), kExitCompleted) << simulated.err();
+}
+
+// Floors x1 and x2 of two numerical.csv within kSpringBridgeTolerancePct of the virtual-time peak:
+// the peak itself and the largest difference anywhere in the history. Prints both percentages.
+inline void expect_floors_match(const std::filesystem::path& bridged_csv, const std::filesystem::path& virtual_csv) {
+  for (const std::string floor : {"x1_m", "x2_m"}) {
+    const auto bridged = csv_column(bridged_csv, floor);
+    const auto virtual_time = csv_column(virtual_csv, floor);
+    ASSERT_EQ(bridged.size(), virtual_time.size()) << floor;
+    const double reference = peak(virtual_time);
+    const double peak_pct = 100.0 * std::abs(peak(bridged) - reference) / reference;
+    const double history_pct = 100.0 * max_diff(bridged, virtual_time) / reference;
+    std::printf("%s: peak %.6f mm through the bridge, %.6f mm simulated: peak %.4f %%, largest difference %.4f %%\n",
+                floor.c_str(), 1e3 * peak(bridged), 1e3 * reference, peak_pct, history_pct);
+    EXPECT_LT(peak_pct, kSpringBridgeTolerancePct) << floor;
+    EXPECT_LT(history_pct, kSpringBridgeTolerancePct) << floor;
+  }
+}
+
+// Every step was answered in time or counted (never ten in a row missed); the ramps ran; the
+// target never clamped or tripped while commanded (its watchdog trips only once the site has stopped
+// sending). target_report: what rths-target printed when it ended. Prints the bridge's figures.
+inline void expect_bridge_ran_cleanly(const results::SiteSummary& site, const std::string& target_report) {
+  const results::UdpBridgePlant& bridge = site.channels(0).plant().udp_bridge();
+  std::printf("bridge: %llu replies, %llu missed (longest run %llu), round trip p50 %.1f us p99 %.1f us\n",
+              static_cast<unsigned long long>(bridge.replies()), static_cast<unsigned long long>(bridge.missed()),
+              static_cast<unsigned long long>(bridge.longest_missed_run()), bridge.round_trip_p50_us(),
+              bridge.round_trip_p99_us());
+  EXPECT_LT(bridge.longest_missed_run(), 10U);
+  EXPECT_EQ(site.safe_motion().stop_ramp(), "completed");
+  EXPECT_EQ(site.safe_motion().start_ramp_steps(), 1024);
+  EXPECT_NE(target_report.find(" 0 stroke clamps"), std::string::npos) << target_report;
+  EXPECT_NE(target_report.find(" 0 after the trip"), std::string::npos) << target_report;
+}
+
+}  // namespace rths::test
