@@ -2,7 +2,8 @@
 # build folder; deploy/package-check.sh installs that package in a fresh Debian 12 and runs it).
 #
 #   bin/                      rths-numerical, rths-physical (beside it: loopback starts it from
-#                             there), rths-relay, rths-target, rths-study, rths-bench-loop
+#                             there), rths-relay, rths-target, rths-study, rths-plan,
+#                             rths-bench-loop
 #   share/rths/examples/      the example configs and studies, and data/ (ground motions, maRTHS
 #                             matrices) inside it: the examples name their records relative to
 #                             their own folder (../data/...), so the folder works wherever it is
@@ -14,7 +15,7 @@ include(GNUInstallDirs)
 
 # The user tools; rths-bench-loop measures a host's wake-up lateness before a real-time test
 # (rths-relay --spin-us refers to it).
-foreach(tool IN ITEMS rths-numerical rths-physical rths-relay rths-target rths-study rths-bench-loop)
+foreach(tool IN ITEMS rths-numerical rths-physical rths-relay rths-target rths-study rths-plan rths-bench-loop)
   if(TARGET ${tool})
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()

@@ -17,7 +17,7 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cmake --install ${BUILD_DIR} --prefix ${PREFIX} failed (${rc}): ${err}")
 endif()
 
-foreach(tool IN ITEMS rths-numerical rths-physical rths-relay rths-target rths-study rths-bench-loop)
+foreach(tool IN ITEMS rths-numerical rths-physical rths-relay rths-target rths-study rths-plan rths-bench-loop)
   if(NOT EXISTS ${PREFIX}/bin/${tool})
     message(FATAL_ERROR "not installed: bin/${tool}")
   endif()

@@ -55,6 +55,10 @@ constexpr double kMaxStartDelayS = 10.0;
 constexpr double kMaxStartRampS = 9.9;     // a start ramp ends within the longest start delay
 constexpr double kStartRampMarginS = 0.1;  // between the end of the start ramp and the earliest start
 constexpr double kMaxStopHoldS = 60.0;
+// Delay guard bounds (proto/experiment.proto, DelayGuard): a model ten times off is no model, and a
+// smoothing longer than 10 s would watch a delay long after it destabilised the test.
+constexpr double kMaxGuardModelError = 10.0;
+constexpr double kMaxGuardSmoothingS = 10.0;
 // UDP bridge bounds (proto/experiment.proto, UdpBridge). The probe's answer comes within milliseconds
 // from a target that runs; a minute covers a target still booting. Missed replies beyond one second of
 // steps leave the site's interlock watching a measurement that old.
@@ -893,6 +897,25 @@ void check_driver(const config::Site& site, const std::string& path, double rate
   check_bridge_fields(bridge.reply(), child(b, "reply"), false, carried, unit, check);
 }
 
+// The run-time delay guard's settings (the budget itself is planned when the run starts).
+void check_delay_guard(const config::Site& site, const std::string& path, const Checker& check) {
+  const config::DelayGuard& g = site.delay_guard();
+  check.require(site.placement() == config::REMOTE, path,
+                fmt::format("site \"{}\" is LOCAL (in the numerical node's process: no network delays its "
+                            "force); expected delay_guard only on a REMOTE site",
+                            site.name()));
+  check.require(g.model_error() >= 0 && g.model_error() <= kMaxGuardModelError, child(path, "model_error"),
+                fmt::format("is {:g}, expected a relative model error from 0 to {:g}", g.model_error(),
+                            kMaxGuardModelError));
+  check.require(g.warn_fraction() > 0 && g.warn_fraction() <= 1, child(path, "warn_fraction"),
+                fmt::format("is {:g}, expected a fraction of the budget above 0 and at most 1", g.warn_fraction()));
+  check.require(g.transfer_delay_s() >= 0 && std::isfinite(g.transfer_delay_s()), child(path, "transfer_delay_s"),
+                fmt::format("is {:g}, expected a delay >= 0 s", g.transfer_delay_s()));
+  check.require(g.smoothing_s() > 0 && g.smoothing_s() <= kMaxGuardSmoothingS, child(path, "smoothing_s"),
+                fmt::format("is {:g}, expected a time constant above 0 and at most {:g} s", g.smoothing_s(),
+                            kMaxGuardSmoothingS));
+}
+
 void check_site(const config::Experiment& experiment, int index, const Checker& check) {
   const auto& site = experiment.site(index);
   const std::string path = element("site", index);
@@ -971,6 +994,7 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
     if (site.link().has_backward()) check_impairment(site.link().backward(), child(path, "link.backward"), check);
   }
   if (site.has_driver()) check_driver(site, path, experiment.rate_hz(), check);
+  if (site.has_delay_guard()) check_delay_guard(site, child(path, "delay_guard"), check);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "rths/common/address.hpp"
 #include "rths/common/digest.hpp"
@@ -14,11 +15,44 @@
 #include "rths/common/record_writer.hpp"
 #include "rths/common/results.hpp"
 #include "rths/common/secret_key.hpp"
+#include "rths/node_numerical/stability_plan.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 
 namespace rths {
 
 namespace {
+
+// The delay guard of a remote site: its round-trip budget planned as rths-plan plans it (seed 004's
+// criterion on the loop its compensation leaves, every mode, the model error both ways). A budget of
+// nothing refuses the run: no network is fast enough for that partition.
+DelayGuard plan_delay_guard(const config::Site& site, const LoadedConfig& loaded) {
+  const config::DelayGuard& c = site.delay_guard();
+  std::vector<plan::SiteMode> modes;
+  try {
+    modes = plan::reduce(loaded.experiment);
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(fmt::format("{}: site \"{}\".delay_guard: cannot plan the budget: {}", loaded.source.string(),
+                                  site.name(), e.what()));
+  }
+  const plan::SiteBudget b = plan::smith_budget(modes, site.name(), c.model_error(), loaded.experiment.rate_hz(),
+                                                c.transfer_delay_s());
+  if (!(b.round_trip_budget_s > 0.0)) {
+    throw ConfigError(fmt::format(
+        "{}: site \"{}\".delay_guard: the planned round-trip budget is {:.3f} ms at mode {} (model error +-{:g} %): "
+        "no network delay is small enough for this partition (rths-plan shows why)",
+        loaded.source.string(), site.name(), b.round_trip_budget_s * 1e3, b.limiting_mode, 100.0 * c.model_error()));
+  }
+  DelayGuard g;
+  g.enabled = true;
+  g.budget_s = b.round_trip_budget_s;
+  g.warn_s = c.warn_fraction() * b.round_trip_budget_s;
+  g.smoothing_s = c.smoothing_s();
+  g.limiting_mode = b.limiting_mode;
+  g.model_error = c.model_error();
+  spdlog::info("site {}: delay guard: round-trip budget {:.2f} ms (mode {}, model error +-{:g} %), warning at {:.2f} ms",
+               site.name(), g.budget_s * 1e3, g.limiting_mode, 100.0 * g.model_error, g.warn_s * 1e3);
+  return g;
+}
 
 std::vector<std::string> dof_names(const config::Structure& s) {
   std::vector<std::string> names;
@@ -222,6 +256,9 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
       links_.push_back(std::make_unique<VirtualLink>(clock_, impairment(true), impairment(false)));
       hyb.link = &links_.back()->numerical_end;
     }
+    if (site.has_delay_guard()) {
+      hyb.delay_guard = plan_delay_guard(site, loaded);
+    }
     const config::CompensationMode compensation = site.compensation().mode();
     // Each leg lags round(D rate) steps (VirtualClock), so a round trip of d lags round(d rate).
     const int assumed_steps = static_cast<int>(std::lround(site.compensation().assumed_round_trip_s() * rate_hz_));
@@ -267,11 +304,25 @@ std::int64_t Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last)
     if (const auto s = hybrid_->tripped_site()) {
       return stop_on_site(k + 1 - first, hybrid_->sites()[*s].name, *hybrid_->sites()[*s].local);
     }
+    if (const auto s = hybrid_->delay_exceeded_site()) {
+      return stop_on_delay(k + 1 - first, *s);
+    }
     if (!hybrid_->finite()) {
       return k + 1 - first;
     }
   }
   return last - first;
+}
+
+std::int64_t Experiment::stop_on_delay(std::int64_t steps_run, std::size_t s) {
+  const NumericalSite& site = hybrid_->sites()[s];
+  const DelayGuard& g = site.delay_guard;
+  report_.exit_code = kExitDelayBudget;
+  report_.stop_reason = fmt::format(
+      "site \"{}\": the measured round trip (smoothed over {:g} s) reached {:.2f} ms, beyond its planned delay "
+      "budget of {:.2f} ms (mode {}, model error +-{:g} %: docs/stability.md); every site told to hold and stop",
+      site.name, g.smoothing_s, g.smoothed_s * 1e3, g.budget_s * 1e3, g.limiting_mode, 100.0 * g.model_error);
+  return steps_run;
 }
 
 std::int64_t Experiment::stop_on_site(std::int64_t steps_run, const std::string& site,
@@ -341,6 +392,7 @@ void Experiment::evaluate() {
     SiteReport sr;
     sr.name = site.name;
     sr.local = site.is_local();
+    sr.delay_guard = site.delay_guard;
     sr.numerical_side = hybrid_->site_stats()[s];
     if (!site.is_local()) {
       const SiteTiming& t = hybrid_->site_timing(s);
@@ -493,6 +545,17 @@ results::RunSummary run_summary(const RunReport& report) {
       *site.mutable_links()->mutable_backward() = to_results(s.backward);
     }
     *site.mutable_channels() = s.channels;
+    if (s.delay_guard.enabled) {
+      const DelayGuard& g = s.delay_guard;
+      results::DelayGuardReport& out = *site.mutable_delay_guard();
+      out.set_budget_s(g.budget_s);
+      out.set_warn_at_s(g.warn_s);
+      out.set_limiting_mode(g.limiting_mode);
+      out.set_model_error(g.model_error);
+      out.set_smoothed_round_trip_max_s(g.smoothed_max_s);
+      if (g.warned_step >= 0) out.set_warned_at_s(static_cast<double>(g.warned_step) / report.rate_hz);
+      if (g.exceeded_step >= 0) out.set_exceeded_at_s(static_cast<double>(g.exceeded_step) / report.rate_hz);
+    }
   }
   return summary;
 }

@@ -135,6 +135,22 @@ void NumericalNode::drain(std::size_t s) {
   }
 }
 
+void NumericalNode::watch_delay(std::size_t s, std::int64_t k) {
+  DelayGuard& g = sites_[s].delay_guard;
+  const std::int64_t rtt_ns = timing_[s]->last_round_trip_ns;
+  if (rtt_ns < 0) return;  // no feedback yet
+  const double rtt_s = static_cast<double>(rtt_ns) * 1e-9;
+  // A first-order low-pass of the newest round trip, one update per step: a late packet moves it by
+  // dt / smoothing_s of its lateness, a delay that stays reaches it within a few smoothing_s.
+  g.smoothed_s = g.smoothed_s < 0.0 ? rtt_s : g.smoothed_s + std::min(1.0, dt_s_ / g.smoothing_s) * (rtt_s - g.smoothed_s);
+  g.smoothed_max_s = std::max(g.smoothed_max_s, g.smoothed_s);
+  if (g.warned_step < 0 && g.smoothed_s > g.warn_s) g.warned_step = k;
+  if (g.exceeded_step < 0 && g.smoothed_s > g.budget_s) {
+    g.exceeded_step = k;
+    if (!delay_exceeded_site_) delay_exceeded_site_ = s;
+  }
+}
+
 void NumericalNode::record_timing(SiteTiming& timing, std::int64_t t1, std::int64_t t2, std::int64_t t3,
                                   std::int64_t t4) {
   // t1, t2 and t3 come from the packet: values no clock gives can overflow any of these
@@ -234,6 +250,7 @@ void NumericalNode::step(std::int64_t k) {
       }
     } else {
       drain(s);
+      if (site.delay_guard.enabled) watch_delay(s, k);
       for (std::size_t c = 0; c < rt.motion.size(); ++c) {
         rt.force(static_cast<Eigen::Index>(c)) = site.estimators[c]->estimate(rt.motion[c], rt.newest[c], dt_s_);
       }

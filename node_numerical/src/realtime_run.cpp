@@ -27,7 +27,7 @@ namespace {
 constexpr auto kPoll = std::chrono::microseconds(500);
 constexpr std::int64_t kHelloEveryNs = 100'000'000;
 
-enum class TickEnd { kNone, kPeerControl, kPeerLost, kLocalInterlock, kNonFinite };
+enum class TickEnd { kNone, kPeerControl, kPeerLost, kLocalInterlock, kNonFinite, kDelayBudget };
 
 class NumericalTick final : public TickHandler {
  public:
@@ -53,6 +53,10 @@ class NumericalTick final : public TickHandler {
     }
     if (node_.tripped_site()) {
       end_ = TickEnd::kLocalInterlock;
+      return false;
+    }
+    if (node_.delay_exceeded_site()) {
+      end_ = TickEnd::kDelayBudget;
       return false;
     }
     const std::int64_t now = wall_.now_ns();
@@ -269,6 +273,9 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
   if (handler.end() == TickEnd::kLocalInterlock) {
     const std::size_t s = *hybrid_->tripped_site();
     stop_on_site(result.steps_run, sites[s].name, *sites[s].local);
+    stop_sites(report_.stop_reason, true);
+  } else if (handler.end() == TickEnd::kDelayBudget) {
+    stop_on_delay(result.steps_run, *hybrid_->delay_exceeded_site());
     stop_sites(report_.stop_reason, true);
   } else if (handler.end() == TickEnd::kPeerControl) {
     const std::size_t s = handler.site();

@@ -16,6 +16,7 @@ enum ExitCode : int {
   kExitLimit = 8,        // a site's interlock tripped: a value beyond a limit or not finite
   kExitNonFinite = 9,    // a non-finite or diverged value: the run stopped
   kExitEquipment = 10,   // a site's equipment (its plant driver) did not answer, or answered wrongly
+  kExitDelayBudget = 11,  // a site's measured round trip passed its planned delay budget (delay_guard)
 };
 
 }  // namespace rths

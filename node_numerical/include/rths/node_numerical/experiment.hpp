@@ -54,6 +54,7 @@ struct SiteReport {
   // process, whose own summary has them).
   google::protobuf::RepeatedPtrField<results::Channel> channels;
   std::vector<TrackingMetrics> tracking;  // per channel, when known here
+  DelayGuard delay_guard;                 // remote sites: planned and measured (enabled: configured)
 };
 
 enum class RunMode { kVirtualTime, kRealTime };
@@ -142,6 +143,8 @@ class Experiment {
   bool handshake(std::vector<std::int64_t>& round_trip_ns, const std::atomic<bool>& stop);
   // The site stopped for a reason of its own (interlock or equipment): exit code and reason.
   std::int64_t stop_on_site(std::int64_t steps_run, const std::string& site, const PhysicalSubstructure& substructure);
+  // A site's measured round trip passed its delay guard's budget: exit code and reason.
+  std::int64_t stop_on_delay(std::int64_t steps_run, std::size_t site);
   void stop_sites(const std::string& reason, bool abort);
 
   RunMode mode_;

@@ -21,6 +21,23 @@
 
 namespace rths {
 
+// The run-time delay guard of a remote site (config Site.delay_guard, docs/stability.md): the
+// round-trip budget planned at the start, and what the node measures against it every step.
+struct DelayGuard {
+  bool enabled = false;
+  double budget_s = 0.0;    // infinity: no delay destabilises the site's loop
+  double warn_s = 0.0;      // warn_fraction of the budget
+  double smoothing_s = 0.1;
+  int limiting_mode = 0;
+  double model_error = 0.0;
+  // Measured: the round trip smoothed with smoothing_s (-1 before the first feedback), its largest,
+  // and the steps at which it first passed warn_s and budget_s (-1: never).
+  double smoothed_s = -1.0;
+  double smoothed_max_s = 0.0;
+  std::int64_t warned_step = -1;
+  std::int64_t exceeded_step = -1;
+};
+
 // One physical site as the numerical node sees it: remote behind a link with a force estimator
 // per channel, or local (in process) with its substructure stepped directly.
 struct NumericalSite {
@@ -31,6 +48,7 @@ struct NumericalSite {
   // Remote sites.
   Link* link = nullptr;
   std::vector<std::unique_ptr<ForceEstimator>> estimators;
+  DelayGuard delay_guard;
   // Local sites.
   std::unique_ptr<PhysicalSubstructure> local;
 
@@ -103,6 +121,8 @@ class NumericalNode {
   // (sites()[s].local->stop_reason() says why): the run
   // must stop.
   [[nodiscard]] std::optional<std::size_t> tripped_site() const { return tripped_site_; }
+  // A remote site whose smoothed round trip passed its delay guard's budget: the run must stop.
+  [[nodiscard]] std::optional<std::size_t> delay_exceeded_site() const { return delay_exceeded_site_; }
   // The keys a handshake agreed with remote site s (until then: virtual_session_keys() of the
   // setup's session, which is what virtual time uses).
   void use_session(std::size_t s, const SessionKeys& keys);
@@ -130,6 +150,7 @@ class NumericalNode {
   static void record_timing(SiteTiming& timing, std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4);
   void send_command(std::size_t s, std::int64_t next_step);
   void interface_motion(std::size_t s);
+  void watch_delay(std::size_t s, std::int64_t k);
   bool check_finite(std::int64_t k);
 
   Setup setup_;
@@ -143,6 +164,7 @@ class NumericalNode {
   std::vector<std::unique_ptr<SiteTiming>> timing_;
   std::vector<std::string> reasons_;
   std::optional<std::size_t> tripped_site_;
+  std::optional<std::size_t> delay_exceeded_site_;
   StructuralState state_;
   Eigen::VectorXd total_force_;
   Recorder recorder_;
