@@ -266,6 +266,42 @@ TEST_P(StabilityOnset, RunsGrowFromTheLoopsExactCriticalDelay) {
 INSTANTIATE_TEST_SUITE_P(SpringCase, StabilityOnset, ::testing::Values(-1.0, -0.95, -0.9, -0.8, -0.75, 1.5, 2.0, 3.0),
                          [](const ::testing::TestParamInfo<double>& p) { return case_name(p.param); });
 
+// --- The acceptance point: the planner's critical delay against the onset within 5 %, as runs at
+// 0.95 and 1.05 of it (effective delays, whole steps outside that band). Where the planner finds the
+// loop delay-independent, no delay may make it grow: at a 500 ms round trip, and at 1.05 times the
+// exact critical delay where there is one.
+class PlannerCriticalDelay : public ::testing::TestWithParam<double> {};
+
+TEST_P(PlannerCriticalDelay, RunsDecayBelowAndGrowAboveWithin5Percent) {
+  const double e = GetParam();
+  const Planned p = planned(e);
+  const double tau_exact = exact_tau_cr_s(e);
+  if (!std::isfinite(p.tau_cr_s)) {
+    std::vector<int> probes{steps_above(0.5)};
+    if (std::isfinite(tau_exact)) probes.push_back(steps_above(1.05 * tau_exact));
+    for (const int steps : probes) {
+      const Growth g = run_spring(e, steps);
+      const std::string report = fmt::format("e = {:+.2f}: planner delay-independent, exact 2-DOF {:.2f} ms; at {}", e,
+                                             tau_exact * 1e3, g.describe());
+      fmt::print("{}\n", report);
+      EXPECT_TRUE(decayed(g)) << report;
+    }
+    return;
+  }
+  const Growth below = run_spring(e, steps_below(0.95 * p.tau_cr_s));
+  const Growth above = run_spring(e, steps_above(1.05 * p.tau_cr_s));
+  const std::string report =
+      fmt::format("e = {:+.2f}: planner {:.2f} ms (mode {}), exact 2-DOF {:.2f} ms; at 0.95: {}; at 1.05: {}", e,
+                  p.tau_cr_s * 1e3, p.mode, tau_exact * 1e3, below.describe(), above.describe());
+  fmt::print("{}\n", report);
+  EXPECT_TRUE(decayed(below)) << report;
+  EXPECT_TRUE(above.grew()) << report;
+}
+
+INSTANTIATE_TEST_SUITE_P(SpringCase, PlannerCriticalDelay,
+                         ::testing::Values(-1.0, -0.95, -0.9, -0.8, -0.75, 1.0, 1.5, 2.0, 3.0),
+                         [](const ::testing::TestParamInfo<double>& p) { return case_name(p.param); });
+
 // --- Inside the delay-independent band (|e| below about 0.84 here) the planner promises stability at
 // any delay: a 500 ms round trip, three times the reference loop's critical delay, must decay.
 TEST(StabilityRuns, SmallModelErrorStaysStableAtLargeDelay) {
