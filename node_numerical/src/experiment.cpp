@@ -22,20 +22,18 @@ namespace rths {
 
 namespace {
 
-// The delay guard of a remote site: its round-trip budget planned as rths-plan plans it (seed 004's
-// criterion on the loop its compensation leaves, every mode, the model error both ways). A budget of
+// The delay guard of a remote site: its round-trip budget planned as rths-plan plans it (the critical
+// delay of the loop its compensation leaves on the whole structure, the model error both ways). A budget of
 // nothing refuses the run: no network is fast enough for that partition.
 DelayGuard plan_delay_guard(const config::Site& site, const LoadedConfig& loaded) {
   const config::DelayGuard& c = site.delay_guard();
-  std::vector<plan::SiteMode> modes;
+  plan::SiteBudget b;
   try {
-    modes = plan::reduce(loaded.experiment);
+    b = plan::smith_budget(loaded.experiment, site.name(), c.model_error(), c.transfer_delay_s());
   } catch (const std::invalid_argument& e) {
     throw ConfigError(fmt::format("{}: site \"{}\".delay_guard: cannot plan the budget: {}", loaded.source.string(),
                                   site.name(), e.what()));
   }
-  const plan::SiteBudget b = plan::smith_budget(modes, site.name(), c.model_error(), loaded.experiment.rate_hz(),
-                                                c.transfer_delay_s());
   if (!(b.round_trip_budget_s > 0.0)) {
     throw ConfigError(fmt::format(
         "{}: site \"{}\".delay_guard: the planned round-trip budget is {:.3f} ms at mode {} (model error +-{:g} %): "
@@ -49,8 +47,9 @@ DelayGuard plan_delay_guard(const config::Site& site, const LoadedConfig& loaded
   g.smoothing_s = c.smoothing_s();
   g.limiting_mode = b.limiting_mode;
   g.model_error = c.model_error();
-  spdlog::info("site {}: delay guard: round-trip budget {:.2f} ms (mode {}, model error +-{:g} %), warning at {:.2f} ms",
-               site.name(), g.budget_s * 1e3, g.limiting_mode, 100.0 * g.model_error, g.warn_s * 1e3);
+  spdlog::info(
+      "site {}: delay guard: round-trip budget {:.2f} ms (mode {}, model error +-{:g} %), warning at {:.2f} ms",
+      site.name(), g.budget_s * 1e3, g.limiting_mode, 100.0 * g.model_error, g.warn_s * 1e3);
   return g;
 }
 

@@ -142,7 +142,8 @@ void NumericalNode::watch_delay(std::size_t s, std::int64_t k) {
   const double rtt_s = static_cast<double>(rtt_ns) * 1e-9;
   // A first-order low-pass of the newest round trip, one update per step: a late packet moves it by
   // dt / smoothing_s of its lateness, a delay that stays reaches it within a few smoothing_s.
-  g.smoothed_s = g.smoothed_s < 0.0 ? rtt_s : g.smoothed_s + std::min(1.0, dt_s_ / g.smoothing_s) * (rtt_s - g.smoothed_s);
+  g.smoothed_s =
+      g.smoothed_s < 0.0 ? rtt_s : g.smoothed_s + std::min(1.0, dt_s_ / g.smoothing_s) * (rtt_s - g.smoothed_s);
   g.smoothed_max_s = std::max(g.smoothed_max_s, g.smoothed_s);
   if (g.warned_step < 0 && g.smoothed_s > g.warn_s) g.warned_step = k;
   if (g.exceeded_step < 0 && g.smoothed_s > g.budget_s) {

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <numbers>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -21,6 +22,10 @@ using Complex = std::complex<double>;
 // stops when a step changes it by less than this fraction, or after kMaxIterations.
 constexpr double kFrequencyTolerance = 1e-12;
 constexpr int kMaxIterations = 200;
+// The whole loop's sweep: frequencies up to its top, and bisections of each crossing (2^-60 of a
+// grid step, below double precision).
+constexpr int kSweepPoints = 40000;
+constexpr int kBisections = 60;
 
 // A site channel's models as the reduction needs them: the specimen and the Smith predictor's model.
 struct ChannelModels {
@@ -170,16 +175,114 @@ double round_trip_budget_s(const stability::Partition& loop, double rate_hz, dou
   return stability::allowable_transfer_delay_s(s.tau_cr_s, transfer_delay_s, rate_hz);
 }
 
-SiteBudget smith_budget(const std::vector<SiteMode>& modes, const std::string& site, double model_error, double rate_hz,
+LoopCritical critical_loop_delay(const config::Experiment& experiment, const std::string& site_name,
+                                 std::optional<double> model_error) {
+  const StructuralModel structure = make_structure(experiment.structure());
+  const Eigen::Index dofs = structure.dofs();
+  const double hold_s = 0.5 / experiment.rate_hz();
+  const config::Site* site = nullptr;
+  std::vector<SiteModels> others;
+  for (const config::Site& s : experiment.site()) {
+    SiteModels m{&s,
+                 Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+                     s.influence().data(), dofs, s.channel_size()),
+                 {}};
+    for (const config::Channel& c : s.channel()) {
+      m.channels.push_back({c.specimen(), c.has_prediction() ? c.prediction() : c.specimen()});
+    }
+    if (s.name() == site_name) site = &s;
+    others.push_back(std::move(m));
+  }
+  if (site == nullptr) throw std::invalid_argument(fmt::format("no site named \"{}\"", site_name));
+  const auto at = std::find_if(others.begin(), others.end(), [&](const SiteModels& m) { return m.site == site; });
+  const SiteModels mine = *at;
+  others.erase(at);
+  const bool compensated = smith(*site);
+  std::vector<Complex> model;
+  std::vector<Complex> delayed;
+  // The channels' model and delayed dynamic stiffness at w.
+  const auto split = [&](double w) {
+    model.clear();
+    delayed.clear();
+    for (const ChannelModels& c : mine.channels) {
+      const Complex specimen = dynamic_stiffness(c.specimen, w);
+      Complex m{};
+      if (compensated) m = model_error ? (1.0 + *model_error) * specimen : dynamic_stiffness(c.prediction, w);
+      model.push_back(m);
+      delayed.push_back(specimen - m);
+    }
+  };
+  const Eigen::MatrixXcd lambda = mine.influence.cast<Complex>();
+  const auto channels = static_cast<Eigen::Index>(mine.channels.size());
+  // The eigenvalues of G(w), by descending magnitude.
+  const auto loop_gains = [&](double w) {
+    split(w);
+    Eigen::MatrixXcd a = structure.stiffness.cast<Complex>() - w * w * structure.mass.cast<Complex>() +
+                         Complex(0.0, w) * structure.damping.cast<Complex>() +
+                         std::polar(1.0, -w * hold_s) * on_structure(mine.influence, model);
+    for (const SiteModels& o : others) a += on_structure(o.influence, specimens(o, w));
+    Eigen::MatrixXcd g = lambda.transpose() * a.partialPivLu().solve(lambda);
+    for (Eigen::Index c = 0; c < channels; ++c) g.row(c) *= delayed[static_cast<std::size_t>(c)];
+    Eigen::VectorXcd mu = g.eigenvalues();
+    std::sort(mu.begin(), mu.end(), [](const Complex& x, const Complex& y) { return std::abs(x) > std::abs(y); });
+    return mu;
+  };
+  // The sweep's range: 8 times the highest natural frequency of the structure with every specimen
+  // (at rest), below Nyquist.
+  Eigen::MatrixXd stiffness;
+  Eigen::MatrixXd damping;
+  std::vector<SiteModels> all = others;
+  all.push_back(mine);
+  reference_at(structure, all, 0.0, stiffness, damping);
+  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> eig(stiffness, structure.mass,
+                                                                      Eigen::EigenvaluesOnly);
+  const double w_max =
+      std::min(8.0 * std::sqrt(std::max(eig.eigenvalues().maxCoeff(), 0.0)), std::numbers::pi * experiment.rate_hz());
+  LoopCritical out{std::numeric_limits<double>::infinity(), 0.0};
+  Eigen::VectorXcd previous = loop_gains(w_max / kSweepPoints);
+  for (int i = 1; i < kSweepPoints; ++i) {
+    const double w_lo = w_max * i / kSweepPoints;
+    const double w_hi = w_max * (i + 1) / kSweepPoints;
+    const Eigen::VectorXcd next = loop_gains(w_hi);
+    for (Eigen::Index k = 0; k < channels; ++k) {
+      const bool below_lo = std::abs(previous(k)) < 1.0;
+      if (below_lo == (std::abs(next(k)) < 1.0)) continue;
+      double lo = w_lo;
+      double hi = w_hi;
+      for (int it = 0; it < kBisections; ++it) {
+        const double mid = 0.5 * (lo + hi);
+        ((std::abs(loop_gains(mid)(k)) < 1.0) == below_lo ? lo : hi) = mid;
+      }
+      const double w = 0.5 * (lo + hi);
+      const double phase = std::arg(-loop_gains(w)(k));
+      const double tau = std::fmod(phase + 2.0 * std::numbers::pi, 2.0 * std::numbers::pi) / w;
+      if (tau < out.tau_cr_s) out = LoopCritical{tau, w};
+    }
+    previous = next;
+  }
+  return out;
+}
+
+SiteBudget smith_budget(const config::Experiment& experiment, const std::string& site, double model_error,
                         double transfer_delay_s) {
   SiteBudget b{site, std::numeric_limits<double>::infinity(), 0};
-  for (const SiteMode& m : modes) {
-    if (m.site != site) continue;
-    for (const double e : {model_error, -model_error}) {
-      const stability::Partition loop = m.smith ? smith_loop_at(m, e) : m.reference;
-      const double budget = round_trip_budget_s(loop, rate_hz, transfer_delay_s);
-      if (budget < b.round_trip_budget_s) {
-        b.round_trip_budget_s = budget;
+  const double zoh_s = stability::zero_order_hold_delay_s(experiment.rate_hz());
+  double omega = 0.0;
+  for (const double e : {model_error, -model_error}) {
+    const LoopCritical c = critical_loop_delay(experiment, site, e);
+    const double budget = c.tau_cr_s - zoh_s - transfer_delay_s;
+    if (budget < b.round_trip_budget_s) {
+      b.round_trip_budget_s = budget;
+      omega = c.omega_rad_s;
+    }
+  }
+  if (std::isfinite(b.round_trip_budget_s)) {
+    double nearest = std::numeric_limits<double>::infinity();  // the mode nearest the crossing
+    for (const SiteMode& m : reduce(experiment)) {
+      if (m.site != site) continue;
+      const double d = std::abs(std::log(m.reference.omega_n_rad_per_s / omega));
+      if (d < nearest) {
+        nearest = d;
         b.limiting_mode = m.mode;
       }
     }

@@ -32,7 +32,7 @@ constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // The model errors the table prints (relative to the specimen), and the diagram's range and step.
 constexpr std::array<double, 11> kTableErrors{-2.0, -1.5, -1.0, -0.5, -0.3, -0.1, 0.1, 0.3, 0.5, 1.0, 1.5};
 constexpr double kDiagramErrorMax = 2.0;
-constexpr double kDiagramErrorStep = 0.01;
+constexpr double kDiagramErrorStep = 0.02;
 constexpr double kGammaStep = 0.0025;
 // The diagrams' damping ratios, as multiples of the mode's own (seed 004 Fig. 7 draws several).
 constexpr std::array<double, 4> kZetaFactors{0.5, 1.0, 2.0, 4.0};
@@ -74,17 +74,23 @@ model (1 + e) times the specimen). docs/stability.md derives the reduction and s
              "The transfer system's own delay (an actuator's lag after its controller) counted\n"
              "against the budget (default 0).");
   cli.option(
-      "rate", "HZ", [&o](const std::string& v) { o.rate_hz = rths::parse_number(v, {1.0, 1e6, false, "a rate in Hz"}); },
+      "rate", "HZ",
+      [&o](const std::string& v) {
+        o.rate_hz = rths::parse_number(v, {1.0, 1e6, false, "a rate in Hz"});
+      },
       "The sampling rate whose zero-order hold delays the force by 1/(2 f_s). Default: the\n"
       "config's rate_hz (sdof: 1024).");
   cli.option(
       "round-trip-s", "S",
-      [&o](const std::string& v) { o.round_trip_s = rths::parse_number(v, {0.0, 100.0, false, "a time in seconds"}); },
+      [&o](const std::string& v) {
+        o.round_trip_s = rths::parse_number(v, {0.0, 100.0, false, "a time in seconds"});
+      },
       "The network round trip to check against the budget. Default: each site's link delays\n"
       "(forward + backward delay_s; sdof: 0).");
   cli.number("alpha", "A", o.alpha, {0.0, 1.0, false, "a share"}, "Without CONFIG: the numerical share of the mass.");
   cli.number("beta", "B", o.beta, {0.0, 1.0, false, "a share"}, "Without CONFIG: the numerical share of the damping.");
-  cli.number("gamma", "G", o.gamma, {0.0, 1.0, false, "a share"}, "Without CONFIG: the numerical share of the stiffness.");
+  cli.number("gamma", "G", o.gamma, {0.0, 1.0, false, "a share"},
+             "Without CONFIG: the numerical share of the stiffness.");
   cli.number("zeta", "Z", o.zeta, {0.0, 10.0, true, "a damping ratio"},
              "Without CONFIG: the reference structure's damping ratio (above 0).");
   cli.number("omega-n", "RAD_PER_S", o.omega_n, {0.0, 1e6, true, "a frequency in rad/s"},
@@ -187,21 +193,29 @@ std::string stability_diagram(const std::string& name, const std::string& title,
   return name;
 }
 
-// The round-trip budget of each mode against the model error, and the configured round trip.
-std::string budget_diagram(const std::string& site, const std::vector<rths::plan::SiteMode>& modes, double rate_hz,
-                           double transfer_s, double round_trip_s, const fs::path& dir) {
+// The round-trip budget against the model error: the whole loop's, and each mode's single-mode
+// estimate (dashed); the configured round trip.
+std::string budget_diagram(const rths::config::Experiment& e, const std::string& site,
+                           const std::vector<rths::plan::SiteMode>& modes, double transfer_s, double round_trip_s,
+                           const fs::path& dir) {
   const std::string name = "budget_" + rths::study::file_word(site);
-  std::string dat = "# model error e (%), then the round-trip budget (ms) of each mode (NaN: delay-independent)\n";
+  const double rate_hz = e.rate_hz();
+  const double zoh_s = rths::stability::zero_order_hold_delay_s(rate_hz);
+  std::string dat =
+      "# model error e (%), the whole loop's round-trip budget (ms), then each mode's single-mode estimate (ms); NaN: "
+      "stable at any delay\n";
   std::vector<const rths::plan::SiteMode*> mine;
   for (const auto& m : modes) {
     if (m.site == site) mine.push_back(&m);
   }
   const int steps = static_cast<int>(std::lround(2.0 * kDiagramErrorMax / kDiagramErrorStep));
   for (int i = 0; i <= steps; ++i) {
-    const double e = -kDiagramErrorMax + kDiagramErrorStep * i;
-    dat += number_or_nan(100.0 * e);
+    const double err = -kDiagramErrorMax + kDiagramErrorStep * i;
+    dat += number_or_nan(100.0 * err);
+    dat += ' ';
+    dat += number_or_nan((rths::plan::critical_loop_delay(e, site, err).tau_cr_s - zoh_s - transfer_s) * 1e3);
     for (const auto* m : mine) {
-      const double budget = rths::plan::round_trip_budget_s(rths::plan::smith_loop_at(*m, e), rate_hz, transfer_s);
+      const double budget = rths::plan::round_trip_budget_s(rths::plan::smith_loop_at(*m, err), rate_hz, transfer_s);
       dat += ' ';
       dat += number_or_nan(budget * 1e3);
     }
@@ -212,14 +226,16 @@ std::string budget_diagram(const std::string& site, const std::vector<rths::plan
       "# rths-plan: {0}.png from {0}.dat (gnuplot {0}.gp in this folder)\n"
       "set terminal pngcairo size 900,600\nset output '{0}.png'\n"
       "set title {1}\nset xlabel 'model error e (%): the model is (1 + e) times the specimen'\n"
-      "set ylabel 'round-trip budget (ms)'\nset yrange [0:*]\nset grid\nset key top right\nplot ",
+      "set ylabel 'round-trip budget (ms)'\nset yrange [0:*]\nset grid\nset key top right\n"
+      "plot '{0}.dat' using 1:2 with lines lw 3 lc rgb 'black' title 'whole loop', ",
       name,
-      rths::study::gp_quote(fmt::format("site {}: the Smith loop's round-trip budget (no line: stable at any delay)",
-                                        site)));
+      rths::study::gp_quote(
+          fmt::format("site {}: the Smith loop's round-trip budget (no line: stable at any delay)", site)));
   for (std::size_t i = 0; i < mine.size(); ++i) {
-    gp += fmt::format("'{}.dat' using 1:{} with lines lw 2 title 'mode {}', ", name, i + 2, mine[i]->mode);
+    gp += fmt::format("'{}.dat' using 1:{} with lines dt 2 lw 2 title 'mode {} alone (seed 004 partition)', ", name,
+                      i + 3, mine[i]->mode);
   }
-  gp += fmt::format("{:.10g} with lines dt 2 lc rgb 'black' title 'configured round trip'\n", round_trip_s * 1e3);
+  gp += fmt::format("{:.10g} with lines dt 3 lc rgb 'red' title 'configured round trip'\n", round_trip_s * 1e3);
   write(dir / (name + ".gp"), gp);
   return name;
 }
@@ -230,7 +246,8 @@ double site_round_trip_s(const rths::config::Site& site) {
 
 int plan_config(const fs::path& config, const Options& o) {
   const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides, /*resolve_calibration_files=*/false);
-  const rths::config::Experiment& e = loaded.experiment;
+  rths::config::Experiment e = loaded.experiment;
+  if (o.rate_hz) e.set_rate_hz(*o.rate_hz);
   const auto dofs = static_cast<int>(e.structure().dofs());
   if (o.modes > dofs) {
     throw rths::ConfigError(fmt::format("--modes: is {}, but the structure of {} has {} mode{} ({} DOF{})", o.modes,
@@ -243,11 +260,11 @@ int plan_config(const fs::path& config, const Options& o) {
     throw rths::ConfigError(fmt::format("{}: {}", config.string(), error.what()));
   }
   if (modes.empty()) {
-    throw rths::ConfigError(fmt::format(
-        "{}: no REMOTE site: nothing delays a force (LOCAL sites run in the numerical node's process)",
-        config.string()));
+    throw rths::ConfigError(
+        fmt::format("{}: no REMOTE site: nothing delays a force (LOCAL sites run in the numerical node's process)",
+                    config.string()));
   }
-  const double rate_hz = o.rate_hz.value_or(e.rate_hz());
+  const double rate_hz = e.rate_hz();
   std::printf("rths-plan: %s, %g Hz (zero-order hold %.3f ms), transfer-system delay %.3f ms\n", e.name().c_str(),
               rate_hz, rths::stability::zero_order_hold_delay_s(rate_hz) * 1e3, o.transfer_delay_s * 1e3);
   if (!o.out.empty()) fs::create_directories(o.out);
@@ -257,13 +274,36 @@ int plan_config(const fs::path& config, const Options& o) {
     const double round_trip = o.round_trip_s.value_or(site_round_trip_s(site));
     std::printf("\nsite %s (%s, round trip %.2f ms)\n", site.name().c_str(),
                 rths::config::CompensationMode_Name(site.compensation().mode()).c_str(), round_trip * 1e3);
+    const double zoh_s = rths::stability::zero_order_hold_delay_s(rate_hz);
+    const auto loop_line = [&](const char* title, const rths::plan::LoopCritical& c) {
+      const double budget = c.tau_cr_s - zoh_s - o.transfer_delay_s;
+      std::printf("    %s: %s\n", title,
+                  std::isfinite(c.tau_cr_s)
+                      ? fmt::format("critical delay {} (roots cross at {:.4f} rad/s); round-trip budget {}: {}",
+                                    ms(c.tau_cr_s), c.omega_rad_s, ms(budget), verdict(budget, round_trip))
+                            .c_str()
+                      : "stable at any delay");
+    };
+    std::printf("  the whole loop (every DOF):\n");
+    loop_line("without compensation", rths::plan::critical_loop_delay(e, site.name(), -1.0));
+    const bool smith = site.compensation().mode() != rths::config::NONE;
+    if (smith) {
+      loop_line("Smith loop with the config's model", rths::plan::critical_loop_delay(e, site.name()));
+      std::printf("    Smith loop against the model error e, round-trip budget:\n     ");
+      for (const double err : kTableErrors) {
+        const double b = rths::plan::critical_loop_delay(e, site.name(), err).tau_cr_s - zoh_s - o.transfer_delay_s;
+        std::printf(" %+.0f%%: %s", 100.0 * err, std::isfinite(b) ? fmt::format("{:.1f} ms", b * 1e3).c_str() : "any");
+      }
+      std::printf("\n");
+    }
     for (const auto& m : modes) {
       if (m.site != site.name()) continue;
       const Partition& r = m.reference;
-      std::printf("  mode %d: omega_n %.4f rad/s (%.4f Hz), zeta %.3f %%\n", m.mode, r.omega_n_rad_per_s,
+      std::printf("  mode %d alone (seed 004's SDOF partition; an estimate: it drops the coupling of the modes):\n",
+                  m.mode);
+      std::printf("    omega_n %.4f rad/s (%.4f Hz), zeta %.3f %%\n", r.omega_n_rad_per_s,
                   r.omega_n_rad_per_s / (2.0 * std::numbers::pi), 100.0 * r.zeta);
-      print_partition("without compensation (the specimen's whole force delayed)", r, rate_hz, o.transfer_delay_s,
-                      round_trip);
+      print_partition("without compensation", r, rate_hz, o.transfer_delay_s, round_trip);
       if (const auto band = rths::stability::delay_independent_gamma_band(r.alpha, r.beta, r.zeta)) {
         std::printf("      stable at every delay for gamma in (%.4f, %.4f) (seed 004 Eq. 29)\n", band->low, band->high);
       }
@@ -273,31 +313,24 @@ int plan_config(const fs::path& config, const Options& o) {
                                     100.0 * std::abs(m.model_error))
                             .c_str(),
                         m.loop, rate_hz, o.transfer_delay_s, round_trip);
-        std::printf("    Smith loop against the model error e, round-trip budget:\n     ");
-        for (const double err : kTableErrors) {
-          const double b = rths::plan::round_trip_budget_s(rths::plan::smith_loop_at(m, err), rate_hz, o.transfer_delay_s);
-          std::printf(" %+.0f%%: %s", 100.0 * err, std::isfinite(b) ? fmt::format("{:.1f} ms", b * 1e3).c_str() : "any");
-        }
-        std::printf("\n");
       }
       if (!o.out.empty()) {
-        const double omega = (round_trip + rths::stability::zero_order_hold_delay_s(rate_hz) + o.transfer_delay_s) *
-                             r.omega_n_rad_per_s;
-        scripts.push_back(stability_diagram(
-            fmt::format("stability_{}_mode{}", rths::study::file_word(site.name()), m.mode),
-            fmt::format("site {}, mode {}: critical delay against gamma (alpha {:.3f}, beta {:.3f})", site.name(),
-                        m.mode, r.alpha, r.beta),
-            r, omega, o.out));
+        const double omega =
+            (round_trip + rths::stability::zero_order_hold_delay_s(rate_hz) + o.transfer_delay_s) * r.omega_n_rad_per_s;
+        scripts.push_back(
+            stability_diagram(fmt::format("stability_{}_mode{}", rths::study::file_word(site.name()), m.mode),
+                              fmt::format("site {}, mode {}: critical delay against gamma (alpha {:.3f}, beta {:.3f})",
+                                          site.name(), m.mode, r.alpha, r.beta),
+                              r, omega, o.out));
       }
     }
-    const rths::plan::SiteBudget b =
-        rths::plan::smith_budget(modes, site.name(), o.model_error, rate_hz, o.transfer_delay_s);
+    const rths::plan::SiteBudget b = rths::plan::smith_budget(e, site.name(), o.model_error, o.transfer_delay_s);
     std::printf("  verdict for a model error of +-%.0f %%: round-trip budget %s%s: %s\n", 100.0 * o.model_error,
                 ms(b.round_trip_budget_s).c_str(),
                 b.limiting_mode > 0 ? fmt::format(" (mode {})", b.limiting_mode).c_str() : "",
                 verdict(b.round_trip_budget_s, round_trip).c_str());
     if (!o.out.empty()) {
-      scripts.push_back(budget_diagram(site.name(), modes, rate_hz, o.transfer_delay_s, round_trip, o.out));
+      scripts.push_back(budget_diagram(e, site.name(), modes, o.transfer_delay_s, round_trip, o.out));
     }
   }
   if (!o.out.empty()) {
@@ -319,8 +352,8 @@ int plan_sdof(const Options& o) {
   }
   if (!o.out.empty()) {
     fs::create_directories(o.out);
-    const double omega = (round_trip + rths::stability::zero_order_hold_delay_s(rate_hz) + o.transfer_delay_s) *
-                         p.omega_n_rad_per_s;
+    const double omega =
+        (round_trip + rths::stability::zero_order_hold_delay_s(rate_hz) + o.transfer_delay_s) * p.omega_n_rad_per_s;
     const std::vector<std::string> scripts{stability_diagram(
         "stability_sdof", fmt::format("critical delay against gamma (alpha {:.3f}, beta {:.3f})", p.alpha, p.beta), p,
         omega, o.out)};
@@ -344,8 +377,9 @@ int main(int argc, char** argv) {
   const bool config = !cli.operands().empty();
   std::string problem;
   if (config && given > 0) {
-    problem = "CONFIG and --alpha/--beta/--gamma/--zeta/--omega-n: expected one of the two (a config's partitions "
-              "come from its structure)";
+    problem =
+        "CONFIG and --alpha/--beta/--gamma/--zeta/--omega-n: expected one of the two (a config's partitions "
+        "come from its structure)";
   } else if (!config && given == 0) {
     problem = "expected CONFIG, or a partition: --alpha --beta --gamma --zeta --omega-n";
   } else if (!config) {

@@ -25,8 +25,8 @@ namespace rths {
 // round-trip budget planned at the start, and what the node measures against it every step.
 struct DelayGuard {
   bool enabled = false;
-  double budget_s = 0.0;    // infinity: no delay destabilises the site's loop
-  double warn_s = 0.0;      // warn_fraction of the budget
+  double budget_s = 0.0;  // infinity: no delay destabilises the site's loop
+  double warn_s = 0.0;    // warn_fraction of the budget
   double smoothing_s = 0.1;
   int limiting_mode = 0;
   double model_error = 0.0;

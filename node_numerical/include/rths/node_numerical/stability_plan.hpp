@@ -1,6 +1,7 @@
 #pragma once
 
 #include <complex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,14 +61,37 @@ stability::Partition smith_loop_at(const SiteMode& m, double model_error);
 // seed 004 Eq. 32) and the transfer system's own delay; negative: nothing.
 double round_trip_budget_s(const stability::Partition& loop, double rate_hz, double transfer_delay_s);
 
-// A site's budget over all its modes: the smallest.
+// The critical delay of a site's loop on the whole structure, every DOF, no modal truncation: the
+// mode-by-mode partitions above drop the coupling a site's force gives the modes (for the seed 002
+// spring case 5-10 % of the critical delay, measured against virtual-time runs), this does not. The
+// undelayed dynamic stiffness is A(w) = K - w^2 M + jw C + the other sites' specimens (counted as
+// undelayed) + Lambda_s H_model Lambda_s^T e^{-jw h}, h = 1 / (2 f_s) (the model's force is held over
+// the step as the error's is); the delayed part is Lambda_s H_d Lambda_s^T with H_d = H_specimen -
+// H_model (the whole specimen without a Smith predictor). As det(A + Lambda H_d Lambda^T e^{-jw tau})
+// = det A det(I + G(w) e^{-jw tau}), G = H_d Lambda^T A^-1 Lambda (channels x channels), a root
+// crosses the imaginary axis at a w where an eigenvalue mu of G has |mu| = 1, at the delays tau =
+// (arg(-mu) + 2 pi N) / w: the smallest is the critical delay (the delay of the error force, its own
+// hold included). Found by a sweep of w up to 8 times the highest natural frequency (G falls as 1 / w
+// or faster beyond) with bisection of each crossing.
+struct LoopCritical {
+  double tau_cr_s = 0.0;     // infinity: no delay destabilises the loop
+  double omega_rad_s = 0.0;  // where the roots cross
+};
+// model_error: the model (1 + e) times the specimen; absent: the config's own prediction models. A
+// site without a Smith predictor delays its whole specimen force whatever e is.
+LoopCritical critical_loop_delay(const config::Experiment& experiment, const std::string& site,
+                                 std::optional<double> model_error = std::nullopt);
+
+// A site's round-trip budget for a stated model error (both signs taken: the smaller budget), as the
+// run-time guard plans it: the whole loop's critical delay, less the zero-order hold and the
+// transfer delay. limiting_mode names the mode nearest the loop's crossing frequency (0 when
+// nothing limits).
 struct SiteBudget {
   std::string site;
-  double round_trip_budget_s = 0.0;  // infinity: delay-independent at every mode
-  int limiting_mode = 0;             // 0 when no mode limits
+  double round_trip_budget_s = 0.0;  // infinity: delay-independent
+  int limiting_mode = 0;
 };
-// For a stated model error (both signs taken: the smaller budget), as the run-time guard plans it.
-SiteBudget smith_budget(const std::vector<SiteMode>& modes, const std::string& site, double model_error, double rate_hz,
+SiteBudget smith_budget(const config::Experiment& experiment, const std::string& site, double model_error,
                         double transfer_delay_s);
 
 }  // namespace rths::plan
