@@ -397,5 +397,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rths-plan: error: %s\n", problem.c_str());
     return rths::kExitBadInput;
   }
+  if (const auto failed = rths::start_run_log("rths-plan", o.out, "plan.log", false)) {
+    return *failed;
+  }
   return rths::run_logged([&] { return config ? plan_config(cli.operands().front(), o) : plan_sdof(o); });
 }
