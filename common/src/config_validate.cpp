@@ -904,9 +904,9 @@ void check_delay_guard(const config::Site& site, const std::string& path, const 
                 fmt::format("site \"{}\" is LOCAL (in the numerical node's process: no network delays its "
                             "force); expected delay_guard only on a REMOTE site",
                             site.name()));
-  check.require(g.model_error() >= 0 && g.model_error() <= kMaxGuardModelError, child(path, "model_error"),
-                fmt::format("is {:g}, expected a relative model error from 0 to {:g}", g.model_error(),
-                            kMaxGuardModelError));
+  check.require(
+      g.model_error() >= 0 && g.model_error() <= kMaxGuardModelError, child(path, "model_error"),
+      fmt::format("is {:g}, expected a relative model error from 0 to {:g}", g.model_error(), kMaxGuardModelError));
   check.require(g.warn_fraction() > 0 && g.warn_fraction() <= 1, child(path, "warn_fraction"),
                 fmt::format("is {:g}, expected a fraction of the budget above 0 and at most 1", g.warn_fraction()));
   check.require(g.transfer_delay_s() >= 0 && std::isfinite(g.transfer_delay_s()), child(path, "transfer_delay_s"),

@@ -28,7 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using rths::stability::Partition;
 
-constexpr double kInfinity = std::numeric_limits<double>::infinity();
 // The model errors the table prints (relative to the specimen), and the diagram's range and step.
 constexpr std::array<double, 11> kTableErrors{-2.0, -1.5, -1.0, -0.5, -0.3, -0.1, 0.1, 0.3, 0.5, 1.0, 1.5};
 constexpr double kDiagramErrorMax = 2.0;
@@ -198,7 +197,7 @@ std::string stability_diagram(const std::string& name, const std::string& title,
 std::string budget_diagram(const rths::config::Experiment& e, const std::string& site,
                            const std::vector<rths::plan::SiteMode>& modes, double transfer_s, double round_trip_s,
                            const fs::path& dir) {
-  const std::string name = "budget_" + rths::study::file_word(site);
+  std::string name = "budget_" + rths::study::file_word(site);
   const double rate_hz = e.rate_hz();
   const double zoh_s = rths::stability::zero_order_hold_delay_s(rate_hz);
   std::string dat =

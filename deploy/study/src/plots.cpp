@@ -72,7 +72,6 @@ std::string gp_quote(const std::string& s) {
   return q + "\"";
 }
 
-
 AxisView axis_view(const StudyFile& study, const Axis& axis) {
   AxisView v;
   if (const auto it = study.labels.find(axis.name); it != study.labels.end()) {
