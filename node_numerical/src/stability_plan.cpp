@@ -39,6 +39,22 @@ struct SiteModels {
   std::vector<ChannelModels> channels;
 };
 
+// Every site's influence and channel models (the prediction: the specimen's own when not given).
+std::vector<SiteModels> site_models(const config::Experiment& experiment, Eigen::Index dofs) {
+  std::vector<SiteModels> sites;
+  for (const config::Site& site : experiment.site()) {
+    SiteModels s{&site,
+                 Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
+                     site.influence().data(), dofs, site.channel_size()),
+                 {}};
+    for (const config::Channel& c : site.channel()) {
+      s.channels.push_back({c.specimen(), c.has_prediction() ? c.prediction() : c.specimen()});
+    }
+    sites.push_back(std::move(s));
+  }
+  return sites;
+}
+
 // Lambda diag(h) Lambda^T, the channels' dynamic stiffness on the structure's DOFs.
 Eigen::MatrixXcd on_structure(const Eigen::MatrixXd& influence, const std::vector<Complex>& h) {
   Eigen::VectorXcd diagonal(static_cast<Eigen::Index>(h.size()));
@@ -104,17 +120,7 @@ Complex dynamic_stiffness(const config::Model& model, double omega_rad_s) {
 std::vector<SiteMode> reduce(const config::Experiment& experiment, int modes) {
   const StructuralModel structure = make_structure(experiment.structure());
   const Eigen::Index dofs = structure.dofs();
-  std::vector<SiteModels> sites;
-  for (const config::Site& site : experiment.site()) {
-    SiteModels s{&site,
-                 Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-                     site.influence().data(), dofs, site.channel_size()),
-                 {}};
-    for (const config::Channel& c : site.channel()) {
-      s.channels.push_back({c.specimen(), c.has_prediction() ? c.prediction() : c.specimen()});
-    }
-    sites.push_back(std::move(s));
-  }
+  const std::vector<SiteModels> sites = site_models(experiment, dofs);
   const int count = modes <= 0 ? static_cast<int>(dofs) : std::min(modes, static_cast<int>(dofs));
   std::vector<SiteMode> out;
   for (int i = 0; i < count; ++i) {
@@ -180,21 +186,11 @@ LoopCritical critical_loop_delay(const config::Experiment& experiment, const std
   const StructuralModel structure = make_structure(experiment.structure());
   const Eigen::Index dofs = structure.dofs();
   const double hold_s = 0.5 / experiment.rate_hz();
-  const config::Site* site = nullptr;
-  std::vector<SiteModels> others;
-  for (const config::Site& s : experiment.site()) {
-    SiteModels m{&s,
-                 Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>(
-                     s.influence().data(), dofs, s.channel_size()),
-                 {}};
-    for (const config::Channel& c : s.channel()) {
-      m.channels.push_back({c.specimen(), c.has_prediction() ? c.prediction() : c.specimen()});
-    }
-    if (s.name() == site_name) site = &s;
-    others.push_back(std::move(m));
-  }
-  if (site == nullptr) throw std::invalid_argument(fmt::format("no site named \"{}\"", site_name));
-  const auto at = std::find_if(others.begin(), others.end(), [&](const SiteModels& m) { return m.site == site; });
+  std::vector<SiteModels> others = site_models(experiment, dofs);
+  const auto at =
+      std::find_if(others.begin(), others.end(), [&](const SiteModels& m) { return m.site->name() == site_name; });
+  if (at == others.end()) throw std::invalid_argument(fmt::format("no site named \"{}\"", site_name));
+  const config::Site* site = at->site;
   const SiteModels mine = *at;
   others.erase(at);
   const bool compensated = smith(*site);
