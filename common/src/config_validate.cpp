@@ -884,9 +884,8 @@ void check_driver(const config::Site& site, const std::string& path, double rate
       bridge.open_timeout_s() > 0 && bridge.open_timeout_s() <= kMaxBridgeOpenTimeoutS, child(b, "open_timeout_s"),
       fmt::format("is {:g}, expected above 0 and at most {:g} s", bridge.open_timeout_s(), kMaxBridgeOpenTimeoutS));
   // With a setup transformation the datagrams carry its actuators, each with its own stroke limit.
-  int carried = site.channel_size();
+  const auto carried = static_cast<int>(driven_channels(site));
   if (site.has_setup()) {
-    carried = static_cast<int>(setup_actuators(site.setup()));
     check.require(site.setup().stroke_limit_m_size() == carried, child(path, "setup.stroke_limit_m"),
                   fmt::format("has {} values; a site with a driver moves real actuators, expected each one's stroke "
                               "limit ({} values, m, > 0)",

@@ -222,6 +222,10 @@ std::size_t setup_actuators(const config::SetupTransform& setup) {
   return 0;
 }
 
+std::size_t driven_channels(const config::Site& site) {
+  return site.has_setup() ? setup_actuators(site.setup()) : static_cast<std::size_t>(site.channel_size());
+}
+
 std::optional<SetupProblem> setup_problem(const config::SetupTransform& setup, std::size_t dofs) {
   if (auto problem = setup_kind_problem(setup, dofs)) return problem;
   const std::size_t actuators = setup_actuators(setup);

@@ -85,9 +85,7 @@ int print_layout(const std::filesystem::path& config, const Options& o) {
         throw rths::ConfigError(fmt::format("{}: site[{}].driver: site \"{}\" has no driver {{ udp_bridge {{ ... }} }}",
                                             config.string(), i, o.site));
       }
-      const std::size_t carried =
-          site.has_setup() ? rths::setup_actuators(site.setup()) : static_cast<std::size_t>(site.channel_size());
-      std::fputs(rths::bridge_layout_table(site.driver().udp_bridge(), site.name(), carried,
+      std::fputs(rths::bridge_layout_table(site.driver().udp_bridge(), site.name(), rths::driven_channels(site),
                                            loaded.experiment.rate_hz(), site.has_setup())
                      .c_str(),
                  stdout);

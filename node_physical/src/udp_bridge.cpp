@@ -321,9 +321,7 @@ std::unique_ptr<PlantDriver> make_udp_bridge(const config::UdpBridge& bridge, co
                                              double rate_hz) {
   (void)rate_hz;  // validation bounded the timeouts by it; each exchange() brings the step's own dt_s
   // With a setup transformation the datagrams carry its actuators (SetupDriver sits in front).
-  const std::size_t carried =
-      site.has_setup() ? setup_actuators(site.setup()) : static_cast<std::size_t>(site.channel_size());
-  return std::make_unique<UdpBridgeDriver>(bridge, carried);
+  return std::make_unique<UdpBridgeDriver>(bridge, driven_channels(site));
 }
 
 }  // namespace rths

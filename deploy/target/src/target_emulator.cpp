@@ -21,11 +21,6 @@ bool newer(std::uint32_t a, std::uint32_t b) {
   return static_cast<std::int32_t>(a - b) > 0;
 }
 
-// The channels a datagram carries: the setup's actuators, else the site's channels.
-std::size_t wire_channels(const config::Site& site) {
-  return site.has_setup() ? setup_actuators(site.setup()) : static_cast<std::size_t>(site.channel_size());
-}
-
 }  // namespace
 
 RowQueue::RowQueue(std::size_t columns, std::size_t capacity_rows)
@@ -59,13 +54,13 @@ TargetEmulator::TargetEmulator(const config::Site& site, double rate_hz, double 
       watchdog_s_(watchdog_s),
       link_(link),
       rows_(rows),
-      command_layout_(site.driver().udp_bridge().command(), wire_channels(site)),
-      reply_layout_(site.driver().udp_bridge().reply(), wire_channels(site)) {
+      command_layout_(site.driver().udp_bridge().command(), driven_channels(site)),
+      reply_layout_(site.driver().udp_bridge().reply(), driven_channels(site)) {
   if (!site.driver().has_udp_bridge()) {
     throw std::invalid_argument(fmt::format("site \"{}\" has no driver {{ udp_bridge {{ ... }} }}", site.name()));
   }
   const auto n = static_cast<std::size_t>(site.channel_size());
-  const std::size_t wire = wire_channels(site);
+  const std::size_t wire = driven_channels(site);
   for (const config::Channel& channel : site.channel()) {
     plants_.push_back(make_plant(channel, rate_hz));
     // The controller's own stroke limit: the actuator's, else the channel's interlock limit.

@@ -41,6 +41,9 @@ std::optional<SetupProblem> setup_problem(const config::SetupTransform& setup, s
 // two planar actuators; 0 without a kind). The datagrams of a site's driver carry this many.
 std::size_t setup_actuators(const config::SetupTransform& setup);
 
+// What a site's driver datagrams carry, one entry per: the setup's actuators, else the site's channels.
+std::size_t driven_channels(const config::Site& site);
+
 // The rules of each kind on plain numbers (fields named as in its message).
 std::optional<SetupProblem> setup_matrix_problem(std::size_t actuators, std::span<const double> t_row_major,
                                                  std::size_t dofs);
