@@ -80,23 +80,18 @@ bool SetupDriver::exchange(std::span<const InterfaceMotion> commands, std::span<
     std::copy(last_.begin(), last_.end(), measured.begin());
     return false;
   }
+  // The site checked these commands; check() again computes their strokes into strokes_ (and u_), and
+  // stops a caller that did not check them all the same.
   for (std::size_t c = 0; c < u_.size(); ++c) {
-    u_[c] = commands[c].displacement_m;
     v_[c] = commands[c].velocity_m_per_s;
     a_[c] = commands[c].acceleration_m_per_s2;
   }
-  // The site checked these commands (check()); a caller that did not is stopped here all the same.
-  if (!setup_->strokes(u_, strokes_) || !setup_->stroke_velocities(u_, v_, stroke_v_) || !stroke_accelerations(dt_s)) {
+  if (check(commands).tripped() || !setup_->stroke_velocities(u_, v_, stroke_v_) || !stroke_accelerations(dt_s)) {
     fault_ = Fault::kCommandOutside;
     std::copy(last_.begin(), last_.end(), measured.begin());
     return false;
   }
   for (std::size_t i = 0; i < strokes_.size(); ++i) {
-    if (!(std::abs(strokes_[i]) <= stroke_limits_m_[i])) {
-      fault_ = Fault::kCommandOutside;
-      std::copy(last_.begin(), last_.end(), measured.begin());
-      return false;
-    }
     actuator_commands_[i] = InterfaceMotion{strokes_[i], stroke_v_[i], stroke_a_[i]};
   }
   const bool alive = actuators_->exchange(actuator_commands_, actuator_measured_, dt_s);
