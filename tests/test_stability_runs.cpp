@@ -101,16 +101,8 @@ struct Planned {
 
 Planned planned(double model_error) {
   const plan::LoopCritical c = plan::critical_loop_delay(spring_case().experiment, "spring", model_error);
-  Planned p{c.tau_cr_s, 0};
-  double nearest = kInfinity;
-  for (const plan::SiteMode& m : plan::reduce(spring_case().experiment)) {
-    const double d = std::abs(std::log(m.reference.omega_n_rad_per_s / c.omega_rad_s));
-    if (std::isfinite(c.tau_cr_s) && d < nearest) {
-      nearest = d;
-      p.mode = m.mode;
-    }
-  }
-  return p;
+  return {c.tau_cr_s,
+          std::isfinite(c.tau_cr_s) ? plan::nearest_mode(spring_case().experiment, "spring", c.omega_rad_s) : 0};
 }
 
 // --- The loop's exact critical delay (the frequency sweep of the header comment); infinity when

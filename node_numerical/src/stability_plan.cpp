@@ -262,28 +262,36 @@ LoopCritical critical_loop_delay(const config::Experiment& experiment, const std
 SiteBudget smith_budget(const config::Experiment& experiment, const std::string& site, double model_error,
                         double transfer_delay_s) {
   SiteBudget b{site, std::numeric_limits<double>::infinity(), 0};
-  const double zoh_s = stability::zero_order_hold_delay_s(experiment.rate_hz());
   double omega = 0.0;
   for (const double e : {model_error, -model_error}) {
     const LoopCritical c = critical_loop_delay(experiment, site, e);
-    const double budget = c.tau_cr_s - zoh_s - transfer_delay_s;
+    const double budget = round_trip_budget_s(c, experiment.rate_hz(), transfer_delay_s);
     if (budget < b.round_trip_budget_s) {
       b.round_trip_budget_s = budget;
       omega = c.omega_rad_s;
     }
   }
-  if (std::isfinite(b.round_trip_budget_s)) {
-    double nearest = std::numeric_limits<double>::infinity();  // the mode nearest the crossing
-    for (const SiteMode& m : reduce(experiment)) {
-      if (m.site != site) continue;
-      const double d = std::abs(std::log(m.reference.omega_n_rad_per_s / omega));
-      if (d < nearest) {
-        nearest = d;
-        b.limiting_mode = m.mode;
-      }
+  b.limiting_mode = std::isfinite(b.round_trip_budget_s) ? nearest_mode(experiment, site, omega) : 0;
+  return b;
+}
+
+double round_trip_budget_s(const LoopCritical& loop, double rate_hz, double transfer_delay_s) {
+  return stability::allowable_transfer_delay_s(loop.tau_cr_s, transfer_delay_s, rate_hz);
+}
+
+int nearest_mode(const config::Experiment& experiment, const std::string& site, double omega_rad_s) {
+  int mode = 0;
+  if (!(omega_rad_s > 0.0)) return mode;
+  double nearest = std::numeric_limits<double>::infinity();
+  for (const SiteMode& m : reduce(experiment)) {
+    if (m.site != site) continue;
+    const double d = std::abs(std::log(m.reference.omega_n_rad_per_s / omega_rad_s));
+    if (d < nearest) {
+      nearest = d;
+      mode = m.mode;
     }
   }
-  return b;
+  return mode;
 }
 
 }  // namespace rths::plan

@@ -199,7 +199,6 @@ std::string budget_diagram(const rths::config::Experiment& e, const std::string&
                            const fs::path& dir) {
   std::string name = "budget_" + rths::study::file_word(site);
   const double rate_hz = e.rate_hz();
-  const double zoh_s = rths::stability::zero_order_hold_delay_s(rate_hz);
   std::string dat =
       "# model error e (%), the whole loop's round-trip budget (ms), then each mode's single-mode estimate (ms); NaN: "
       "stable at any delay\n";
@@ -212,7 +211,8 @@ std::string budget_diagram(const rths::config::Experiment& e, const std::string&
     const double err = -kDiagramErrorMax + kDiagramErrorStep * i;
     dat += number_or_nan(100.0 * err);
     dat += ' ';
-    dat += number_or_nan((rths::plan::critical_loop_delay(e, site, err).tau_cr_s - zoh_s - transfer_s) * 1e3);
+    dat += number_or_nan(
+        rths::plan::round_trip_budget_s(rths::plan::critical_loop_delay(e, site, err), rate_hz, transfer_s) * 1e3);
     for (const auto* m : mine) {
       const double budget = rths::plan::round_trip_budget_s(rths::plan::smith_loop_at(*m, err), rate_hz, transfer_s);
       dat += ' ';
@@ -273,9 +273,8 @@ int plan_config(const fs::path& config, const Options& o) {
     const double round_trip = o.round_trip_s.value_or(site_round_trip_s(site));
     std::printf("\nsite %s (%s, round trip %.2f ms)\n", site.name().c_str(),
                 rths::config::CompensationMode_Name(site.compensation().mode()).c_str(), round_trip * 1e3);
-    const double zoh_s = rths::stability::zero_order_hold_delay_s(rate_hz);
     const auto loop_line = [&](const char* title, const rths::plan::LoopCritical& c) {
-      const double budget = c.tau_cr_s - zoh_s - o.transfer_delay_s;
+      const double budget = rths::plan::round_trip_budget_s(c, rate_hz, o.transfer_delay_s);
       std::printf("    %s: %s\n", title,
                   std::isfinite(c.tau_cr_s)
                       ? fmt::format("critical delay {} (roots cross at {:.4f} rad/s); round-trip budget {}: {}",
@@ -290,7 +289,8 @@ int plan_config(const fs::path& config, const Options& o) {
       loop_line("Smith loop with the config's model", rths::plan::critical_loop_delay(e, site.name()));
       std::printf("    Smith loop against the model error e, round-trip budget:\n     ");
       for (const double err : kTableErrors) {
-        const double b = rths::plan::critical_loop_delay(e, site.name(), err).tau_cr_s - zoh_s - o.transfer_delay_s;
+        const double b = rths::plan::round_trip_budget_s(rths::plan::critical_loop_delay(e, site.name(), err), rate_hz,
+                                                         o.transfer_delay_s);
         std::printf(" %+.0f%%: %s", 100.0 * err, std::isfinite(b) ? fmt::format("{:.1f} ms", b * 1e3).c_str() : "any");
       }
       std::printf("\n");

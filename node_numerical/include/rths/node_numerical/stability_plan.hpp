@@ -82,6 +82,14 @@ struct LoopCritical {
 LoopCritical critical_loop_delay(const config::Experiment& experiment, const std::string& site,
                                  std::optional<double> model_error = std::nullopt);
 
+// What the network may add to a loop whose critical delay is known: the budget of seed 004 Eq. 32
+// (stability::allowable_transfer_delay_s), the zero-order hold and the transfer delay taken off.
+double round_trip_budget_s(const LoopCritical& loop, double rate_hz, double transfer_delay_s);
+
+// The site's mode whose natural frequency is nearest (in ratio) to a crossing frequency; 0 when
+// there is none (no crossing, or the site is not remote).
+int nearest_mode(const config::Experiment& experiment, const std::string& site, double omega_rad_s);
+
 // A site's round-trip budget for a stated model error (both signs taken: the smaller budget), as the
 // run-time guard plans it: the whole loop's critical delay, less the zero-order hold and the
 // transfer delay. limiting_mode names the mode nearest the loop's crossing frequency (0 when
