@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "rths/common/child_process.hpp"
@@ -21,6 +23,7 @@
 #include "rths/common/secret_key.hpp"
 #include "rths/study/csv.hpp"
 #include "scratch_folder.hpp"
+#include "test_support.hpp"
 
 namespace rths::test {
 
@@ -146,6 +149,25 @@ class RunFolderTest : public ::testing::Test {
   }
   void TearDown() override { remove_unless_failed(dir_); }
   std::filesystem::path dir_;
+};
+
+// A test that runs deploy/netns-topology.sh under a namespace prefix of its own and takes the
+// topology down after it (the script's trap removes it; this is the belt to its braces, and
+// idempotent). tag tells the tests apart; the process id tells parallel ctest runs and a developer's
+// own topology apart.
+class NetnsTopologyTest : public RunFolderTest {
+ protected:
+  explicit NetnsTopologyTest(std::string tag) : tag_(std::move(tag)) {}
+  void TearDown() override {
+    Process down(script().string(), {"down", "--prefix", prefix()}, dir_ / "down");
+    EXPECT_EQ(down.wait(std::chrono::seconds(30)), 0) << down.err();
+    RunFolderTest::TearDown();
+  }
+  static std::filesystem::path script() { return source_dir() / "deploy" / "netns-topology.sh"; }
+  [[nodiscard]] std::string prefix() const { return "rths" + tag_ + std::to_string(getpid()); }
+
+ private:
+  std::string tag_;
 };
 
 // Columns of an rths CSV by header name. A last line without its newline (cut by a kill) is not a

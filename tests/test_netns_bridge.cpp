@@ -27,20 +27,12 @@ using test::Process;
 
 constexpr int kExitSkipped = 77;  // the script's "namespaces cannot be made here"
 
-class NetnsBridge : public test::RunFolderTest {
+class NetnsBridge : public test::NetnsTopologyTest {
  protected:
-  void TearDown() override {
-    // The script's trap removes the namespaces; this is the belt to its braces (idempotent).
-    Process down(script().string(), {"down", "--prefix", prefix()}, dir_ / "down");
-    EXPECT_EQ(down.wait(std::chrono::seconds(30)), 0) << down.err();
-    RunFolderTest::TearDown();
-  }
-  static fs::path script() { return test::source_dir() / "deploy" / "netns-topology.sh"; }
-  // Unique per test process: parallel ctest runs and a developer's topology never collide. The
-  // subnet is this test's own (the other namespace tests use 10.78 and 10.81).
-  static std::string prefix() { return "rthsB" + std::to_string(getpid()); }
+  NetnsBridge() : NetnsTopologyTest("B") {}
 
-  // The spring bridge example across num -> relay -> site -> target namespaces; the script's exit
+  // The spring bridge example across num -> relay -> site -> target namespaces, on a subnet of its own
+  // (the other namespace tests use 10.78 and 10.81); the script's exit
   // code. The target's watchdog is 20 ms, as on 127.0.0.1: this VM's host stalls reach several
   // milliseconds, and a stall of the site is not what this test is about.
   int run_topology(const std::vector<std::string>& sets) {

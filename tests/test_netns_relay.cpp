@@ -30,17 +30,9 @@ constexpr int kExitSkipped = 77;  // the script's "namespaces cannot be made her
 constexpr int kSeconds = 10;      // of El Centro: the x2 peak (and its error) falls in the first 5 s
 const char* const kPlus30 = "site[spring].channel[0].prediction.spring.stiffness_n_per_m=72584.72";
 
-class NetnsRelay : public test::RunFolderTest {
+class NetnsRelay : public test::NetnsTopologyTest {
  protected:
-  void TearDown() override {
-    // The script's trap removes the namespaces; this is the belt to its braces (idempotent).
-    Process down(script().string(), {"down", "--prefix", prefix()}, dir_ / "down");
-    EXPECT_EQ(down.wait(std::chrono::seconds(30)), 0) << down.err();
-    RunFolderTest::TearDown();
-  }
-  static fs::path script() { return test::source_dir() / "deploy" / "netns-topology.sh"; }
-  // Unique per test process: parallel ctest runs and a developer's topology never collide.
-  static std::string prefix() { return "rthsR" + std::to_string(getpid()); }
+  NetnsRelay() : NetnsTopologyTest("R") {}
 
   // The single-site spring example across num -> relay -> site namespaces; the script's exit code.
   int run_topology(const std::vector<std::string>& sets) {
