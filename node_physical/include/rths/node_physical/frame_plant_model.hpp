@@ -1,0 +1,32 @@
+#pragma once
+
+#include <array>
+#include <complex>
+
+#include "experiment.pb.h"
+
+namespace rths {
+
+// The maRTHS benchmark's control plant in the form of seed 000 Eqs. 19-26 (with the errata of its
+// digest: roots in rad/s, H12 gain 4.5394e6, H22 gain 1.9238e7), actuator 0 the bottom one:
+//   H11 = k11 (s + b1)(s + b2) / ((s + a1)(s + a2) F(s)),   H21 = k21 (s + b1)(s + b2) / (same),
+//   H12 = k12 (s + p1) / ((s + d1)(s + d2) F(s)),          H22 = k22 (s + p2) / (same),
+//   F(s) = (s + c1)^2 + c2^2.
+// H_ij maps actuator j's command to actuator i's measured stroke. The ten roots are seed 003's
+// parameters theta, in its order; the simulated plant (TwoActuatorFramePlant) and the UKF
+// controller's model share this one description.
+struct FramePlantModel {
+  enum Root : std::uint8_t { kA1, kA2, kB1, kB2, kC1, kC2, kP1, kP2, kD1, kD2, kRoots };
+  enum Gain : std::uint8_t { kK11, kK21, kK12, kK22, kGains };
+  std::array<double, kRoots> theta{};  // rad/s, each > 0
+  std::array<double, kGains> gain{};
+
+  // From a config the loader has validated (the nominal values; the uncertainty is not drawn).
+  static FramePlantModel from_config(const config::TwoActuatorFramePlant& plant);
+  // H_ij(s), i the measured actuator, j the commanded one (0 or 1).
+  [[nodiscard]] std::complex<double> response(int i, int j, std::complex<double> s) const;
+  // H_ij(0).
+  [[nodiscard]] double static_gain(int i, int j) const;
+};
+
+}  // namespace rths

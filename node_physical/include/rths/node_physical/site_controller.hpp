@@ -1,0 +1,39 @@
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "results.pb.h"
+#include "rths/node_physical/plant.hpp"
+
+namespace rths {
+
+// The controller of a multi-axial site (config Site.actuator_controller), in actuator coordinates:
+// every actuator's stroke target in, every actuator's stroke command out, in one call, so that a
+// controller may couple the actuators (seed 003's UKF) or not (seed 001's decentralised RLS). It
+// sits between the setup transformation and the actuators (SetupDriver): targets are the strokes the
+// setup computes from the interface targets, `previous` what the actuators read at the step before
+// (hardware-true: the measurement of this step is read after this command is written).
+//
+// command() runs in the site's step: spans of exactly actuators() entries, no allocation, no locks,
+// no I/O. A command that is not finite or beyond an actuator's stroke limit never reaches it: the
+// caller checks every entry before anything is sent.
+class SiteController {
+ public:
+  SiteController() = default;
+  SiteController(const SiteController&) = delete;
+  SiteController& operator=(const SiteController&) = delete;
+  SiteController(SiteController&&) = delete;
+  SiteController& operator=(SiteController&&) = delete;
+  virtual ~SiteController() = default;
+
+  [[nodiscard]] virtual std::size_t actuators() const = 0;
+  virtual void command(std::span<const InterfaceMotion> targets, std::span<const Measurement> previous,
+                       std::span<InterfaceMotion> commands, double dt_s) = 0;
+  // What the run summaries say about actuator i's controller; after the run, off the hot path.
+  virtual void report(std::size_t actuator, results::ControllerReport& out) const = 0;
+  // What went wrong that the operator must hear of (empty: nothing); after the run.
+  [[nodiscard]] virtual std::string warning() const { return {}; }
+};
+
+}  // namespace rths
