@@ -134,6 +134,18 @@ std::optional<SetupProblem> two_actuators_problem(double length0_m, double angle
                                   1.0 / std::sin(to_radians(kSetupMinCrossingDeg)))};
 }
 
+std::optional<SetupProblem> rigid_coupler_problem(double arm_m, double angle_deg) {
+  if (auto problem = length_problem("arm_m", arm_m)) return problem;
+  // At 0 degrees the two pins coincide in height and the rotation is not controlled; at 90 the
+  // actuators pull on the node's vertical line and the translation is not.
+  if (!(std::isfinite(angle_deg) && angle_deg >= 1.0 && angle_deg <= 89.0)) {
+    return SetupProblem{"angle_deg", fmt::format("is {} degrees, expected 1 to 89: each pin's angle from the node's "
+                                                 "horizontal (the benchmark's coupler: 25.4633)",
+                                                 angle_deg)};
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 // The kind's own rules and the kind against the site's DOFs.
@@ -198,12 +210,31 @@ std::optional<SetupProblem> setup_kind_problem(const config::SetupTransform& set
       return within("two_actuators", two_actuators_problem(pair.actuator(0).length_m(), pair.actuator(0).angle_deg(),
                                                            pair.actuator(1).length_m(), pair.actuator(1).angle_deg()));
     }
+    case config::SetupTransform::kRigidCoupler: {
+      if (dofs != 2) {
+        return SetupProblem{"rigid_coupler",
+                            fmt::format("drives two interface DOFs (a node's translation and rotation), but the site "
+                                        "has {}; expected a site of two channels",
+                                        channels_text(dofs))};
+      }
+      const auto& coupler = setup.rigid_coupler();
+      if (!coupler.has_arm_m()) {
+        return SetupProblem{"rigid_coupler.arm_m",
+                            "missing; expected the distance from the node to each actuator's pin (m, > 0)"};
+      }
+      if (!coupler.has_angle_deg()) {
+        return SetupProblem{"rigid_coupler.angle_deg",
+                            "missing; expected the angle of each pin from the node's horizontal (degrees, 1 to 89)"};
+      }
+      return within("rigid_coupler", rigid_coupler_problem(coupler.arm_m(), coupler.angle_deg()));
+    }
     case config::SetupTransform::KIND_NOT_SET:
       break;
   }
   return SetupProblem{"",
                       "has no transformation; expected matrix { actuators: ... value: [...] }, inclined_actuator { "
-                      "length_m: ... angle_deg: ... } or two_actuators { actuator { ... } actuator { ... } }"};
+                      "length_m: ... angle_deg: ... }, two_actuators { actuator { ... } actuator { ... } } or "
+                      "rigid_coupler { arm_m: ... angle_deg: ... }"};
 }
 
 }  // namespace
@@ -215,6 +246,7 @@ std::size_t setup_actuators(const config::SetupTransform& setup) {
     case config::SetupTransform::kInclinedActuator:
       return 1;
     case config::SetupTransform::kTwoActuators:
+    case config::SetupTransform::kRigidCoupler:
       return 2;
     case config::SetupTransform::KIND_NOT_SET:
       break;

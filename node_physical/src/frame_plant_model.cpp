@@ -23,6 +23,8 @@ std::complex<double> FramePlantModel::response(int i, int j, std::complex<double
   return k * (s + zero) / ((s + t[kD1]) * (s + t[kD2]) * frame);
 }
 
-double FramePlantModel::static_gain(int i, int j) const { return response(i, j, 0.0).real(); }
+double FramePlantModel::static_gain(int i, int j) const {
+  return response(i, j, 0.0).real();
+}
 
 }  // namespace rths

@@ -344,6 +344,123 @@ std::string TwoActuatorsSetup::valid_range() const {
       tidy_m(fixed_[0].x()), tidy_m(fixed_[0].y()), tidy_m(fixed_[1].x()), tidy_m(fixed_[1].y()));
 }
 
+// ---- RigidCouplerSetup ---------------------------------------------------------------------------
+
+RigidCouplerSetup::RigidCouplerSetup(double arm_m, double angle_deg, bool linear)
+    : SetupTransform(2, 2), arm_m_(arm_m), alpha_rad_(to_radians(angle_deg)), linear_(linear) {
+  throw_if(rigid_coupler_problem(arm_m, angle_deg));
+  lever_m_ = arm_m_ * std::sin(alpha_rad_);
+}
+
+void RigidCouplerSetup::slopes(double theta_rad, double& slope0, double& slope1) const {
+  if (linear_) {
+    slope0 = lever_m_;
+    slope1 = -lever_m_;
+    return;
+  }
+  slope0 = -arm_m_ * std::sin(theta_rad - alpha_rad_);
+  slope1 = -arm_m_ * std::sin(theta_rad + alpha_rad_);
+}
+
+bool RigidCouplerSetup::strokes(std::span<const double> interface_displacement_m, std::span<double> strokes_m) {
+  const double x = interface_displacement_m[0];
+  const double theta = interface_displacement_m[1];
+  if (!std::isfinite(x) || !std::isfinite(theta)) return false;
+  if (linear_) {
+    strokes_m[0] = x + lever_m_ * theta;
+    strokes_m[1] = x - lever_m_ * theta;
+    return true;
+  }
+  if (!(std::abs(theta) < std::numbers::pi / 2)) return false;
+  const double half = std::sin(theta / 2);
+  strokes_m[0] = x - 2.0 * arm_m_ * std::sin(theta / 2 - alpha_rad_) * half;
+  strokes_m[1] = x - 2.0 * arm_m_ * std::sin(theta / 2 + alpha_rad_) * half;
+  return true;
+}
+
+bool RigidCouplerSetup::stroke_velocities(std::span<const double> interface_displacement_m,
+                                          std::span<const double> interface_velocity_m_per_s,
+                                          std::span<double> stroke_velocity_m_per_s) {
+  const double theta = interface_displacement_m[1];
+  const double vx = interface_velocity_m_per_s[0];
+  const double vtheta = interface_velocity_m_per_s[1];
+  if (!std::isfinite(interface_displacement_m[0]) || !std::isfinite(theta) || !std::isfinite(vx) ||
+      !std::isfinite(vtheta) || (!linear_ && !(std::abs(theta) < std::numbers::pi / 2))) {
+    return false;
+  }
+  double slope0 = 0;
+  double slope1 = 0;
+  slopes(theta, slope0, slope1);
+  stroke_velocity_m_per_s[0] = vx + slope0 * vtheta;
+  stroke_velocity_m_per_s[1] = vx + slope1 * vtheta;
+  return true;
+}
+
+bool RigidCouplerSetup::rotation(std::span<const double> strokes_m, double& theta_rad) const {
+  const double ratio = (strokes_m[0] - strokes_m[1]) / (2.0 * lever_m_);
+  if (!std::isfinite(ratio) || !std::isfinite(strokes_m[0])) return false;
+  if (linear_) {
+    theta_rad = ratio;
+    return true;
+  }
+  if (!(std::abs(ratio) < 1.0)) return false;
+  theta_rad = std::asin(ratio);
+  return true;
+}
+
+bool RigidCouplerSetup::interface_displacements(std::span<const double> strokes_m,
+                                                std::span<double> interface_displacement_m) {
+  double theta = 0;
+  if (!rotation(strokes_m, theta)) return false;
+  interface_displacement_m[0] =
+      linear_ ? 0.5 * (strokes_m[0] + strokes_m[1])
+              : strokes_m[0] + 2.0 * arm_m_ * std::sin(theta / 2 - alpha_rad_) * std::sin(theta / 2);
+  interface_displacement_m[1] = theta;
+  return true;
+}
+
+bool RigidCouplerSetup::interface_forces(std::span<const double> strokes_m, std::span<const double> actuator_forces_n,
+                                         std::span<double> interface_forces_n) {
+  double theta = 0;
+  if (!std::isfinite(actuator_forces_n[0]) || !std::isfinite(actuator_forces_n[1]) || !rotation(strokes_m, theta)) {
+    return false;
+  }
+  double slope0 = 0;
+  double slope1 = 0;
+  slopes(theta, slope0, slope1);
+  // J^T f: the force along x and the moment about the node.
+  interface_forces_n[0] = actuator_forces_n[0] + actuator_forces_n[1];
+  interface_forces_n[1] = slope0 * actuator_forces_n[0] + slope1 * actuator_forces_n[1];
+  return true;
+}
+
+bool RigidCouplerSetup::actuator_forces(std::span<const double> strokes_m, std::span<const double> interface_forces_n,
+                                        std::span<double> actuator_forces_n) {
+  double theta = 0;
+  if (!std::isfinite(interface_forces_n[0]) || !std::isfinite(interface_forces_n[1]) || !rotation(strokes_m, theta)) {
+    return false;
+  }
+  double slope0 = 0;
+  double slope1 = 0;
+  slopes(theta, slope0, slope1);
+  // f_0 + f_1 = F, slope0 f_0 + slope1 f_1 = M; the determinant slope1 - slope0 = 2 p cos(theta)
+  // sin(alpha) is not 0 inside the valid range.
+  const double det = slope1 - slope0;
+  const double f0 = (slope1 * interface_forces_n[0] - interface_forces_n[1]) / det;
+  const double f1 = (interface_forces_n[1] - slope0 * interface_forces_n[0]) / det;
+  if (!std::isfinite(f0) || !std::isfinite(f1)) return false;
+  actuator_forces_n[0] = f0;
+  actuator_forces_n[1] = f1;
+  return true;
+}
+
+std::string RigidCouplerSetup::valid_range() const {
+  if (linear_) return "every finite stroke (the linear coupler)";
+  return fmt::format(
+      "a rotation below 90 degrees in magnitude: the strokes differ by less than 2 p sin(alpha) = {:.9g} m",
+      2 * lever_m_);
+}
+
 // ---- from the config -----------------------------------------------------------------------------
 
 std::unique_ptr<SetupTransform> make_setup_transform(const config::SetupTransform& setup, std::size_t dofs) {
@@ -365,6 +482,10 @@ std::unique_ptr<SetupTransform> make_setup_transform(const config::SetupTransfor
       const auto& pair = setup.two_actuators();
       return std::make_unique<TwoActuatorsSetup>(pair.actuator(0).length_m(), pair.actuator(0).angle_deg(),
                                                  pair.actuator(1).length_m(), pair.actuator(1).angle_deg());
+    }
+    case config::SetupTransform::kRigidCoupler: {
+      const auto& c = setup.rigid_coupler();
+      return std::make_unique<RigidCouplerSetup>(c.arm_m(), c.angle_deg(), c.linear());
     }
     case config::SetupTransform::KIND_NOT_SET:
       break;

@@ -48,6 +48,8 @@ std::size_t driven_channels(const config::Site& site);
 std::optional<SetupProblem> setup_matrix_problem(std::size_t actuators, std::span<const double> t_row_major,
                                                  std::size_t dofs);
 std::optional<SetupProblem> inclined_actuator_problem(double length_m, double angle_deg, double offset_m);
+// RigidCoupler: arm p (m) and pin angle alpha (degrees).
+std::optional<SetupProblem> rigid_coupler_problem(double arm_m, double angle_deg);
 std::optional<SetupProblem> two_actuators_problem(double length0_m, double angle0_deg, double length1_m,
                                                   double angle1_deg);
 
