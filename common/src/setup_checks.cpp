@@ -135,7 +135,12 @@ std::optional<SetupProblem> two_actuators_problem(double length0_m, double angle
 }
 
 std::optional<SetupProblem> rigid_coupler_problem(double arm_m, double angle_deg) {
-  if (auto problem = length_problem("arm_m", arm_m)) return problem;
+  if (!(std::isfinite(arm_m) && arm_m > 0)) {
+    return SetupProblem{"arm_m",
+                        fmt::format("is {}, expected the distance from the node to each actuator's pin (m, > 0; "
+                                    "the benchmark's coupler: 0.29539)",
+                                    arm_m)};
+  }
   // At 0 degrees the two pins coincide in height and the rotation is not controlled; at 90 the
   // actuators pull on the node's vertical line and the translation is not.
   if (!(std::isfinite(angle_deg) && angle_deg >= 1.0 && angle_deg <= 89.0)) {

@@ -347,9 +347,12 @@ std::string TwoActuatorsSetup::valid_range() const {
 // ---- RigidCouplerSetup ---------------------------------------------------------------------------
 
 RigidCouplerSetup::RigidCouplerSetup(double arm_m, double angle_deg, bool linear)
-    : SetupTransform(2, 2), arm_m_(arm_m), alpha_rad_(to_radians(angle_deg)), linear_(linear) {
+    : SetupTransform(2, 2),
+      arm_m_(arm_m),
+      alpha_rad_(to_radians(angle_deg)),
+      linear_(linear),
+      lever_m_(arm_m_ * std::sin(alpha_rad_)) {
   throw_if(rigid_coupler_problem(arm_m, angle_deg));
-  lever_m_ = arm_m_ * std::sin(alpha_rad_);
 }
 
 void RigidCouplerSetup::slopes(double theta_rad, double& slope0, double& slope1) const {
@@ -366,16 +369,12 @@ bool RigidCouplerSetup::strokes(std::span<const double> interface_displacement_m
   const double x = interface_displacement_m[0];
   const double theta = interface_displacement_m[1];
   if (!std::isfinite(x) || !std::isfinite(theta)) return false;
-  if (linear_) {
-    strokes_m[0] = x + lever_m_ * theta;
-    strokes_m[1] = x - lever_m_ * theta;
-    return true;
-  }
+  if (linear_) return write_if_finite(std::array{x + lever_m_ * theta, x - lever_m_ * theta}, strokes_m);
   if (!(std::abs(theta) < std::numbers::pi / 2)) return false;
   const double half = std::sin(theta / 2);
-  strokes_m[0] = x - 2.0 * arm_m_ * std::sin(theta / 2 - alpha_rad_) * half;
-  strokes_m[1] = x - 2.0 * arm_m_ * std::sin(theta / 2 + alpha_rad_) * half;
-  return true;
+  return write_if_finite(std::array{x - 2.0 * arm_m_ * std::sin(theta / 2 - alpha_rad_) * half,
+                                    x - 2.0 * arm_m_ * std::sin(theta / 2 + alpha_rad_) * half},
+                         strokes_m);
 }
 
 bool RigidCouplerSetup::stroke_velocities(std::span<const double> interface_displacement_m,
@@ -391,9 +390,7 @@ bool RigidCouplerSetup::stroke_velocities(std::span<const double> interface_disp
   double slope0 = 0;
   double slope1 = 0;
   slopes(theta, slope0, slope1);
-  stroke_velocity_m_per_s[0] = vx + slope0 * vtheta;
-  stroke_velocity_m_per_s[1] = vx + slope1 * vtheta;
-  return true;
+  return write_if_finite(std::array{vx + slope0 * vtheta, vx + slope1 * vtheta}, stroke_velocity_m_per_s);
 }
 
 bool RigidCouplerSetup::rotation(std::span<const double> strokes_m, double& theta_rad) const {
@@ -412,11 +409,9 @@ bool RigidCouplerSetup::interface_displacements(std::span<const double> strokes_
                                                 std::span<double> interface_displacement_m) {
   double theta = 0;
   if (!rotation(strokes_m, theta)) return false;
-  interface_displacement_m[0] =
-      linear_ ? 0.5 * (strokes_m[0] + strokes_m[1])
-              : strokes_m[0] + 2.0 * arm_m_ * std::sin(theta / 2 - alpha_rad_) * std::sin(theta / 2);
-  interface_displacement_m[1] = theta;
-  return true;
+  const double x = linear_ ? 0.5 * (strokes_m[0] + strokes_m[1])
+                           : strokes_m[0] + 2.0 * arm_m_ * std::sin(theta / 2 - alpha_rad_) * std::sin(theta / 2);
+  return write_if_finite(std::array{x, theta}, interface_displacement_m);
 }
 
 bool RigidCouplerSetup::interface_forces(std::span<const double> strokes_m, std::span<const double> actuator_forces_n,
@@ -429,9 +424,9 @@ bool RigidCouplerSetup::interface_forces(std::span<const double> strokes_m, std:
   double slope1 = 0;
   slopes(theta, slope0, slope1);
   // J^T f: the force along x and the moment about the node.
-  interface_forces_n[0] = actuator_forces_n[0] + actuator_forces_n[1];
-  interface_forces_n[1] = slope0 * actuator_forces_n[0] + slope1 * actuator_forces_n[1];
-  return true;
+  return write_if_finite(std::array{actuator_forces_n[0] + actuator_forces_n[1],
+                                    slope0 * actuator_forces_n[0] + slope1 * actuator_forces_n[1]},
+                         interface_forces_n);
 }
 
 bool RigidCouplerSetup::actuator_forces(std::span<const double> strokes_m, std::span<const double> interface_forces_n,
