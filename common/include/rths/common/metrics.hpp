@@ -62,11 +62,13 @@ double finddelay_ms(std::span<const double> x, std::span<const double> y, double
 // The two forms of the benchmark's normalised error of a response r against its reference.
 enum class NrmsForm : std::uint8_t {
   // std(r - ref) / std(ref) x 100: the benchmark package's code (S5_Evaluation.m), the means of the
-  // error and of the reference removed (MATLAB's N - 1 cancels in the ratio). The tables of seeds 000,
-  // 001 and 003 come from this code, so the product reports this form by default.
+  // error and of the reference removed (MATLAB's N - 1 cancels in the ratio). The tables of seeds 001
+  // and 003 come from this code (seed 000's Table 3 presumably too: it is its authors' package), so the
+  // product reports this form by default.
   kStdRatio,
-  // sqrt(sum (r - ref)^2 / sum ref^2) x 100: seed 000 Eqs. 10, 12, 14 and 15 as printed (the x 100
-  // printed under the root is a typesetting slip). An offset in the error counts here, not above.
+  // sqrt(sum (r - ref)^2 / sum ref^2) x 100: seed 000 §3.7 as printed (J2, Eq. 10, and J5, J7, J8
+  // alike; the x 100 printed under the root is a typesetting slip). An offset in the error counts
+  // here, not above.
   kRmsRatio,
 };
 
@@ -110,12 +112,13 @@ struct MarthsHistories {
   // the measured strokes eta_m.
   std::vector<std::span<const double>> stroke_target;
   std::vector<std::span<const double>> stroke_measured;
-  // The strokes as the controller estimates them (eta_hat_m, seed 000 Eq. 11: the LQG's Kalman
-  // filter); empty: J4 from the measured strokes, as the package's code computes it (J4 = J1, the
-  // tables of seeds 001 and 003).
+  // The strokes as the controller estimates them (seed 000's eta_hat_m of J4 as printed: its LQG's
+  // Kalman filter); empty: J4 from the measured strokes, as the package's code computes it (J4 = J1,
+  // the tables of seeds 001 and 003).
   std::vector<std::span<const double>> stroke_estimated;
-  // Per interface DOF (0: x, 1: theta): from the measured strokes through the inverse kinematics
-  // (psi_hat_m), the numerical substructure's (psi_ns, the target), the reference structure's (psi).
+  // Per interface DOF (0: x, 1: theta): from the measured (or the controller's estimated) strokes
+  // through the inverse kinematics (psi_hat_m), the numerical substructure's (psi_ns, the target),
+  // the reference structure's (psi).
   std::vector<std::span<const double>> interface_estimated;
   std::vector<std::span<const double>> interface_numerical;
   std::vector<std::span<const double>> interface_reference;
@@ -149,12 +152,13 @@ struct MarthsCriteria {
 
 // J1-J10 of one run. Throws std::invalid_argument, naming the history, when the groups' sizes
 // disagree (stroke_measured and stroke_estimated against stroke_target, the interface groups against
-// each other, the upper groups against each other) or a history's length differs from the others'.
+// each other, the upper groups against each other), a history's length differs from the others', or
+// rate_hz is not a finite number above 0.
 MarthsCriteria marths_criteria(const MarthsHistories& run, NrmsForm form = NrmsForm::kStdRatio);
 
 // Entry by entry over runs (the package averages its uncertain runs, leaving out the nominal one:
 // pass only the runs to average). The mean, and the sample standard deviation (N - 1, as MATLAB's
-// std and seed 003's SD columns; 0 for one run). A NaN entry in any run makes that entry NaN: a
+// std; 0 for one run). A NaN entry in any run makes that entry NaN: a
 // diverged run is not averaged away. Throws std::invalid_argument for no runs or runs of different
 // shapes or NRMS forms.
 MarthsCriteria marths_mean(std::span<const MarthsCriteria> runs);
