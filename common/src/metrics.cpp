@@ -1,9 +1,17 @@
 #include "rths/common/metrics.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <complex>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <unsupported/Eigen/FFT>
 
 namespace rths {
 
@@ -52,6 +60,13 @@ double range(std::span<const double> r) {
 
 bool all_finite(std::span<const double> r) {
   return std::all_of(r.begin(), r.end(), [](double v) { return std::isfinite(v); });
+}
+
+// The criteria's entries in a fixed order (J1 .. J10), for the statistics over runs.
+template <typename Criteria>
+auto entries(Criteria& c) {
+  return std::array{&c.j1_delay_ms, &c.j2_nrms_pct, &c.j3_peak_pct, &c.j4_delay_ms, &c.j5_nrms_pct,
+                    &c.j6_peak_pct, &c.j7_nrms_pct, &c.j8_nrms_pct, &c.j9_peak_pct, &c.j10_peak_pct};
 }
 
 }  // namespace
@@ -116,52 +131,281 @@ ResponseMetrics compare_responses(std::span<const double> response, std::span<co
   return m;
 }
 
+double finddelay_samples(std::span<const double> x, std::span<const double> y, std::size_t max_lag) {
+  if (x.empty() || y.empty() || !all_finite(x) || !all_finite(y)) {
+    return kNaN;
+  }
+  double xx = 0.0;
+  double yy = 0.0;
+  for (const double v : x) xx += v * v;
+  for (const double v : y) yy += v * v;
+  const double scale = std::sqrt(xx) * std::sqrt(yy);
+  if (!std::isfinite(scale)) {
+    return kNaN;  // the energies overflowed: no correlation can be formed
+  }
+  if (xx == 0.0 || yy == 0.0) {
+    return 0.0;  // finddelay: a silent signal correlates with nothing
+  }
+  const std::size_t longest = std::max(x.size(), y.size());
+  const std::size_t window = std::min(max_lag, longest - 1);
+
+  // r[m] = sum_k x[k + m] y[k] for |m| < max(Lx, Ly), by FFT over a length that keeps the circular
+  // correlation free of wrap-around at every such lag (m < 0 lands at nfft + m).
+  std::size_t nfft = 1;
+  while (nfft < 2 * longest - 1) nfft *= 2;
+  std::vector<double> xp(nfft, 0.0);
+  std::vector<double> yp(nfft, 0.0);
+  std::copy(x.begin(), x.end(), xp.begin());
+  std::copy(y.begin(), y.end(), yp.begin());
+  Eigen::FFT<double> fft;
+  std::vector<std::complex<double>> xf;
+  std::vector<std::complex<double>> yf;
+  fft.fwd(xf, xp);
+  fft.fwd(yf, yp);
+  for (std::size_t i = 0; i < nfft; ++i) xf[i] *= std::conj(yf[i]);
+  std::vector<std::complex<double>> r;
+  fft.inv(r, xf);
+  const auto normalised = [&](std::ptrdiff_t m) {
+    const std::size_t at = m >= 0 ? static_cast<std::size_t>(m) : nfft - static_cast<std::size_t>(-m);
+    return std::abs(r[at].real()) / scale;
+  };
+
+  const auto w = static_cast<std::ptrdiff_t>(window);
+  double best = -1.0;
+  for (std::ptrdiff_t m = -w; m <= w; ++m) {
+    best = std::max(best, normalised(m));
+  }
+  if (!std::isfinite(best)) {
+    return kNaN;
+  }
+  if (best < 1e-8) {
+    return 0.0;  // finddelay: no significant correlation
+  }
+  // The smallest |m| among the (rounding-equal) maxima; at equal |m| the negative lag, which is the
+  // positive delay.
+  constexpr double kTie = 1e-12;
+  for (std::ptrdiff_t a = 0; a <= w; ++a) {
+    if (normalised(-a) >= best - kTie) return static_cast<double>(a);
+    if (normalised(a) >= best - kTie) return -static_cast<double>(a);
+  }
+  return 0.0;  // not reached: the maximum lies in the window
+}
+
+double finddelay_ms(std::span<const double> x, std::span<const double> y, double rate_hz, std::size_t max_lag) {
+  return 1000.0 * finddelay_samples(x, y, max_lag) / rate_hz;
+}
+
+namespace {
+
+void require_same_length(std::span<const double> response, std::span<const double> reference, const char* what) {
+  if (response.size() != reference.size()) {
+    throw std::invalid_argument(std::string(what) + ": the response has " + std::to_string(response.size()) +
+                                " samples, the reference " + std::to_string(reference.size()));
+  }
+}
+
+}  // namespace
+
+double nrms_error_pct(std::span<const double> response, std::span<const double> reference, NrmsForm form) {
+  require_same_length(response, reference, "nrms_error_pct");
+  if (reference.empty() || !all_finite(response) || !all_finite(reference)) {
+    return kNaN;
+  }
+  double error_sq = 0.0;
+  double reference_sq = 0.0;
+  if (form == NrmsForm::kRmsRatio) {
+    for (std::size_t k = 0; k < reference.size(); ++k) {
+      const double e = response[k] - reference[k];
+      error_sq += e * e;
+      reference_sq += reference[k] * reference[k];
+    }
+  } else {
+    double error_mean = 0.0;
+    for (std::size_t k = 0; k < reference.size(); ++k) error_mean += response[k] - reference[k];
+    error_mean /= static_cast<double>(reference.size());
+    const double reference_mean = mean(reference);
+    for (std::size_t k = 0; k < reference.size(); ++k) {
+      const double e = response[k] - reference[k] - error_mean;
+      const double d = reference[k] - reference_mean;
+      error_sq += e * e;
+      reference_sq += d * d;
+    }
+  }
+  // A reference without a denominator, or sums that overflowed, give NaN, not 0 or inf.
+  const double ratio = 100.0 * std::sqrt(error_sq / reference_sq);
+  return reference_sq > 0.0 && std::isfinite(ratio) ? ratio : kNaN;
+}
+
+double peak_error_pct(std::span<const double> response, std::span<const double> reference) {
+  require_same_length(response, reference, "peak_error_pct");
+  if (reference.empty() || !all_finite(response) || !all_finite(reference)) {
+    return kNaN;
+  }
+  double error_peak = 0.0;
+  for (std::size_t k = 0; k < reference.size(); ++k) {
+    error_peak = std::max(error_peak, std::abs(response[k] - reference[k]));
+  }
+  const double reference_peak = peak_abs(reference);
+  const double ratio = 100.0 * error_peak / reference_peak;
+  return reference_peak > 0.0 && std::isfinite(ratio) ? ratio : kNaN;
+}
+
 TrackingMetrics tracking_metrics(std::span<const double> target, std::span<const double> measured, double rate_hz,
                                  double max_lag_s) {
   TrackingMetrics m;
   const std::size_t n = std::min(target.size(), measured.size());
   if (n == 0) return m;
+  const auto t = target.first(n);
+  const auto x = measured.first(n);
   // A non-finite sample makes every criterion NaN: a lag, a ratio or a peak computed around it
   // would describe a run that did not happen.
-  if (!all_finite(target.first(n)) || !all_finite(measured.first(n))) {
+  if (!all_finite(t) || !all_finite(x)) {
     return {kNaN, kNaN, kNaN};
   }
-  double err2 = 0.0;
-  double ref2 = 0.0;
-  double err_peak = 0.0;
-  double ref_peak = 0.0;
-  for (std::size_t k = 0; k < n; ++k) {
-    const double e = measured[k] - target[k];
-    err2 += e * e;
-    ref2 += target[k] * target[k];
-    err_peak = std::max(err_peak, std::abs(e));
-    ref_peak = std::max(ref_peak, std::abs(target[k]));
+  // A zero target gives zeros here (documented above), where the ratios alone are undefined.
+  if (peak_abs(t) > 0.0) {
+    m.j2_nrms_pct = nrms_error_pct(x, t, NrmsForm::kRmsRatio);
+    m.j3_peak_pct = peak_error_pct(x, t);
   }
-  if (ref2 > 0) m.j2_nrms_pct = 100.0 * std::sqrt(err2 / ref2);
-  if (ref_peak > 0) m.j3_peak_pct = 100.0 * err_peak / ref_peak;
-
-  const auto max_lag =
-      static_cast<std::ptrdiff_t>(std::min(std::lround(max_lag_s * rate_hz), static_cast<long>(n > 1 ? n - 1 : 0)));
-  double best = -std::numeric_limits<double>::infinity();
-  std::ptrdiff_t best_lag = 0;
-  const auto len = static_cast<std::ptrdiff_t>(n);
-  for (std::ptrdiff_t r = -max_lag; r <= max_lag; ++r) {
-    double sum = 0.0;
-    for (std::ptrdiff_t k = std::max<std::ptrdiff_t>(0, -r); k < std::min(len, len - r); ++k) {
-      sum += target[static_cast<std::size_t>(k)] * measured[static_cast<std::size_t>(k + r)];
-    }
-    if (std::isnan(sum)) {
-      m.j1_delay_ms = kNaN;  // products of huge finite samples overflowed: no lag can be named
-      return m;
-    }
-    // Ties go to the smallest |r| (finddelay does the same), so a silent record reports 0.
-    if (sum > best || (sum == best && std::abs(r) < std::abs(best_lag))) {
-      best = sum;
-      best_lag = r;
-    }
-  }
-  m.j1_delay_ms = 1000.0 * static_cast<double>(best_lag) / rate_hz;
+  const auto window = static_cast<std::size_t>(std::max(0L, std::lround(max_lag_s * rate_hz)));
+  m.j1_delay_ms = finddelay_ms(t, x, rate_hz, window);
   return m;
+}
+
+bool MarthsCriteria::finite() const {
+  const auto groups = entries(*this);
+  return std::all_of(groups.begin(), groups.end(), [](const std::vector<double>* g) { return all_finite(*g); });
+}
+
+namespace {
+
+using Histories = std::vector<std::span<const double>>;
+
+// Every history of the run has the length of the first stroke target (or of the first history given).
+void check_shapes(const MarthsHistories& run) {
+  const auto require_size = [](const Histories& group, const char* name, const Histories& like, const char* like_name) {
+    if (group.size() != like.size()) {
+      throw std::invalid_argument(std::string(name) + ": " + std::to_string(group.size()) + " histories, " + like_name +
+                                  " has " + std::to_string(like.size()));
+    }
+  };
+  require_size(run.stroke_measured, "stroke_measured", run.stroke_target, "stroke_target");
+  if (!run.stroke_estimated.empty()) {
+    require_size(run.stroke_estimated, "stroke_estimated", run.stroke_target, "stroke_target");
+  }
+  require_size(run.interface_numerical, "interface_numerical", run.interface_estimated, "interface_estimated");
+  require_size(run.interface_reference, "interface_reference", run.interface_estimated, "interface_estimated");
+  require_size(run.upper_reference, "upper_reference", run.upper_numerical, "upper_numerical");
+
+  std::size_t length = 0;
+  bool have_length = false;
+  for (const auto& [group, name] :
+       {std::pair{&run.stroke_target, "stroke_target"}, std::pair{&run.stroke_measured, "stroke_measured"},
+        std::pair{&run.stroke_estimated, "stroke_estimated"},
+        std::pair{&run.interface_estimated, "interface_estimated"},
+        std::pair{&run.interface_numerical, "interface_numerical"},
+        std::pair{&run.interface_reference, "interface_reference"}, std::pair{&run.upper_numerical, "upper_numerical"},
+        std::pair{&run.upper_reference, "upper_reference"}}) {
+    for (std::size_t i = 0; i < group->size(); ++i) {
+      const std::size_t n = (*group)[i].size();
+      if (!have_length) {
+        length = n;
+        have_length = true;
+      } else if (n != length) {
+        throw std::invalid_argument(std::string(name) + "[" + std::to_string(i) + "]: " + std::to_string(n) +
+                                    " samples, the run's other histories have " + std::to_string(length));
+      }
+    }
+  }
+  if (!(run.rate_hz > 0.0) || !std::isfinite(run.rate_hz)) {
+    throw std::invalid_argument("rate_hz: must be finite and above 0");
+  }
+}
+
+}  // namespace
+
+MarthsCriteria marths_criteria(const MarthsHistories& run, NrmsForm form) {
+  check_shapes(run);
+  MarthsCriteria c;
+  c.nrms_form = form;
+  for (std::size_t i = 0; i < run.stroke_target.size(); ++i) {
+    const auto target = run.stroke_target[i];
+    const auto measured = run.stroke_measured[i];
+    c.j1_delay_ms.push_back(finddelay_ms(target, measured, run.rate_hz));
+    c.j2_nrms_pct.push_back(nrms_error_pct(measured, target, form));
+    c.j3_peak_pct.push_back(peak_error_pct(measured, target));
+    c.j4_delay_ms.push_back(
+        finddelay_ms(target, run.stroke_estimated.empty() ? measured : run.stroke_estimated[i], run.rate_hz));
+  }
+  for (std::size_t i = 0; i < run.interface_estimated.size(); ++i) {
+    const auto estimated = run.interface_estimated[i];
+    c.j5_nrms_pct.push_back(nrms_error_pct(estimated, run.interface_numerical[i], form));
+    c.j6_peak_pct.push_back(peak_error_pct(estimated, run.interface_numerical[i]));
+    c.j7_nrms_pct.push_back(nrms_error_pct(estimated, run.interface_reference[i], form));
+    c.j9_peak_pct.push_back(peak_error_pct(estimated, run.interface_reference[i]));
+  }
+  for (std::size_t i = 0; i < run.upper_numerical.size(); ++i) {
+    c.j8_nrms_pct.push_back(nrms_error_pct(run.upper_numerical[i], run.upper_reference[i], form));
+    c.j10_peak_pct.push_back(peak_error_pct(run.upper_numerical[i], run.upper_reference[i]));
+  }
+  return c;
+}
+
+namespace {
+
+// Applies reduce(one entry's values over the runs) to every entry.
+template <typename Reduce>
+MarthsCriteria over_runs(std::span<const MarthsCriteria> runs, Reduce reduce) {
+  if (runs.empty()) {
+    throw std::invalid_argument("criteria over runs: no runs");
+  }
+  MarthsCriteria out = runs.front();
+  const auto out_entries = entries(out);
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    if (runs[r].nrms_form != out.nrms_form) {
+      throw std::invalid_argument("criteria over runs: run " + std::to_string(r) + " has another NRMS form than run 0");
+    }
+    const auto run_entries = entries(runs[r]);
+    for (std::size_t e = 0; e < out_entries.size(); ++e) {
+      if (run_entries[e]->size() != out_entries[e]->size()) {
+        throw std::invalid_argument("criteria over runs: run " + std::to_string(r) + " has J" + std::to_string(e + 1) +
+                                    " of " + std::to_string(run_entries[e]->size()) + " entries, run 0 of " +
+                                    std::to_string(out_entries[e]->size()));
+      }
+    }
+  }
+  std::vector<double> values(runs.size());
+  for (std::size_t e = 0; e < out_entries.size(); ++e) {
+    for (std::size_t i = 0; i < out_entries[e]->size(); ++i) {
+      for (std::size_t r = 0; r < runs.size(); ++r) {
+        values[r] = (*entries(runs[r])[e])[i];
+      }
+      (*out_entries[e])[i] = reduce(values);
+    }
+  }
+  return out;
+}
+
+double mean_of(const std::vector<double>& v) {
+  double sum = 0.0;
+  for (const double x : v) sum += x;  // a NaN stays NaN
+  return sum / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+MarthsCriteria marths_mean(std::span<const MarthsCriteria> runs) {
+  return over_runs(runs, [](const std::vector<double>& v) { return mean_of(v); });
+}
+
+MarthsCriteria marths_sd(std::span<const MarthsCriteria> runs) {
+  return over_runs(runs, [](const std::vector<double>& v) {
+    if (v.size() < 2) return all_finite(v) ? 0.0 : kNaN;
+    const double m = mean_of(v);
+    double sum = 0.0;
+    for (const double x : v) sum += (x - m) * (x - m);
+    return std::sqrt(sum / static_cast<double>(v.size() - 1));
+  });
 }
 
 }  // namespace rths
