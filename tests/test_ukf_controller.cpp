@@ -229,7 +229,8 @@ TEST(UkfController, EstimateStaysOnTheTruePlant) {
 // lower, 13 % band error) and the benchmark's sensor noise. Over 60 s of the multi-sine the estimate
 // moves toward it: the band error shrinks at least eightfold (0.9 % measured), a1 -- the root the band
 // response hangs on most, with a prior sd of 1 rad/s, 6 % of it -- ends within 1 % of the truth, and
-// the tracking error of the last 5 s is under a third of the error with the model held at its start.
+// the tracking error of the last 5 s is under a tenth of the error with the model held at its start
+// (0.26 % and 0.66 % against 7.3 % and 13.5 % measured).
 TEST(UkfController, EstimateMovesTowardAPerturbedPlant) {
   const FramePlantModel model = nominal_plant();
   const FramePlantModel truth = scaled_roots(model, 1.05);
@@ -248,7 +249,7 @@ TEST(UkfController, EstimateMovesTowardAPerturbedPlant) {
   UkfInverseDynamicsController fixed(held, model, kRateHz);
   const Trace f = simulate(fixed, truth, 60 * kSecond, kNoiseMm);
   for (std::size_t i = 0; i < 2; ++i) {
-    EXPECT_LT(nrms(t, i, 55 * kSecond, 60 * kSecond), nrms(f, i, 55 * kSecond, 60 * kSecond) / 3.0)
+    EXPECT_LT(nrms(t, i, 55 * kSecond, 60 * kSecond), nrms(f, i, 55 * kSecond, 60 * kSecond) / 10.0)
         << "actuator " << i + 1;
   }
 }
