@@ -24,7 +24,7 @@ namespace {
 constexpr double kRateHz = 1024.0;
 constexpr double kDt = 1.0 / kRateHz;
 constexpr double kTwoPi = 2.0 * std::numbers::pi;
-constexpr std::size_t kRunSteps = 60 * 1024;  // the controller is rebuilt (untimed) every 60 s
+constexpr std::size_t kRunSteps = std::size_t{60} * 1024;  // the controller is rebuilt (untimed) every 60 s
 
 rths::FramePlantModel nominal_plant() {
   rths::FramePlantModel m;
