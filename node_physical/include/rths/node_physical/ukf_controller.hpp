@@ -35,7 +35,7 @@ namespace rths {
 //      (k11 k22 - k12 k21) q2' + (k11 k22 p2 - k12 k21 p1) q2 = k11 v2 - k21 v1,
 //    and q1 algebraically; u1 = q1 / g (biproper, poles -b1 -b2) and u2 = (s + d1)(s + d2) q2 (needs
 //    q2'', hence the target's third derivative). Three states, the three poles of H^-1 (-b1, -b2 and
-//    the transmission zero z = (k11 k22 p2 - k12 k21 p1) / (k11 k22 - k12 k21), -31.9 rad/s nominally),
+//    -z at the transmission zero z = (k11 k22 p2 - k12 k21 p1) / (k11 k22 - k12 k21), 31.9 rad/s nominally),
 //    all stable for positive roots; three derivatives, the plant's largest relative degree (column 2).
 //    Seed 003 Eq. 8 multiplies by the common denominator Delta(s) instead, which needs six. No
 //    low-pass is put in front: any low-pass of relative degree 3 lags by ~3 / cutoff (9.5 ms at
@@ -46,13 +46,14 @@ namespace rths {
 //    x_t(k+1): no step of latency. The residual is the hold's O((w dt)^2 / 24).
 // 3. Derivatives (block I): the cubic through the last four targets, evaluated with its first three
 //    derivatives half a step ahead (fixed Lagrange weights). The targets come from the numerical
-//    substructure, smooth and noise-free to rounding; the cubic is exact for them to O((w dt)^4) in
-//    value and O((w dt)^4 / (w dt)^n) in the n-th derivative, and it is the lowest order that has a
-//    third derivative (the noise gain of the inverse grows with the order).
+//    substructure, smooth and noise-free to rounding; the cubic's relative error is O((w dt)^(4-n))
+//    in the n-th derivative, and it is the lowest order that has a third derivative (the noise gain
+//    of the inverse grows with the order; the derivative terms cannot lag, since the pole a1 at
+//    2.65 Hz makes them much of the command in the band).
 // 4. Discretisation of the inverse's three states: the trapezoidal rule (Tustin) on the sequence of
 //    half-step-advanced targets, re-evaluated every step from the current estimate (no allocation, a
 //    few dozen flops); A-stable whatever the roots, warping O((w dt)^2 / 12) in the band. The states
-//    carry over when theta moves (theta moves by a random walk of 1e-11 (rad/s)^2 per step).
+//    carry over when theta moves, which it does slowly.
 // 5. Estimation model (block IV): the minimal 8-state realisation (the plant's McMillan degree; seed
 //    003's 12 states are not given, and a row-wise observer form of the 6th-order common denominator
 //    would add four modes the input never excites), as two cascades with unit-DC-gain stages so that
@@ -74,7 +75,7 @@ namespace rths {
 // 7. Unscented transform: the scaled UT (Julier 2002; Wan & van der Merwe 2000) on the augmented
 //    state, L = 18, 2L + 1 = 37 points, additive Q and R, the propagated points reused for the
 //    measurement (Q is 1e-11). W_c0 = 1 - 1/alpha^2 + 1 - alpha^2 + beta is -2.41 at seed 003's
-//    alpha = 0.4, beta = 2, but by the parallel-axis identity the UT covariance is
+//    alpha = 0.4, beta = 2, kappa = 0, but by the parallel-axis identity the UT covariance is
 //      sum_{i>=1} W_i (X_i - X_0)(X_i - X_0)^T + (beta - alpha^2)(X_0 - mean)(X_0 - mean)^T,
 //    a sum of positive semidefinite terms whenever beta >= alpha^2; it is computed in that form, and
 //    the posterior, a Schur complement of the joint covariance plus diag(Q, R), stays >= Q. The
