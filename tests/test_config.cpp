@@ -170,9 +170,11 @@ TEST(Config, MissingFileIsNamed) {
 TEST(Config, UnknownKeyNamesLineColumnAndTheValidFields) {
   const std::string text = replaced(kValid, "  mass_kg:", "  mas_kg:");
   const std::string error = error_of(text);
-  EXPECT_EQ(error, std::string(kSource) + ":" + std::to_string(line_of(text, "mas_kg")) +
-                       ":3: unknown field \"mas_kg\" in Structure; did you mean \"mass_kg\"? expected one of: dofs, "
-                       "mass_kg, stiffness_n_per_m, damping_ns_per_m, rayleigh, ground_influence, dof_name");
+  EXPECT_EQ(
+      error,
+      std::string(kSource) + ":" + std::to_string(line_of(text, "mas_kg")) +
+          ":3: unknown field \"mas_kg\" in Structure; did you mean \"mass_kg\"? expected one of: dofs, "
+          "mass_kg, stiffness_n_per_m, damping_ns_per_m, rayleigh, ground_influence, dof_name, matrix_files, removed");
 }
 
 TEST(Config, UnknownEnumValueListsTheValues) {
@@ -258,7 +260,7 @@ TEST(Config, MassSymmetricButIndefinite) {
   const std::string text = replaced(kValid, "[1000, 0, 0, 1000]", "[1000, 2000, 2000, 1000]");
   EXPECT_EQ(error_of(text), at_line(text, "mass_kg") +
                                 "structure.mass_kg: is not positive definite (smallest eigenvalue -1000); expected a "
-                                "symmetric positive-definite mass matrix, with mass on every DOF");
+                                "symmetric positive-definite mass matrix on the DOFs with mass");
 }
 
 TEST(Config, MassWithinSymmetryToleranceLoads) {
@@ -315,7 +317,8 @@ TEST(Config, DampingMustBeSymmetricAndNotNegative) {
 TEST(Config, RayleighModes) {
   const std::string text = replaced(kValid, "mode_b: 2", "mode_b: 3");
   EXPECT_EQ(error_of(text),
-            at_line(text, "rayleigh") + "structure.rayleigh.mode_b: is 3, expected a mode number from 1 to dofs = 2");
+            at_line(text, "rayleigh") +
+                "structure.rayleigh.mode_b: is 3, expected a mode number from 1 to the 2 DOFs with mass");
   EXPECT_TRUE(contains(error_of(replaced(kValid, "mode_b: 2", "mode_b: 1")),
                        "structure.rayleigh.mode_b: is 1 like mode_a; expected two distinct modes"));
   EXPECT_TRUE(contains(error_of(replaced(kValid, "zeta_b: 0.02", "zeta_b: 1")),
@@ -520,7 +523,7 @@ TEST(Override, ErrorsNameTheOverrideAndWhatWasExpected) {
   EXPECT_EQ(override_error(experiment, "structure.mas_kg=[1]"),
             "--set structure.mas_kg=[1]: structure: unknown field \"mas_kg\" in Structure; did you mean \"mass_kg\"? "
             "expected one of: dofs, mass_kg, stiffness_n_per_m, damping_ns_per_m, rayleigh, ground_influence, "
-            "dof_name");
+            "dof_name, matrix_files, removed");
   EXPECT_EQ(override_error(experiment, "site[5].name=x"),
             "--set site[5].name=x: site: index 5 is out of range: there are 2 elements; expected 0..1, or 2 to append "
             "one");

@@ -710,8 +710,102 @@ void apply_override(config::Experiment& experiment, const std::string& assignmen
   apply_override_resolved(experiment, assignment);
 }
 
+namespace {
+
+// A square matrix as text (MatrixFiles): one row per line, values separated by commas, CRLF allowed,
+// blank lines ignored. Row-major values and the size; ConfigError naming file:line otherwise.
+std::pair<std::vector<double>, std::uint32_t> read_matrix_text(const std::filesystem::path& file) {
+  const std::string text = read_text_file(file);
+  std::vector<double> values;
+  std::size_t columns = 0;
+  std::size_t rows = 0;
+  std::size_t line_number = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string_view line(text.data() + start, end - start);
+    start = end + 1;
+    ++line_number;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (trim(line).empty()) continue;
+    std::size_t count = 0;
+    for (const std::string_view cell : split_list(line)) {
+      const std::string_view value = trim(cell);
+      double v = 0;
+      const auto [ptr, error] = std::from_chars(value.data(), value.data() + value.size(), v);
+      if (value.empty() || error != std::errc() || ptr != value.data() + value.size() || !std::isfinite(v)) {
+        throw ConfigError(fmt::format("{}:{}: value {} is \"{}\", expected a finite number", file.string(), line_number,
+                                      count + 1, value));
+      }
+      values.push_back(v);
+      ++count;
+    }
+    if (rows == 0) columns = count;
+    if (count != columns) {
+      throw ConfigError(fmt::format("{}:{}: has {} values, expected {} like the first row", file.string(), line_number,
+                                    count, columns));
+    }
+    ++rows;
+  }
+  if (rows == 0 || rows != columns) {
+    throw ConfigError(
+        fmt::format("{}: has {} rows of {} values, expected a square matrix", file.string(), rows, columns));
+  }
+  return {std::move(values), static_cast<std::uint32_t>(rows)};
+}
+
+// Reads structure.matrix_files into mass_kg and stiffness_n_per_m (and dofs), then drops the paths:
+// the experiment is then whole in itself, as the run folder's config.textproto must be.
+void inline_matrix_files(config::Experiment& experiment, const std::filesystem::path& base_dir,
+                         const std::string& source_name) {
+  if (!experiment.structure().has_matrix_files()) return;
+  auto& structure = *experiment.mutable_structure();
+  const config::MatrixFiles files = structure.matrix_files();
+  const auto at = [&](std::string_view field) {
+    return fmt::format("{}: structure.matrix_files.{}", source_name, field);
+  };
+  if (structure.mass_kg_size() != 0 || structure.stiffness_n_per_m_size() != 0) {
+    throw ConfigError(
+        fmt::format("{}: structure.matrix_files: given with mass_kg or stiffness_n_per_m; expected "
+                    "the matrices from files or inline, not both",
+                    source_name));
+  }
+  std::uint32_t dofs = 0;
+  for (const auto& [field, path, target] :
+       {std::tuple{"mass_path", files.mass_path(), structure.mutable_mass_kg()},
+        std::tuple{"stiffness_path", files.stiffness_path(), structure.mutable_stiffness_n_per_m()}}) {
+    if (path.empty()) {
+      throw ConfigError(fmt::format("{}: missing; expected the file of the structure's {} matrix", at(field),
+                                    std::string_view(field) == "mass_path" ? "mass" : "stiffness"));
+    }
+    std::filesystem::path file = path;
+    if (file.is_relative()) file = base_dir / file;
+    std::pair<std::vector<double>, std::uint32_t> matrix;
+    try {
+      matrix = read_matrix_text(file);
+    } catch (const ConfigError& error) {
+      throw ConfigError(fmt::format("{}: {}", at(field), error.what()));
+    }
+    if (dofs != 0 && matrix.second != dofs) {
+      throw ConfigError(fmt::format("{}: {} is {} x {}, the mass matrix {} x {}; expected the same size", at(field),
+                                    file.string(), matrix.second, matrix.second, dofs, dofs));
+    }
+    dofs = matrix.second;
+    target->Assign(matrix.first.begin(), matrix.first.end());
+  }
+  if (structure.has_dofs() && structure.dofs() != dofs) {
+    throw ConfigError(fmt::format("{}: structure.dofs: is {}, the matrix files are {} x {}", source_name,
+                                  structure.dofs(), dofs, dofs));
+  }
+  structure.set_dofs(dofs);
+  structure.clear_matrix_files();
+}
+
+}  // namespace
+
 config::Experiment parse_experiment(const std::string& text, const std::string& source_name,
-                                    const std::vector<std::string>& overrides) {
+                                    const std::vector<std::string>& overrides, const std::filesystem::path& base_dir) {
   config::Experiment experiment;
   TextFormat::ParseInfoTree tree;
   parse_text_message(text, source_name, experiment, &tree);
@@ -719,6 +813,7 @@ config::Experiment parse_experiment(const std::string& text, const std::string& 
   record_locations(experiment, tree, "", where);
   for (const auto& assignment : overrides)
     where.add_override(apply_override_resolved(experiment, assignment), assignment);
+  inline_matrix_files(experiment, base_dir, source_name);
   validate(experiment, source_name, &where);
   return experiment;
 }
@@ -802,10 +897,10 @@ LoadedConfig load_experiment(const std::filesystem::path& file, const std::vecto
                              bool resolve_calibration_files) {
   const std::string text = read_text_file(file);
   LoadedConfig loaded;
-  loaded.experiment = parse_experiment(text, file.string(), overrides);
   loaded.source = file;
   // Absolute, so that relative paths still resolve after a process changes its working folder.
   loaded.base_dir = std::filesystem::absolute(file).parent_path();
+  loaded.experiment = parse_experiment(text, file.string(), overrides, loaded.base_dir);
   if (resolve_calibration_files) resolve_calibrations(loaded.experiment, loaded.base_dir, file.string());
   return loaded;
 }

@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "rths/node_numerical/structure.hpp"
 
@@ -141,12 +143,23 @@ class NewmarkIntegrator final : public Integrator {
     damping_ = model.damping;
     stiffness_ = model.stiffness;
     mass_ground_influence_ = model.mass * model.ground_influence;
-    const Eigen::FullPivLU<Eigen::MatrixXd> mass_check(model.mass);
-    if (!mass_check.isInvertible()) {
-      throw std::invalid_argument(
-          "Newmark: the mass matrix is singular; every DOF needs mass (condense massless DOFs first)");
+    // Massless DOFs (zero rows and columns of M) follow the others statically; the effective matrix
+    // below stays invertible when stiffness holds them. Only the start needs M itself.
+    massless_ = massless_dofs(model.mass);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      if (!std::binary_search(massless_.begin(), massless_.end(), i)) inertial_.push_back(i);
     }
-    mass_lu_.compute(model.mass);
+    if (inertial_.empty()) throw std::invalid_argument("Newmark: the mass matrix is zero");
+    const Eigen::MatrixXd inertial_mass = model.mass(inertial_, inertial_);
+    const Eigen::FullPivLU<Eigen::MatrixXd> mass_check(inertial_mass);
+    if (!mass_check.isInvertible()) {
+      throw std::invalid_argument("Newmark: the mass matrix is singular on the DOFs with mass");
+    }
+    mass_lu_.compute(inertial_mass);
+    if (!massless_.empty()) {
+      massless_stiffness_lu_.compute(model.stiffness(massless_, massless_));
+      massless_coupling_ = model.stiffness(massless_, inertial_);
+    }
     // Equilibrium at t + dt solved for a(t+dt): (M + gamma dt C + beta dt^2 K) a = R - C v~ - K x~.
     const Eigen::MatrixXd effective_mass =
         model.mass + kGamma * dt_s * model.damping + kBeta * dt_s * dt_s * model.stiffness;
@@ -164,7 +177,16 @@ class NewmarkIntegrator final : public Integrator {
                   double t_s) override {
     check_state(state, force, stiffness_.rows(), "Newmark");
     residual(state.displacement, state.velocity, force, ground.at(t_s));
-    state.acceleration = mass_lu_.solve(rhs_);
+    if (massless_.empty()) {
+      state.acceleration = mass_lu_.solve(rhs_);
+      return;
+    }
+    // The DOFs with mass from their own rows; the massless ones follow them statically,
+    // a_o = -Koo^-1 Kot a_t (their rows hold no inertia, and at rest both are 0).
+    const Eigen::VectorXd inertial_acceleration = mass_lu_.solve(Eigen::VectorXd(rhs_(inertial_)));
+    state.acceleration.setZero(rhs_.size());
+    state.acceleration(inertial_) = inertial_acceleration;
+    state.acceleration(massless_) = -massless_stiffness_lu_.solve(massless_coupling_ * inertial_acceleration);
   }
 
   void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
@@ -201,6 +223,10 @@ class NewmarkIntegrator final : public Integrator {
   Eigen::VectorXd mass_ground_influence_;
   Eigen::PartialPivLU<Eigen::MatrixXd> mass_lu_;
   Eigen::PartialPivLU<Eigen::MatrixXd> effective_lu_;
+  std::vector<Eigen::Index> massless_;                          // DOFs without mass, ascending
+  std::vector<Eigen::Index> inertial_;                          // the others
+  Eigen::PartialPivLU<Eigen::MatrixXd> massless_stiffness_lu_;  // Koo
+  Eigen::MatrixXd massless_coupling_;                           // Kot
   Eigen::VectorXd predicted_x_;
   Eigen::VectorXd predicted_v_;
   Eigen::VectorXd rhs_;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "experiment.pb.h"
+#include "rths/common/structural_modes.hpp"
 
 namespace rths {
 
@@ -22,20 +23,6 @@ Eigen::MatrixXd square_matrix(const Field& values, Eigen::Index dofs, const std:
                                 " entries, expected dofs*dofs = " + std::to_string(expected) + " (row-major)");
   }
   return Eigen::Map<const RowMajorMatrix>(values.data(), dofs, dofs);
-}
-
-// Eigenvalues omega^2 of K phi = omega^2 M phi, ascending; M must be symmetric positive definite.
-Eigen::VectorXd squared_frequencies(const Eigen::MatrixXd& mass, const Eigen::MatrixXd& stiffness) {
-  if (mass.rows() != mass.cols() || stiffness.rows() != mass.rows() || stiffness.cols() != mass.cols()) {
-    throw std::invalid_argument("structure: mass is " + std::to_string(mass.rows()) + "x" +
-                                std::to_string(mass.cols()) + " and stiffness " + std::to_string(stiffness.rows()) +
-                                "x" + std::to_string(stiffness.cols()) + ", expected both square and the same size");
-  }
-  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> solver(stiffness, mass, Eigen::EigenvaluesOnly);
-  if (solver.info() != Eigen::Success) {
-    throw std::invalid_argument("structure: the mass matrix is not symmetric positive definite");
-  }
-  return solver.eigenvalues();
 }
 
 }  // namespace
@@ -72,6 +59,29 @@ Eigen::MatrixXd rayleigh_damping(const Eigen::MatrixXd& mass, const Eigen::Matri
 }
 
 StructuralModel make_structure(const config::Structure& spec) {
+  StructuralModel model = make_whole_structure(spec);
+  for (const config::StructurePart& part : spec.removed()) {
+    const auto n = static_cast<Eigen::Index>(part.equation_size());
+    std::vector<Eigen::Index> rows;
+    for (const std::uint32_t equation : part.equation()) {
+      if (equation < 1 || equation > static_cast<std::uint32_t>(model.dofs())) {
+        throw std::invalid_argument("structure.removed.equation: " + std::to_string(equation) + " is outside 1.." +
+                                    std::to_string(model.dofs()));
+      }
+      rows.push_back(static_cast<Eigen::Index>(equation) - 1);
+    }
+    for (const auto& [values, target, field] :
+         {std::tuple{&part.mass_kg(), &model.mass, "mass_kg"},
+          std::tuple{&part.damping_ns_per_m(), &model.damping, "damping_ns_per_m"},
+          std::tuple{&part.stiffness_n_per_m(), &model.stiffness, "stiffness_n_per_m"}}) {
+      if (values->empty()) continue;
+      (*target)(rows, rows) -= square_matrix(*values, n, std::string("removed.") + field);
+    }
+  }
+  return model;
+}
+
+StructuralModel make_whole_structure(const config::Structure& spec) {
   const auto dofs = static_cast<Eigen::Index>(spec.dofs());
   if (dofs < 1) {
     throw std::invalid_argument("structure.dofs: is " + std::to_string(spec.dofs()) + ", expected at least 1");

@@ -35,9 +35,11 @@ struct LoadedConfig {
 LoadedConfig load_experiment(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
                              bool resolve_calibration_files = true);
 
-// The same from text already in memory (source_name is used in messages).
+// The same from text already in memory (source_name is used in messages; structure.matrix_files'
+// relative paths start from base_dir, the working folder when empty).
 config::Experiment parse_experiment(const std::string& text, const std::string& source_name,
-                                    const std::vector<std::string>& overrides = {});
+                                    const std::vector<std::string>& overrides = {},
+                                    const std::filesystem::path& base_dir = {});
 
 // One override: `site[0].link.forward.delay_s=0.025`, `ground_motion.scale=0.4`,
 // `site[purdue].compensation.mode=NONE` (a repeated message may be picked by index or by its

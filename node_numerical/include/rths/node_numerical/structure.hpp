@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "rths/common/ground_motion.hpp"
+#include "rths/common/structural_modes.hpp"
 
 namespace rths::config {
 class Structure;
@@ -27,8 +28,12 @@ struct StructuralModel {
 Eigen::MatrixXd rayleigh_damping(const Eigen::MatrixXd& mass, const Eigen::MatrixXd& stiffness, int mode_a,
                                  double zeta_a, int mode_b, double zeta_b);
 
-// Builds the model from a config the loader has validated.
+// The numerical substructure from a config the loader has validated: the structure's matrices and
+// damping minus every removed part (seed 000 Eq. 5).
 StructuralModel make_structure(const config::Structure& spec);
+// The whole structure the config describes, before any part is removed: the monolithic reference of
+// a structure with removed parts.
+StructuralModel make_whole_structure(const config::Structure& spec);
 
 struct StructuralState {
   Eigen::VectorXd displacement;  // relative to the ground (m)
