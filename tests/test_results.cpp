@@ -121,10 +121,17 @@ TEST_F(ResultsSchema, EveryFileOfRealRunsIsExactlyTheSchema) {
   ASSERT_EQ(run("servo", test::example("actuator/spring_servo_hydraulic.textproto"), {"duration_s=1"}), kExitCompleted);
   std::ofstream(dir_ / "diverging.textproto") << kDiverging;
   ASSERT_EQ(run("diverging", dir_ / "diverging.textproto", {}), kExitNonFinite);
-  for (const char* name : {"case3", "rls", "feedforward", "servo", "diverging"}) {
+  // The maRTHS site: its actuator plant, and the UKF as its actuator controller.
+  ASSERT_EQ(run("marths", test::example("marths/elcentro_rls.textproto"),
+                {"duration_s=6", "site[iisl].actuator_controller={ ukf { } }"}),
+            kExitCompleted);
+  for (const char* name : {"case3", "rls", "feedforward", "servo", "diverging", "marths"}) {
     const auto summary = expect_exactly_the_schema<results::RunSummary>(dir_ / name / "summary.json");
     EXPECT_EQ(summary.mode(), results::virtual_time) << name;
-    for (const auto& [site, s] : summary.sites()) collect_kinds(s.channels(), kinds);
+    for (const auto& [site, s] : summary.sites()) {
+      collect_kinds(s.channels(), kinds);
+      collect_kinds(s.multi_axial().actuators(), kinds);
+    }
   }
   const auto case3 = test::read_summary(dir_ / "case3/summary.json");
   EXPECT_EQ(case3.sites().at("uconn").placement(), results::RunSite::local);

@@ -20,10 +20,12 @@
 
 #include "rths/common/address.hpp"
 #include "rths/common/config.hpp"
+#include "rths/common/frame_force_checks.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/linear_system.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/setup_checks.hpp"
+#include "rths/common/structural_modes.hpp"
 
 namespace rths {
 namespace {
@@ -175,7 +177,7 @@ void check_not_negative(const Checker& check, const std::string& path, const Row
                                lowest, largest, kEigenvalueTolerance, what));
 }
 
-void check_structure(const config::Structure& structure, const Checker& check) {
+void check_structure(const config::Structure& structure, config::Integrator integrator, const Checker& check) {
   check.require(structure.has_dofs(), "structure.dofs", "missing; expected the number of degrees of freedom (>= 1)");
   const std::uint32_t dofs = structure.dofs();
   check.require(dofs >= 1, "structure.dofs", "is 0, expected the number of degrees of freedom (>= 1)");
@@ -183,23 +185,43 @@ void check_structure(const config::Structure& structure, const Checker& check) {
   check_square(check, "structure.mass_kg", structure.mass_kg_size(), dofs);
   const RowMajor mass = to_matrix(structure.mass_kg(), dofs);
   check_symmetric(check, "structure.mass_kg", mass);
-  // The integrators solve with M every step; a massless or negative-mass DOF has no solution, and a
-  // nearly massless one no accurate solution.
-  const Eigen::VectorXd mass_values = eigenvalues(mass);
-  if (Eigen::LLT<RowMajor> cholesky(mass); cholesky.info() != Eigen::Success || !(mass_values(0) > 0)) {
-    check.fail("structure.mass_kg", fmt::format("is not positive definite (smallest eigenvalue {:.6g}); expected a "
-                                                "symmetric positive-definite mass matrix, with mass on every DOF",
-                                                mass_values(0)));
-  }
-  check.require(mass_values(0) > kMassConditionLimit * mass_values(mass_values.size() - 1), "structure.mass_kg",
-                fmt::format("is not positive definite beyond rounding (smallest eigenvalue {:.6g} is below {:g} of the "
-                            "largest, {:.6g}); expected a mass on every DOF",
-                            mass_values(0), kMassConditionLimit, mass_values(mass_values.size() - 1)));
-
   check_square(check, "structure.stiffness_n_per_m", structure.stiffness_n_per_m_size(), dofs);
   const RowMajor stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
   check_symmetric(check, "structure.stiffness_n_per_m", stiffness);
   check_not_negative(check, "structure.stiffness_n_per_m", stiffness, "stiffness matrix");
+
+  // Massless DOFs (an FE export's rotations: zero rows and columns of M) follow the others statically;
+  // only Newmark, which solves with K + a0 M + a1 C, can step them, and only when stiffness holds them.
+  const std::vector<Eigen::Index> massless = massless_dofs(mass);
+  std::vector<Eigen::Index> inertial;
+  for (Eigen::Index i = 0; i < mass.rows(); ++i) {
+    if (!std::binary_search(massless.begin(), massless.end(), i)) inertial.push_back(i);
+  }
+  if (!massless.empty() && !inertial.empty()) {
+    check.require(integrator == config::NEWMARK_AVERAGE_ACCELERATION, "structure.mass_kg",
+                  fmt::format("has {} massless DOF(s) (the first is DOF {}); expected integrator: "
+                              "NEWMARK_AVERAGE_ACCELERATION, the integrator that steps massless DOFs",
+                              massless.size(), massless.front() + 1));
+    const RowMajor held = stiffness(massless, massless);
+    const Eigen::VectorXd held_values = eigenvalues(held);
+    check.require(held_values(0) > 1e-12 * std::abs(held_values(held_values.size() - 1)), "structure.stiffness_n_per_m",
+                  fmt::format("is singular on the {} massless DOF(s) (smallest eigenvalue {:.6g}); expected every "
+                              "massless DOF held by stiffness",
+                              massless.size(), held_values(0)));
+  }
+  // The integrators solve with the mass on the DOFs that have one; a negative-mass DOF has no
+  // solution, and a nearly massless one no accurate solution.
+  const RowMajor inertial_mass = inertial.empty() ? RowMajor(mass) : RowMajor(mass(inertial, inertial));
+  const Eigen::VectorXd mass_values = eigenvalues(inertial_mass);
+  if (Eigen::LLT<RowMajor> cholesky(inertial_mass); cholesky.info() != Eigen::Success || !(mass_values(0) > 0)) {
+    check.fail("structure.mass_kg", fmt::format("is not positive definite (smallest eigenvalue {:.6g}); expected a "
+                                                "symmetric positive-definite mass matrix on the DOFs with mass",
+                                                mass_values(0)));
+  }
+  check.require(mass_values(0) > kMassConditionLimit * mass_values(mass_values.size() - 1), "structure.mass_kg",
+                fmt::format("is not positive definite beyond rounding (smallest eigenvalue {:.6g} is below {:g} of the "
+                            "largest, {:.6g}); expected a mass on every DOF with mass",
+                            mass_values(0), kMassConditionLimit, mass_values(mass_values.size() - 1)));
 
   switch (structure.damping_case()) {
     case config::Structure::kDampingNsPerM: {
@@ -221,17 +243,17 @@ void check_structure(const config::Structure& structure, const Checker& check) {
       }
       check.require(dofs >= 2, path,
                     "needs two distinct modes, but a 1-DOF structure has one; expected damping_ns_per_m instead");
+      const auto modes = static_cast<std::uint32_t>(inertial.size());
       for (const auto& [name, mode] :
            {std::pair{"mode_a", rayleigh.mode_a()}, std::pair{"mode_b", rayleigh.mode_b()}}) {
-        check.require(mode >= 1 && mode <= dofs, child(path, name),
-                      fmt::format("is {}, expected a mode number from 1 to dofs = {}", mode, dofs));
+        check.require(mode >= 1 && mode <= modes, child(path, name),
+                      fmt::format("is {}, expected a mode number from 1 to the {} DOFs with mass", mode, modes));
       }
       check.require(rayleigh.mode_a() != rayleigh.mode_b(), child(path, "mode_b"),
                     fmt::format("is {} like mode_a; expected two distinct modes", rayleigh.mode_b()));
       // C = a0 M + a1 K is fitted from zeta_i = a0 / (2 w_i) + a1 w_i / 2 at the two modes: the
       // fit needs two different, positive natural frequencies.
-      const auto squared =
-          Eigen::GeneralizedSelfAdjointEigenSolver<RowMajor>(stiffness, mass, Eigen::EigenvaluesOnly).eigenvalues();
+      const Eigen::VectorXd squared = squared_frequencies(mass, stiffness);
       const double largest = std::max(std::abs(squared.maxCoeff()), std::abs(squared.minCoeff()));
       for (const auto mode : {rayleigh.mode_a(), rayleigh.mode_b()}) {
         const double w2 = squared(static_cast<Eigen::Index>(mode) - 1);
@@ -250,6 +272,29 @@ void check_structure(const config::Structure& structure, const Checker& check) {
     }
     case config::Structure::DAMPING_NOT_SET:
       break;  // undamped: allowed (the specimens may be the only damping)
+  }
+
+  for (int p = 0; p < structure.removed_size(); ++p) {
+    const config::StructurePart& part = structure.removed(p);
+    const std::string at = element("structure.removed", p);
+    const int n = part.equation_size();
+    check.require(n >= 1, child(at, "equation"), "missing; expected the equations (from 1) the part sits on");
+    for (int e = 0; e < n; ++e) {
+      const std::uint32_t equation = part.equation(e);
+      check.require(equation >= 1 && equation <= dofs, element(child(at, "equation"), e),
+                    fmt::format("is {}, expected an equation from 1 to dofs = {}", equation, dofs));
+      for (int f = 0; f < e; ++f) {
+        check.require(part.equation(f) != equation, element(child(at, "equation"), e),
+                      fmt::format("is {} like equation[{}]; expected each equation once", equation, f));
+      }
+    }
+    for (const auto& [field, values] :
+         {std::pair{"mass_kg", &part.mass_kg()}, std::pair{"damping_ns_per_m", &part.damping_ns_per_m()},
+          std::pair{"stiffness_n_per_m", &part.stiffness_n_per_m()}}) {
+      if (values->empty()) continue;
+      check_square(check, child(at, field), values->size(), static_cast<std::uint64_t>(n));
+      check_symmetric(check, child(at, field), to_matrix(*values, static_cast<std::uint32_t>(n)));
+    }
   }
 
   const int ground = structure.ground_influence_size();
@@ -915,6 +960,140 @@ void check_delay_guard(const config::Site& site, const std::string& path, const 
                             kMaxGuardSmoothingS));
 }
 
+void check_frame_plant(const config::TwoActuatorFramePlant& plant, const std::string& path, const Checker& check) {
+  const pb::Descriptor& type = *plant.GetDescriptor();
+  const pb::Reflection& reflection = *plant.GetReflection();
+  for (int f = 0; f < type.field_count(); ++f) {
+    const pb::FieldDescriptor& field = *type.field(f);
+    if (field.cpp_type() != pb::FieldDescriptor::CPPTYPE_DOUBLE) continue;
+    const bool root = field.name().ends_with("_rad_per_s");
+    const std::string at = child(path, field.name());
+    check.require(reflection.HasField(plant, &field), at,
+                  root ? "missing; expected the root's magnitude (rad/s, > 0; seed 000 Eqs. 25-26 times 2 pi)"
+                       : "missing; expected the entry's gain (nonzero; seed 000's errata: k12 4.5394e6, k22 1.9238e7)");
+    const double value = reflection.GetDouble(plant, &field);
+    check.require(std::isfinite(value) && (root ? value > 0 : value != 0), at,
+                  fmt::format("is {}, expected {}", value, root ? "a root magnitude > 0 rad/s" : "a nonzero gain"));
+  }
+  if (plant.has_uncertainty()) {
+    const auto& u = plant.uncertainty();
+    check.require(u.seed() != 0, child(child(path, "uncertainty"), "seed"),
+                  "is 0, expected a seed from 1 (the run summaries say 0 for the nominal plant)");
+    for (const auto& [name, sd] :
+         {std::pair{"column1_zero_sd", u.column1_zero_sd()}, std::pair{"column1_pole_sd", u.column1_pole_sd()},
+          std::pair{"column2_sd", u.column2_sd()}, std::pair{"frame_pole_sd", u.frame_pole_sd()}}) {
+      check.require(sd >= 0 && sd <= 0.2, child(child(path, "uncertainty"), name),
+                    fmt::format("is {}, expected a relative standard deviation from 0 to 0.2 (seed 001 Table 1: "
+                                "0.03 to 0.06; beyond 0.2 a root may draw negative)",
+                                sd));
+    }
+  }
+}
+
+void check_ukf(const config::UkfInverseDynamics& ukf, const config::Site& site, const std::string& path,
+               const Checker& check) {
+  if (ukf.has_initial_model()) {
+    check_frame_plant(ukf.initial_model(), child(path, "initial_model"), check);
+  } else {
+    check.require(site.actuator_plant().has_two_actuator_frame(), child(path, "initial_model"),
+                  "missing, and the site has no actuator_plant { two_actuator_frame } to start from; expected the "
+                  "model the estimate starts from");
+  }
+  for (const auto& [name, value, zero_allowed] : {std::tuple{"initial_covariance", ukf.initial_covariance(), false},
+                                                  std::tuple{"process_noise", ukf.process_noise(), true},
+                                                  std::tuple{"measurement_noise", ukf.measurement_noise(), false},
+                                                  std::tuple{"signal_scale", ukf.signal_scale(), false}}) {
+    check.require(std::isfinite(value) && (zero_allowed ? value >= 0 : value > 0), child(path, name),
+                  fmt::format("is {}, expected a finite value {}", value, zero_allowed ? ">= 0" : "> 0"));
+  }
+  check.require(ukf.alpha() > 0 && ukf.alpha() <= 1, child(path, "alpha"),
+                fmt::format("is {}, expected the sigma points' spread in (0, 1] (seed 003: 0.4)", ukf.alpha()));
+  check.require(std::isfinite(ukf.beta()) && std::isfinite(ukf.kappa()), path, "beta and kappa must be finite");
+  check.require(ukf.filter_order() <= 8, child(path, "filter_order"),
+                fmt::format("is {}, expected 0 (no filter) to 8", ukf.filter_order()));
+  if (ukf.filter_order() > 0) {
+    check.require(ukf.filter_cutoff_hz() > 0, child(path, "filter_cutoff_hz"),
+                  fmt::format("is {}, expected a cutoff > 0 Hz below half the step rate", ukf.filter_cutoff_hz()));
+  }
+}
+
+// A multi-axial site (seed 000's maRTHS benchmark): the actuator plant, the actuator controller and the
+// force model live behind the site's setup.
+void check_multi_axial(const config::Experiment& experiment, const config::Site& site, const std::string& path,
+                       const Checker& check) {
+  for (const auto& [name, given] : {std::pair{"actuator_plant", site.has_actuator_plant()},
+                                    std::pair{"actuator_controller", site.has_actuator_controller()},
+                                    std::pair{"force_model", site.has_force_model()}}) {
+    check.require(!given || site.has_setup(), child(path, name),
+                  "needs the site's setup { ... }: it works on the setup's actuators");
+  }
+  for (int i = 0; i < site.evaluation_dof_size(); ++i) {
+    const std::string& dof = site.evaluation_dof(i);
+    const auto& names = experiment.structure().dof_name();
+    bool known = std::find(names.begin(), names.end(), dof) != names.end();
+    if (names.empty()) {
+      for (std::uint32_t d = 1; d <= experiment.structure().dofs(); ++d) known = known || dof == fmt::format("x{}", d);
+    }
+    check.require(known, element(child(path, "evaluation_dof"), i),
+                  fmt::format("\"{}\" is not a DOF of the structure; expected one of its dof_name", dof));
+    check.require(site.has_actuator_plant(), element(child(path, "evaluation_dof"), i),
+                  "is given on a site without an actuator_plant; the benchmark criteria are a multi-axial site's");
+  }
+  if (!site.has_setup()) return;
+  const std::size_t actuators = setup_actuators(site.setup());
+  if (site.has_actuator_plant()) {
+    const std::string at = child(path, "actuator_plant");
+    check.require(site.actuator_plant().has_two_actuator_frame(), at,
+                  "has no plant; expected two_actuator_frame { ... } (seed 000 Eqs. 19-26)");
+    check.require(actuators == 2, at,
+                  fmt::format("two_actuator_frame drives two actuators, the setup has {}", actuators));
+    check_frame_plant(site.actuator_plant().two_actuator_frame(), child(at, "two_actuator_frame"), check);
+    const double sd = site.actuator_plant().noise().displacement_sd_m();
+    check.require(std::isfinite(sd) && sd >= 0, child(at, "noise.displacement_sd_m"),
+                  fmt::format("is {}, expected a standard deviation >= 0 m", sd));
+    check.require(site.actuator_plant().noise().force_sd_n() == 0, child(at, "noise.force_sd_n"),
+                  "is given, but the actuator plant measures no force (the force model gives it); expected none");
+    check.require(site.has_force_model(), child(path, "force_model"),
+                  "missing; a site with an actuator_plant has no load cells: expected force_model { ... }");
+  }
+  if (site.has_actuator_controller()) {
+    const std::string at = child(path, "actuator_controller");
+    for (int c = 0; c < site.channel_size(); ++c) {
+      check.require(!site.channel(c).has_controller(), child(element(child(path, "channel"), c), "controller"),
+                    "is given with the site's actuator_controller; expected one or the other");
+    }
+    const config::SiteController& controller = site.actuator_controller();
+    switch (controller.kind_case()) {
+      case config::SiteController::kDecentralised: {
+        const int given = controller.decentralised().actuator_size();
+        check.require(
+            static_cast<std::size_t>(given) == actuators, child(at, "decentralised.actuator"),
+            fmt::format("has {} controller(s), expected one per actuator of the setup ({})", given, actuators));
+        for (int i = 0; i < given; ++i) {
+          check_controller(controller.decentralised().actuator(i), element(child(at, "decentralised.actuator"), i),
+                           experiment.rate_hz(), check);
+        }
+        break;
+      }
+      case config::SiteController::kUkf:
+        check_ukf(controller.ukf(), site, child(at, "ukf"), check);
+        break;
+      case config::SiteController::KIND_NOT_SET:
+        check.fail(at, "has no controller; expected decentralised { actuator { ... } ... } or ukf { ... }");
+    }
+  }
+  if (site.has_force_model()) {
+    const std::string at = child(path, "force_model");
+    check.require(site.placement() == config::LOCAL, at,
+                  "is given on a REMOTE site; a remote multi-axial site needs a prediction model of the whole frame "
+                  "for its Smith predictor, which rths does not have yet: expected placement: LOCAL");
+    if (const auto problem =
+            frame_force_model_problem(site.force_model(), static_cast<std::size_t>(site.channel_size()))) {
+      check.fail(problem->field.empty() ? at : child(at, problem->field), problem->what);
+    }
+  }
+}
+
 void check_site(const config::Experiment& experiment, int index, const Checker& check) {
   const auto& site = experiment.site(index);
   const std::string path = element("site", index);
@@ -942,12 +1121,22 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
                             name, influence, dofs, dofs == 1 ? "" : "s", channels, channels == 1 ? "" : "s",
                             dofs * static_cast<std::uint64_t>(channels)));
 
+  // A multi-axial site's force comes from its force model, and the monolithic reference is then the
+  // whole structure with the specimen in it: its channels have no specimen of their own.
+  const bool modelled_force = site.has_force_model();
   for (int c = 0; c < channels; ++c) {
     const auto& channel = site.channel(c);
     const std::string channel_path = element(child(path, "channel"), c);
-    check.require(channel.has_specimen(), child(channel_path, "specimen"),
-                  "missing; expected specimen { spring { ... } } or specimen { bouc_wen { ... } }");
-    check_model(channel.specimen(), child(channel_path, "specimen"), check);
+    if (modelled_force) {
+      check.require(!channel.has_specimen(), child(channel_path, "specimen"),
+                    "is given, but the site's force_model gives its forces; expected no specimen");
+      check.require(!channel.has_actuator(), child(channel_path, "actuator"),
+                    "is given, but the site's actuator_plant simulates its actuators; expected no actuator");
+    } else {
+      check.require(channel.has_specimen(), child(channel_path, "specimen"),
+                    "missing; expected specimen { spring { ... } } or specimen { bouc_wen { ... } }");
+      check_model(channel.specimen(), child(channel_path, "specimen"), check);
+    }
     if (channel.has_prediction()) check_model(channel.prediction(), child(channel_path, "prediction"), check);
     if (channel.has_actuator()) check_actuator(channel.actuator(), child(channel_path, "actuator"), check);
     check_interlock_limits(channel, channel_path, check);
@@ -994,6 +1183,7 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
   }
   if (site.has_driver()) check_driver(site, path, experiment.rate_hz(), check);
   if (site.has_delay_guard()) check_delay_guard(site, child(path, "delay_guard"), check);
+  check_multi_axial(experiment, site, path, check);
 }
 
 }  // namespace
@@ -1046,7 +1236,7 @@ void validate(const config::Experiment& experiment, const std::string& source_na
 
   check.require(experiment.has_structure(), "structure",
                 "missing; expected structure { dofs: ... mass_kg: [...] stiffness_n_per_m: [...] }");
-  check_structure(experiment.structure(), check);
+  check_structure(experiment.structure(), experiment.integrator(), check);
 
   check.require(
       experiment.has_ground_motion(), "ground_motion",

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <deque>
 #include <fstream>
 #include <stdexcept>
 
@@ -193,6 +194,10 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
   }
   const StructuralModel structure = make_structure(config_.structure());
   const std::uint32_t dofs = config_.structure().dofs();
+  // With the physical parts removed from a whole model (seed 000 Eq. 5), the monolithic reference is
+  // that whole model alone: the specimens are already in it.
+  const bool whole_reference = config_.structure().removed_size() > 0;
+  const StructuralModel reference_structure = whole_reference ? make_whole_structure(config_.structure()) : structure;
 
   std::vector<NumericalSite> hybrid_sites;
   std::vector<NumericalSite> reference_sites;
@@ -200,12 +205,14 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
     const config::Site& site = config_.site(i);
     const auto site_id = static_cast<std::uint32_t>(i + 1);
 
-    NumericalSite ref;
-    ref.name = site.name();
-    ref.site_id = site_id;
-    ref.influence = influence_matrix(site, dofs);
-    ref.local = make_physical_substructure(site, rate_hz_, Plants::kIdeal);
-    reference_sites.push_back(std::move(ref));
+    if (!whole_reference) {
+      NumericalSite ref;
+      ref.name = site.name();
+      ref.site_id = site_id;
+      ref.influence = influence_matrix(site, dofs);
+      ref.local = make_physical_substructure(site, rate_hz_, Plants::kIdeal);
+      reference_sites.push_back(std::move(ref));
+    }
 
     NumericalSite hyb;
     hyb.name = site.name();
@@ -276,8 +283,9 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
   const NumericalNode::Setup setup{session, rate_hz_, rows, dof_names(config_.structure())};
   hybrid_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_, node_clock,
                                             std::move(hybrid_sites));
-  reference_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_, clock_,
-                                               std::move(reference_sites));
+  reference_ =
+      std::make_unique<NumericalNode>(setup, reference_structure, make_integrator(config_, reference_structure),
+                                      ground_, clock_, std::move(reference_sites));
 
   report_.name = config_.name();
   report_.mode = mode_;
@@ -377,7 +385,10 @@ void Experiment::evaluate() {
     const std::size_t c = hyb.column_index(name);
     report_.responses.emplace_back(name, compare_responses(hyb.column(c), ref.column(c)));
   }
-  for (const NumericalSite& site : hybrid_->sites()) {
+  // A whole-structure reference (parts removed) has no sites: the sites' forces have no counterpart.
+  const bool whole_reference = reference_->sites().empty();
+  for (const NumericalSite& site :
+       whole_reference ? std::span<const NumericalSite>{} : std::span<const NumericalSite>(hybrid_->sites())) {
     for (Eigen::Index ch = 0; ch < site.channels(); ++ch) {
       const std::string col = NumericalNode::force_column(site, ch);
       const std::size_t c = hyb.column_index(col);
@@ -427,6 +438,7 @@ void Experiment::evaluate() {
       sr.channels = site.local->report(tracking);
       site.local->log_warnings(site.name);
       sr.tracking = tracking;
+      if (site.local->plants().actuators() > 0) evaluate_multi_axial(site, sr);
     }
     if (!site.is_local() && mode_ == RunMode::kVirtualTime) {
       const PhysicalNode& node = *physical_[remote];
@@ -456,6 +468,63 @@ void Experiment::evaluate() {
   }
 }
 
+void Experiment::evaluate_multi_axial(const NumericalSite& site, SiteReport& sr) const {
+  const Recorder& hyb = hybrid_->recorder();
+  const Recorder& ref = reference_->recorder();
+  // The records' columns are copies: kept here while the criteria read them.
+  std::deque<std::vector<double>> kept;
+  const auto column = [&kept](const Recorder& rec, const std::string& name) {
+    return std::span<const double>(kept.emplace_back(rec.column(rec.column_index(name))));
+  };
+  MarthsHistories run;
+  run.rate_hz = rate_hz_;
+  const PlantDriver& plants = site.local->plants();
+  for (std::size_t i = 0; i < plants.actuators(); ++i) {
+    const std::string n = actuator_label(site.name, i);
+    run.stroke_target.push_back(column(hyb, "st_" + n));
+    run.stroke_measured.push_back(column(hyb, "sm_" + n));
+  }
+  // The reference's interface motion, -Lambda^T x of the whole structure (the site's channels).
+  const auto rows = static_cast<Eigen::Index>(ref.rows());
+  const Eigen::Index dofs = site.influence.rows();
+  Eigen::MatrixXd x(rows, dofs);
+  const auto& names = dof_names(config_.structure());
+  for (Eigen::Index d = 0; d < dofs; ++d) {
+    const auto values = column(ref, names[static_cast<std::size_t>(d)]);
+    x.col(d) = Eigen::Map<const Eigen::VectorXd>(values.data(), rows);
+  }
+  const Eigen::MatrixXd interface_reference = -x * site.influence;  // rows x channels
+  for (Eigen::Index c = 0; c < site.channels(); ++c) {
+    const std::string n =
+        channel_label(site.name, static_cast<std::size_t>(site.channels()), static_cast<std::size_t>(c));
+    run.interface_estimated.push_back(column(hyb, "xm_" + n));
+    run.interface_numerical.push_back(column(hyb, "u_" + n));
+    run.interface_reference.emplace_back(interface_reference.col(c).data(), static_cast<std::size_t>(rows));
+  }
+  for (const config::Site& cfg : config_.site()) {
+    if (cfg.name() != site.name) continue;
+    for (const std::string& dof : cfg.evaluation_dof()) {
+      run.upper_numerical.push_back(column(hyb, dof));
+      run.upper_reference.push_back(column(ref, dof));
+      sr.evaluation_dofs.push_back(dof);
+    }
+  }
+  sr.criteria = marths_criteria(run);
+  sr.has_criteria = true;
+  for (std::size_t i = 0; i < plants.actuators(); ++i) {
+    results::Channel& out = *sr.actuators.Add();
+    results::TrackingMetrics& t = *out.mutable_tracking();
+    t.set_j1_delay_ms(sr.criteria.j1_delay_ms[i]);
+    t.set_j2_nrms_pct(sr.criteria.j2_nrms_pct[i]);
+    t.set_j3_peak_pct(sr.criteria.j3_peak_pct[i]);
+    plants.report_actuator_controller(i, *out.mutable_controller());
+    plants.report(i, *out.mutable_plant());
+  }
+  if (const std::string w = plants.actuator_controller_warning(); !w.empty()) {
+    spdlog::warn("site {}: {}", site.name, w);
+  }
+}
+
 std::string non_finite_metrics(const RunReport& report) {
   for (const auto& [name, m] : report.responses) {
     if (!m.finite()) {
@@ -466,6 +535,10 @@ std::string non_finite_metrics(const RunReport& report) {
     }
   }
   for (const SiteReport& site : report.sites) {
+    if (site.has_criteria && !site.criteria.finite()) {
+      return fmt::format("the benchmark criteria of site {} are not finite: a history held a non-finite value",
+                         site.name);
+    }
     for (std::size_t c = 0; c < site.tracking.size(); ++c) {
       const TrackingMetrics& t = site.tracking[c];
       if (!std::isfinite(t.j1_delay_ms) || !std::isfinite(t.j2_nrms_pct) || !std::isfinite(t.j3_peak_pct)) {
@@ -544,6 +617,20 @@ results::RunSummary run_summary(const RunReport& report) {
       *site.mutable_links()->mutable_backward() = to_results(s.backward);
     }
     *site.mutable_channels() = s.channels;
+    if (s.has_criteria) {
+      results::MultiAxialReport& out = *site.mutable_multi_axial();
+      *out.mutable_actuators() = s.actuators;
+      results::BenchmarkIndices& j = *out.mutable_indices();
+      const MarthsCriteria& c = s.criteria;
+      j.mutable_j4_delay_ms()->Assign(c.j4_delay_ms.begin(), c.j4_delay_ms.end());
+      j.mutable_j5_nrms_pct()->Assign(c.j5_nrms_pct.begin(), c.j5_nrms_pct.end());
+      j.mutable_j6_peak_pct()->Assign(c.j6_peak_pct.begin(), c.j6_peak_pct.end());
+      j.mutable_j7_nrms_pct()->Assign(c.j7_nrms_pct.begin(), c.j7_nrms_pct.end());
+      j.mutable_j9_peak_pct()->Assign(c.j9_peak_pct.begin(), c.j9_peak_pct.end());
+      for (const std::string& d : s.evaluation_dofs) j.add_evaluation_dof(d);
+      j.mutable_j8_nrms_pct()->Assign(c.j8_nrms_pct.begin(), c.j8_nrms_pct.end());
+      j.mutable_j10_peak_pct()->Assign(c.j10_peak_pct.begin(), c.j10_peak_pct.end());
+    }
     if (s.delay_guard.enabled) {
       const DelayGuard& g = s.delay_guard;
       results::DelayGuardReport& out = *site.mutable_delay_guard();

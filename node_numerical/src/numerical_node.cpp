@@ -25,6 +25,13 @@ std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, cons
       cols.push_back({"fm_" + n, "N"});
       cols.push_back({"xm_" + n, "m"});
     }
+    // A multi-axial site's actuators (behind its setup): stroke target, command and reading.
+    for (std::size_t i = 0; site.is_local() && i < site.local->plants().actuators(); ++i) {
+      const std::string n = actuator_label(site.name, i);
+      cols.push_back({"st_" + n, "m"});
+      cols.push_back({"sc_" + n, "m"});
+      cols.push_back({"sm_" + n, "m"});
+    }
   }
   return cols;
 }
@@ -32,6 +39,10 @@ std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, cons
 
 std::string channel_label(const std::string& site, std::size_t channels, std::size_t channel) {
   return channels == 1 ? site : site + "_" + std::to_string(channel + 1);
+}
+
+std::string actuator_label(const std::string& site, std::size_t actuator) {
+  return site + "_a" + std::to_string(actuator + 1);
 }
 
 std::string NumericalNode::force_column(const NumericalSite& site, Eigen::Index channel) {
@@ -269,13 +280,21 @@ void NumericalNode::step(std::int64_t k) {
   for (Eigen::Index i = 0; i < structure_.dofs(); ++i) {
     row_[col++] = state_.velocity(i);
   }
-  for (const SiteRuntime& rt : runtime_) {
+  for (std::size_t s = 0; s < sites_.size(); ++s) {
+    const SiteRuntime& rt = runtime_[s];
     for (std::size_t c = 0; c < rt.motion.size(); ++c) {
       row_[col++] = rt.motion[c].displacement_m;
       row_[col++] = rt.force(static_cast<Eigen::Index>(c));
       row_[col++] = rt.newest[c].model_error_n;
       row_[col++] = rt.newest[c].force_n;
       row_[col++] = rt.newest[c].displacement_m;
+    }
+    if (!sites_[s].is_local()) continue;
+    const PlantDriver& plants = sites_[s].local->plants();
+    for (std::size_t i = 0; i < plants.actuators(); ++i) {
+      row_[col++] = plants.actuator_targets()[i].displacement_m;
+      row_[col++] = plants.actuator_commands()[i].displacement_m;
+      row_[col++] = plants.actuator_measured()[i].displacement_m;
     }
   }
   recorder_.record(row_);

@@ -127,7 +127,7 @@ std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::S
   }
   std::vector<ChannelLimits> limits = ideal ? std::vector<ChannelLimits>(controllers.size()) : channel_limits(site);
   std::unique_ptr<PlantDriver> driver =
-      plants == Plants::kEquipment ? make_plant_driver(site, rate_hz) : make_simulated_plants(site, rate_hz, ideal);
+      plants == Plants::kEquipment ? make_plant_driver(site, rate_hz) : make_site_plants(site, rate_hz, ideal);
   return std::make_unique<PhysicalSubstructure>(std::move(controllers), std::move(driver),
                                                 Interlock(std::move(limits), 1.0 / rate_hz));
 }

@@ -18,13 +18,21 @@ constexpr double kVelocityProbeS = 1e-4;
 }  // namespace
 
 SetupDriver::SetupDriver(std::unique_ptr<SetupTransform> setup, std::vector<double> stroke_limits_m,
-                         std::unique_ptr<PlantDriver> actuators)
-    : setup_(std::move(setup)), stroke_limits_m_(std::move(stroke_limits_m)), actuators_(std::move(actuators)) {
+                         std::unique_ptr<PlantDriver> actuators, std::unique_ptr<SiteController> controller,
+                         std::unique_ptr<InterfaceForceSource> forces)
+    : setup_(std::move(setup)),
+      stroke_limits_m_(std::move(stroke_limits_m)),
+      actuators_(std::move(actuators)),
+      controller_(std::move(controller)),
+      forces_(std::move(forces)) {
   const std::size_t n = setup_->actuators();
-  if (stroke_limits_m_.size() != n || actuators_->channels() != n) {
-    throw std::invalid_argument(fmt::format("a setup of {} actuators with {} stroke limits and a driver of {}", n,
-                                            stroke_limits_m_.size(), actuators_->channels()));
+  if (stroke_limits_m_.size() != n || actuators_->channels() != n || (controller_ && controller_->actuators() != n)) {
+    throw std::invalid_argument(
+        fmt::format("a setup of {} actuators with {} stroke limits, a driver of {} and a "
+                    "controller of {}",
+                    n, stroke_limits_m_.size(), actuators_->channels(), controller_ ? controller_->actuators() : n));
   }
+  actuator_targets_.resize(n);
   const std::size_t dofs = setup_->dofs();
   for (auto* v : {&u_, &v_, &a_, &probe_u_, &probe_rate_, &measured_u_, &measured_f_, &shifted_u_}) v->resize(dofs);
   for (auto* v : {&strokes_, &stroke_v_, &stroke_a_, &shifted_s_, &read_s_, &read_f_}) v->resize(n);
@@ -35,7 +43,7 @@ SetupDriver::SetupDriver(std::unique_ptr<SetupTransform> setup, std::vector<doub
 
 void SetupDriver::open(std::span<Measurement> measured) {
   actuators_->open(actuator_measured_);
-  if (!to_interface(measured)) {
+  if (!to_interface(measured, 0.0)) {
     std::string strokes;
     for (const Measurement& m : actuator_measured_) {
       strokes += fmt::format("{}{:g} m", strokes.empty() ? "" : ", ", m.displacement_m);
@@ -92,10 +100,27 @@ bool SetupDriver::exchange(std::span<const InterfaceMotion> commands, std::span<
     return false;
   }
   for (std::size_t i = 0; i < strokes_.size(); ++i) {
-    actuator_commands_[i] = InterfaceMotion{strokes_[i], stroke_v_[i], stroke_a_[i]};
+    actuator_targets_[i] = InterfaceMotion{strokes_[i], stroke_v_[i], stroke_a_[i]};
+  }
+  if (controller_) {
+    // The controller's commands from the targets and the reading of the step before; each is checked
+    // before anything is sent, so that a wild controller stops the site instead of an actuator.
+    controller_->command(actuator_targets_, actuator_measured_, actuator_commands_, dt_s);
+    for (std::size_t i = 0; i < actuator_commands_.size(); ++i) {
+      const InterfaceMotion& c = actuator_commands_[i];
+      if (!(std::abs(c.displacement_m) <= stroke_limits_m_[i]) || !std::isfinite(c.velocity_m_per_s) ||
+          !std::isfinite(c.acceleration_m_per_s2)) {
+        fault_ = Fault::kControllerCommand;
+        fault_actuator_ = i;
+        std::copy(last_.begin(), last_.end(), measured.begin());
+        return false;
+      }
+    }
+  } else {
+    std::copy(actuator_targets_.begin(), actuator_targets_.end(), actuator_commands_.begin());
   }
   const bool alive = actuators_->exchange(actuator_commands_, actuator_measured_, dt_s);
-  if (!to_interface(measured)) {
+  if (!to_interface(measured, dt_s)) {
     fault_ = Fault::kMeasuredOutside;
     std::copy(last_.begin(), last_.end(), measured.begin());
     return false;
@@ -104,13 +129,14 @@ bool SetupDriver::exchange(std::span<const InterfaceMotion> commands, std::span<
   return alive;
 }
 
-bool SetupDriver::to_interface(std::span<Measurement> measured) {
+bool SetupDriver::to_interface(std::span<Measurement> measured, double dt_s) {
   for (std::size_t i = 0; i < read_s_.size(); ++i) {
     read_s_[i] = actuator_measured_[i].displacement_m;
     read_f_[i] = actuator_measured_[i].force_n;
   }
-  if (!setup_->interface_displacements(read_s_, measured_u_) ||
-      !setup_->interface_forces(read_s_, read_f_, measured_f_)) {
+  if (!setup_->interface_displacements(read_s_, measured_u_)) return false;
+  if (forces_ ? !forces_->step(measured_u_, measured_f_, dt_s)
+              : !setup_->interface_forces(read_s_, read_f_, measured_f_)) {
     return false;
   }
   // du = d(inverse)/ds . ds: the inverse at s +- (ds/dt) h, central where both lie in range, else
@@ -151,6 +177,14 @@ std::string SetupDriver::fault() const {
           "a command outside the setup transformation's valid range or its actuators' stroke limits "
           "reached the driver unchecked: {}",
           setup_->valid_range());
+    case Fault::kControllerCommand: {
+      const InterfaceMotion& c = actuator_commands_[fault_actuator_];
+      return fmt::format(
+          "the actuator controller commanded actuator {} to {:g} m at {:g} m/s, {:g} m/s^2; expected finite values "
+          "and a stroke within its limit of {:g} m: nothing was sent",
+          fault_actuator_, c.displacement_m, c.velocity_m_per_s, c.acceleration_m_per_s2,
+          stroke_limits_m_[fault_actuator_]);
+    }
     case Fault::kMeasuredOutside: {
       std::string strokes;
       for (const Measurement& m : actuator_measured_) {
@@ -165,6 +199,18 @@ std::string SetupDriver::fault() const {
 
 void SetupDriver::report(std::size_t channel, results::PlantReport& out) const {
   actuators_->report(std::min(channel, actuator_measured_.size() - 1), out);
+}
+
+void SetupDriver::report_actuator_controller(std::size_t actuator, results::ControllerReport& out) const {
+  if (controller_) {
+    controller_->report(actuator, out);
+  } else {
+    out.mutable_pass_through();
+  }
+}
+
+std::string SetupDriver::actuator_controller_warning() const {
+  return controller_ ? controller_->warning() : std::string();
 }
 
 }  // namespace rths

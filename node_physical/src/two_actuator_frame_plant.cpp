@@ -158,9 +158,10 @@ FramePlantModel draw_uncertain(const FramePlantModel& nominal, const config::Pla
 }
 
 TwoActuatorFramePlant::TwoActuatorFramePlant(const FramePlantModel& model, const config::SensorNoise& noise,
-                                             double rate_hz, std::uint64_t uncertainty_seed)
+                                             double rate_hz, std::uint64_t uncertainty_seed, bool common_noise)
     : model_(model),
       noise_(noise),
+      common_noise_(common_noise),
       dt_s_(1.0 / rate_hz),
       uncertainty_seed_(uncertainty_seed),
       noise_streams_{Rng(stream_seed(noise.seed(), 0)), Rng(stream_seed(noise.seed(), 1))} {
@@ -219,10 +220,12 @@ bool TwoActuatorFramePlant::exchange(std::span<const InterfaceMotion> commands, 
   const Eigen::Vector2d stroke = columns_[0].c * columns_[0].x + columns_[1].c * columns_[1].x;
   const Eigen::Vector2d rate = columns_[0].c_rate * columns_[0].x + columns_[1].c_rate * columns_[1].x;
   const double sd = noise_.displacement_sd_m();
+  const double shared = sd > 0.0 && common_noise_ ? sd * noise_streams_[0].normal() : 0.0;
   for (std::size_t i = 0; i < 2; ++i) {
     const auto row = static_cast<Eigen::Index>(i);
     Measurement reading;
-    reading.displacement_m = stroke(row) + (sd > 0.0 ? sd * noise_streams_[i].normal() : 0.0);
+    const double own = sd > 0.0 && !common_noise_ ? sd * noise_streams_[i].normal() : 0.0;
+    reading.displacement_m = stroke(row) + shared + own;
     reading.velocity_m_per_s = rate(row);
     reading.force_n = 0.0;
     measured[i] = reading;
@@ -263,6 +266,7 @@ void TwoActuatorFramePlant::report(std::size_t /*channel*/, results::PlantReport
   plant.mutable_noise()->set_displacement_sd_m(noise_.displacement_sd_m());
   plant.mutable_noise()->set_force_sd_n(noise_.force_sd_n());
   plant.mutable_noise()->set_seed(noise_.seed());
+  plant.set_common_noise(common_noise_);
 }
 
 std::unique_ptr<PlantDriver> make_actuator_plant(const config::ActuatorPlant& plant, double rate_hz) {
@@ -302,8 +306,8 @@ std::unique_ptr<PlantDriver> make_actuator_plant(const config::ActuatorPlant& pl
     throw std::invalid_argument(std::string("actuator_plant.two_actuator_frame.") + e.what());
   }
   try {
-    return std::make_unique<TwoActuatorFramePlant>(run, plant.noise(), rate_hz,
-                                                   frame.has_uncertainty() ? frame.uncertainty().seed() : 0);
+    return std::make_unique<TwoActuatorFramePlant>(
+        run, plant.noise(), rate_hz, frame.has_uncertainty() ? frame.uncertainty().seed() : 0, plant.common_noise());
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(std::string("actuator_plant.") + e.what());
   }

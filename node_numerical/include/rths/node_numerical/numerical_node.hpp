@@ -87,6 +87,8 @@ struct SiteStats {
 // How a site channel is named in the numerical node's columns (u_, f_, e_, fm_, xm_ + this) and in
 // the responses: the site's name, with _1, _2, ... when the site has more than one channel.
 std::string channel_label(const std::string& site, std::size_t channels, std::size_t channel);
+// The record's label of a multi-axial site's actuator: "<site>_a1", "<site>_a2", ...
+std::string actuator_label(const std::string& site, std::size_t actuator);
 
 // The numerical substructure and its Smith predictor parts (DESIGN §3, numerical step). The same
 // object runs in virtual and real time: only the clock and the links it is handed differ.

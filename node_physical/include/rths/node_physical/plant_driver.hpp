@@ -82,6 +82,21 @@ class PlantDriver {
   // What the run summaries say about the plant behind each channel (results::PlantReport); off the
   // hot path, after the run.
   virtual void report(std::size_t channel, results::PlantReport& out) const = 0;
+
+  // A driver behind a setup transformation (SetupDriver) speaks actuators: their number (0: the
+  // channels are the actuators), and each one's last stroke target (from the setup), stroke command
+  // (what was sent, after an actuator controller) and reading. Recorded and evaluated per actuator.
+  [[nodiscard]] virtual std::size_t actuators() const { return 0; }
+  [[nodiscard]] virtual std::span<const InterfaceMotion> actuator_targets() const { return {}; }
+  [[nodiscard]] virtual std::span<const InterfaceMotion> actuator_commands() const { return {}; }
+  [[nodiscard]] virtual std::span<const Measurement> actuator_measured() const { return {}; }
+  // What the run summaries say about actuator i's controller (nothing without one) and the warning
+  // the operator must hear of (empty: none); after the run.
+  virtual void report_actuator_controller(std::size_t actuator, results::ControllerReport& out) const {
+    (void)actuator;
+    (void)out;
+  }
+  [[nodiscard]] virtual std::string actuator_controller_warning() const { return {}; }
 };
 
 // The simulated plants of a site, one per channel, stepped in turn.
@@ -105,6 +120,9 @@ class SimulatedPlants final : public PlantDriver {
 // The simulated plants of a site's channels (ideal: every specimen behind an ideal actuator, the
 // monolithic reference's view).
 std::unique_ptr<SimulatedPlants> make_simulated_plants(const config::Site& site, double rate_hz, bool ideal = false);
+// What a site simulates: a multi-axial site's actuator plant behind its setup (with its actuator
+// controller and force model), else its channels' simulated plants.
+std::unique_ptr<PlantDriver> make_site_plants(const config::Site& site, double rate_hz, bool ideal = false);
 // The site's plant driver from its config: the driver to equipment the site names, else its
 // channels' simulated plants. Only a site process (rths-physical) drives equipment: virtual time,
 // in-process sites and calibration always simulate.

@@ -8,6 +8,7 @@
 
 #include "rths/node_physical/plant_driver.hpp"
 #include "rths/node_physical/setup_transform.hpp"
+#include "rths/node_physical/site_controller.hpp"
 
 namespace rths {
 
@@ -27,11 +28,32 @@ namespace rths {
 // velocities. A measurement outside the setup's valid range stops the site (the equipment reads a
 // position the setup cannot be in). Hardware-true timing is the actuators' driver's: the setup adds
 // no delay. Nothing in check() or exchange() allocates.
+//
+// Two options make it a multi-axial site (seed 000's maRTHS benchmark): an actuator controller
+// (SiteController) between the setup's stroke targets and the actuators, whose commands are checked
+// finite and inside their stroke limits before anything is sent (else the driver stops: nothing
+// moves); and an interface force source, which gives the interface forces from the measured interface
+// motion instead of the load cells (seed 000 §5.2).
+class InterfaceForceSource {
+ public:
+  InterfaceForceSource() = default;
+  InterfaceForceSource(const InterfaceForceSource&) = delete;
+  InterfaceForceSource& operator=(const InterfaceForceSource&) = delete;
+  InterfaceForceSource(InterfaceForceSource&&) = delete;
+  InterfaceForceSource& operator=(InterfaceForceSource&&) = delete;
+  virtual ~InterfaceForceSource() = default;
+  // The forces at the measured interface displacements of this step (one each); false when not
+  // finite. dt_s is the step (0: the reading before the first step). No allocation.
+  [[nodiscard]] virtual bool step(std::span<const double> interface_displacement_m, std::span<double> forces_n,
+                                  double dt_s) = 0;
+};
+
 class SetupDriver final : public PlantDriver {
  public:
   // stroke_limits_m: one per actuator (> 0). Throws std::invalid_argument when the counts disagree.
   SetupDriver(std::unique_ptr<SetupTransform> setup, std::vector<double> stroke_limits_m,
-              std::unique_ptr<PlantDriver> actuators);
+              std::unique_ptr<PlantDriver> actuators, std::unique_ptr<SiteController> controller = nullptr,
+              std::unique_ptr<InterfaceForceSource> forces = nullptr);
 
   [[nodiscard]] std::size_t channels() const override { return setup_->dofs(); }
   void open(std::span<Measurement> measured) override;
@@ -44,26 +66,36 @@ class SetupDriver final : public PlantDriver {
   // them).
   void report(std::size_t channel, results::PlantReport& out) const override;
 
-  // The strokes last commanded and read, and the load cells' forces (m, m, N; one per actuator).
-  [[nodiscard]] std::span<const InterfaceMotion> actuator_commands() const { return actuator_commands_; }
-  [[nodiscard]] std::span<const Measurement> actuator_measured() const { return actuator_measured_; }
+  // The strokes last wanted (from the setup), commanded (after the controller) and read, and the
+  // load cells' forces (m, m, m, N; one per actuator).
+  [[nodiscard]] std::size_t actuators() const override { return actuator_commands_.size(); }
+  [[nodiscard]] std::span<const InterfaceMotion> actuator_targets() const override { return actuator_targets_; }
+  [[nodiscard]] std::span<const InterfaceMotion> actuator_commands() const override { return actuator_commands_; }
+  [[nodiscard]] std::span<const Measurement> actuator_measured() const override { return actuator_measured_; }
+  void report_actuator_controller(std::size_t actuator, results::ControllerReport& out) const override;
+  [[nodiscard]] std::string actuator_controller_warning() const override;
 
  private:
-  enum class Fault : std::uint8_t { kNone, kCommandOutside, kMeasuredOutside };
+  enum class Fault : std::uint8_t { kNone, kCommandOutside, kMeasuredOutside, kControllerCommand };
 
-  // actuator_measured_ -> measured (interface); false when outside the setup's valid range.
-  [[nodiscard]] bool to_interface(std::span<Measurement> measured);
+  // actuator_measured_ -> measured (interface); false when outside the setup's valid range or the
+  // force source's forces are not finite.
+  [[nodiscard]] bool to_interface(std::span<Measurement> measured, double dt_s);
   // The stroke accelerations of the commands in u_, v_, a_ into stroke_a_.
   [[nodiscard]] bool stroke_accelerations(double dt_s);
 
   std::unique_ptr<SetupTransform> setup_;
   std::vector<double> stroke_limits_m_;
   std::unique_ptr<PlantDriver> actuators_;
+  std::unique_ptr<SiteController> controller_;
+  std::unique_ptr<InterfaceForceSource> forces_;
   Fault fault_ = Fault::kNone;
+  std::size_t fault_actuator_ = 0;  // kControllerCommand: the actuator whose command was refused
 
   // Scratch, sized once: interface (dofs) and actuator (actuators) vectors.
   std::vector<double> u_, v_, a_, probe_u_, probe_rate_, measured_u_, measured_f_, shifted_u_;
   std::vector<double> strokes_, stroke_v_, stroke_a_, shifted_s_, read_s_, read_f_;
+  std::vector<InterfaceMotion> actuator_targets_;
   std::vector<InterfaceMotion> actuator_commands_;
   std::vector<Measurement> actuator_measured_;
   std::vector<Measurement> last_;  // the last interface measurement: held on a failure

@@ -1,8 +1,10 @@
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 
+#include "experiment.pb.h"
 #include "results.pb.h"
 #include "rths/node_physical/plant.hpp"
 
@@ -35,5 +37,8 @@ class SiteController {
   // What went wrong that the operator must hear of (empty: nothing); after the run.
   [[nodiscard]] virtual std::string warning() const { return {}; }
 };
+
+// The site's actuator controller from its config (Site.actuator_controller, validated).
+std::unique_ptr<SiteController> make_site_controller(const config::Site& site, double rate_hz);
 
 }  // namespace rths

@@ -73,8 +73,9 @@ class TwoActuatorFramePlant final : public PlantDriver {
   // finite and >= 0, noise.force_sd_n 0 (there is no force measurement to add it to).
   // uncertainty_seed: what the report says the model was drawn with (0: the nominal plant). Throws
   // std::invalid_argument naming the entry or field.
+  // common_noise: both readings get the same noise sample (the benchmark package's shared seed).
   TwoActuatorFramePlant(const FramePlantModel& model, const config::SensorNoise& noise, double rate_hz,
-                        std::uint64_t uncertainty_seed = 0);
+                        std::uint64_t uncertainty_seed = 0, bool common_noise = false);
 
   [[nodiscard]] std::size_t channels() const override { return 2; }
   // Real-time: no allocation. False (fault() says why, measured holds the last readings, the state is
@@ -103,6 +104,7 @@ class TwoActuatorFramePlant final : public PlantDriver {
 
   FramePlantModel model_;
   config::SensorNoise noise_;
+  bool common_noise_ = false;
   double dt_s_;
   std::uint64_t uncertainty_seed_;
   std::array<Column, 2> columns_{};
