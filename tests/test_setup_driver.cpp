@@ -247,5 +247,92 @@ TEST(SetupDriver, ItsStepAllocatesNothing) {
   EXPECT_TRUE(ok);
 }
 
+// An actuator controller that commands each stroke target times a gain, and a force source that
+// gives 1000 N/m of the interface displacement: enough to see where each sits in the step.
+class ScaledController final : public SiteController {
+ public:
+  explicit ScaledController(double gain) : gain_(gain) {}
+  [[nodiscard]] std::size_t actuators() const override { return 1; }
+  void command(std::span<const InterfaceMotion> targets, std::span<const Measurement> previous,
+               std::span<InterfaceMotion> commands, double dt_s) override {
+    (void)previous;
+    (void)dt_s;
+    ++calls;
+    commands[0] = InterfaceMotion{gain_ * targets[0].displacement_m, 0.0, 0.0};
+  }
+  void report(std::size_t actuator, results::ControllerReport& out) const override {
+    (void)actuator;
+    out.mutable_pass_through();
+  }
+  int calls = 0;
+
+ private:
+  double gain_;
+};
+
+class Spring final : public InterfaceForceSource {
+ public:
+  [[nodiscard]] bool step(std::span<const double> u, std::span<double> f, double dt_s) override {
+    (void)dt_s;
+    f[0] = 1000.0 * u[0];
+    return std::isfinite(f[0]);
+  }
+};
+
+struct ControlledRig {
+  ScriptedActuators* actuators = nullptr;
+  ScaledController* controller = nullptr;
+  std::unique_ptr<SetupDriver> driver;
+};
+
+ControlledRig controlled_rig(double gain) {
+  auto actuators = std::make_unique<ScriptedActuators>(1);
+  auto controller = std::make_unique<ScaledController>(gain);
+  ControlledRig rig{actuators.get(), controller.get(), nullptr};
+  rig.driver = std::make_unique<SetupDriver>(std::make_unique<InclinedActuatorSetup>(kLengthM, kAngleDeg, kOffsetM),
+                                             std::vector<double>{kLimitM}, std::move(actuators), std::move(controller),
+                                             std::make_unique<Spring>());
+  return rig;
+}
+
+TEST(SetupDriver, AnActuatorControllerCommandsTheStrokeTargetAndAForceSourceGivesTheForce) {
+  ControlledRig rig = controlled_rig(1.5);
+  const Inclined g;
+  std::vector<InterfaceMotion> command{{0.02, 0.0, 0.0}};
+  std::vector<Measurement> measured(1);
+  rig.actuators->reading[0].displacement_m = g.stroke(-0.01);
+  rig.actuators->reading[0].force_n = 777.0;  // a load cell the force source replaces
+  ASSERT_TRUE(rig.driver->exchange(command, measured, kDtS)) << rig.driver->fault();
+  EXPECT_NEAR(rig.driver->actuator_targets()[0].displacement_m, g.stroke(0.02), kExactM);
+  EXPECT_NEAR(rig.actuators->sent[0].displacement_m, 1.5 * g.stroke(0.02), kExactM);
+  EXPECT_NEAR(measured[0].displacement_m, -0.01, kExactM);
+  EXPECT_NEAR(measured[0].force_n, -10.0, 1e-9);
+  // A ramp's step passes the controller by: the stroke itself is sent.
+  ASSERT_TRUE(rig.driver->move(command, measured, kDtS));
+  EXPECT_EQ(rig.controller->calls, 1);
+  EXPECT_NEAR(rig.actuators->sent[0].displacement_m, g.stroke(0.02), kExactM);
+}
+
+TEST(SetupDriver, AControllerCommandBeyondTheStrokeLimitIsNeverSentAndTripsTheInterlock) {
+  // The target's stroke is inside the limit (check() passes); the controller doubles it past 0.1 m.
+  ControlledRig rig = controlled_rig(2.0);
+  const Inclined g;
+  std::vector<InterfaceMotion> command{{0.07, 0.0, 0.0}};
+  ASSERT_LT(g.stroke(0.07), kLimitM);
+  ASSERT_FALSE(rig.driver->check(command).tripped());
+  std::vector<Measurement> measured(1);
+  EXPECT_FALSE(rig.driver->exchange(command, measured, kDtS));
+  EXPECT_EQ(rig.actuators->exchanges, 0) << "the refused command reached the actuators";
+  const InterlockTrip refused = rig.driver->refused();
+  EXPECT_EQ(refused.what, InterlockTrip::What::kActuatorStroke);
+  EXPECT_NEAR(refused.value, 2.0 * g.stroke(0.07), kExactM);
+  EXPECT_EQ(rig.driver->fault(), "") << "a refused command is a limit, not a failed driver";
+  // The stop ramp can still move the actuator.
+  std::vector<InterfaceMotion> back{{0.0, 0.0, 0.0}};
+  EXPECT_TRUE(rig.driver->move(back, measured, kDtS));
+  EXPECT_EQ(rig.actuators->exchanges, 1);
+  EXPECT_FALSE(rig.driver->refused().tripped());
+}
+
 }  // namespace
 }  // namespace rths

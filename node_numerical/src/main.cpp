@@ -4,6 +4,7 @@
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/node_numerical/calibration.hpp"
+#include "rths/node_numerical/campaign.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/loopback.hpp"
 
@@ -26,6 +28,9 @@ struct Options {
   std::vector<std::string> overrides;
   bool realtime = false;
   bool quiet = false;
+  int plants = 100;
+  int first_seed = 1;
+  int jobs = 0;
 };
 
 rths::CommandLine command_line(Options& o) {
@@ -47,6 +52,12 @@ rths::CommandLine command_line(Options& o) {
               "Writes FILE, which a channel's controller { rls { calibration_path: \"FILE\" } } reads\n"
               "(relative to the config's folder). Default: the calibration_path the config names (when\n"
               "every rls channel names the same one), else calibration.textproto.");
+  cli.command("campaign", "CONFIG",
+              "Robustness campaign of a multi-axial site (the maRTHS benchmark, seed 000 §4.4): run CONFIG\n"
+              "in virtual time once per perturbed actuator plant, the uncertainty seed of every site's\n"
+              "actuator_plant set to --first-seed, --first-seed + 1, ... (--plants runs), and report each\n"
+              "run's J1-J10 with their mean and standard deviation. Writes campaign.csv (a row per run,\n"
+              "then mean and sd) and the config as run into the --out folder.");
   cli.command("keygen", "FILE",
               "Write a new random pre-shared site key to FILE (mode 0600; an existing file is never\n"
               "overwritten). Give the same file to the numerical node and to the site (over a channel you\n"
@@ -54,13 +65,22 @@ rths::CommandLine command_line(Options& o) {
               "is authenticated with keys derived from it in each handshake.");
   cli.flag("realtime", o.realtime, "(run) Wall clock and UDP instead of virtual time.").only_for({"run"});
   cli.path("out", "DIR", o.out, "Run folder (created). Default: runs/<config name>-<date>-<time>")
-      .only_for({"run", "loopback"});
+      .only_for({"run", "loopback", "campaign"});
+  cli.whole("plants", "N", o.plants, {1, 100000, "a number of runs from 1"},
+            "(campaign) Runs, one perturbed plant each. Default 100 (seed 001's campaign).")
+      .only_for({"campaign"});
+  cli.whole("first-seed", "S", o.first_seed, {1, 1000000000, "a seed from 1"},
+            "(campaign) The first run's uncertainty seed. Default 1.")
+      .only_for({"campaign"});
+  cli.whole("jobs", "J", o.jobs, {1, 256, "a number of runs at a time from 1"},
+            "(campaign) Runs at a time. Default: one per core.")
+      .only_for({"campaign"});
   cli.path("out", "FILE", o.out, "(calibrate) The calibration file to write (see calibrate).").only_for({"calibrate"});
   cli.repeated("set", "PATH=VALUE", o.overrides,
                "Override one config field, e.g. --set ground_motion.scale=0.4,\n"
                "--set site[0].link.forward.delay_s=0.025, --set site[purdue].compensation.mode=NONE.\n"
                "Repeatable; applied in order before validation.")
-      .only_for({"run", "loopback", "calibrate"});
+      .only_for({"run", "loopback", "calibrate", "campaign"});
   cli.flag("quiet", o.quiet, "Print only errors (and no live status line).").alias("-q");
   cli.epilogue(R"(The run folder holds config.textproto (the config as run), numerical.csv, site_<name>.csv per remote
 site, reference.csv, summary.json and run.log (loopback adds each site's .json and .log). The log and
@@ -147,6 +167,69 @@ int calibrate(const std::filesystem::path& config, const Options& o) {
   });
 }
 
+void print_campaign(const rths::CampaignReport& r, const std::filesystem::path& out) {
+  fmt::print("rths: campaign of {} plants in {:.1f} s\n", r.runs.size(), r.wall_time_s);
+  for (std::size_t s = 0; s < r.sites.size(); ++s) {
+    const rths::MarthsCriteria& m = r.mean[s];
+    const rths::MarthsCriteria& sd = r.sd[s];
+    const auto line = [&](const char* what, const std::vector<double> rths::MarthsCriteria::*field, const char* unit) {
+      if ((m.*field).empty()) return;
+      fmt::print("  {:<26}", what);
+      for (std::size_t i = 0; i < (m.*field).size(); ++i) {
+        fmt::print(" {:>8.3f} ± {:<6.3f}", (m.*field)[i], (sd.*field)[i]);
+      }
+      fmt::print(" {}\n", unit);
+    };
+    fmt::print("site {}: mean ± sd over the runs\n", r.sites[s]);
+    line("J1 delay (actuators)", &rths::MarthsCriteria::j1_delay_ms, "ms");
+    line("J2 tracking NRMS", &rths::MarthsCriteria::j2_nrms_pct, "%");
+    line("J3 tracking peak", &rths::MarthsCriteria::j3_peak_pct, "%");
+    line("J4 estimate delay", &rths::MarthsCriteria::j4_delay_ms, "ms");
+    line("J5 interface NRMS (x, th)", &rths::MarthsCriteria::j5_nrms_pct, "%");
+    line("J6 interface peak", &rths::MarthsCriteria::j6_peak_pct, "%");
+    line("J7 vs reference NRMS", &rths::MarthsCriteria::j7_nrms_pct, "%");
+    line("J8 upper storeys NRMS", &rths::MarthsCriteria::j8_nrms_pct, "%");
+    line("J9 vs reference peak", &rths::MarthsCriteria::j9_peak_pct, "%");
+    line("J10 upper storeys peak", &rths::MarthsCriteria::j10_peak_pct, "%");
+  }
+  for (const auto& run : r.runs) {
+    if (run.exit_code != rths::kExitCompleted)
+      fmt::print("seed {}: exit {}: {}\n", run.seed, run.exit_code, run.stop_reason);
+  }
+  fmt::print("output: {}\n", out.string());
+}
+
+int campaign(const std::filesystem::path& config, const Options& o) {
+  const auto out = o.out.empty() ? rths::default_run_folder(config, "-campaign") : o.out;
+  if (const auto failed = rths::start_run_log("rths-numerical", out, "campaign.log", o.quiet)) {
+    return *failed;
+  }
+  return rths::run_logged([&] {
+    const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides);
+    rths::CampaignOptions options;
+    options.plants = static_cast<std::uint64_t>(o.plants);
+    options.first_seed = static_cast<std::uint64_t>(o.first_seed);
+    options.jobs = o.jobs > 0 ? static_cast<unsigned>(o.jobs) : std::max(1U, std::thread::hardware_concurrency());
+    spdlog::info("campaign of {}: {} plants from seed {}, {} at a time", config.string(), options.plants,
+                 options.first_seed, options.jobs);
+    const rths::CampaignReport report = rths::run_campaign(loaded, options, [&](std::uint64_t done, std::uint64_t all) {
+      if (!o.quiet && (done % 10 == 0 || done == all)) spdlog::info("{} of {} runs done", done, all);
+    });
+    {
+      std::ofstream csv(out / "campaign.csv");
+      csv << rths::campaign_csv(report);
+      std::ofstream cfg(out / "config.textproto");
+      cfg << rths::to_text(loaded.experiment);
+      if (!csv.flush() || !cfg.flush()) throw std::runtime_error("cannot write into " + out.string());
+    }
+    if (!o.quiet) print_campaign(report, out);
+    if (report.exit_code != rths::kExitCompleted) {
+      spdlog::error("the campaign is not a success: a run did not complete with finite criteria (campaign.csv)");
+    }
+    return report.exit_code;
+  });
+}
+
 int keygen(const std::filesystem::path& file, bool quiet) {
   try {
     rths::write_key_file(file);
@@ -177,6 +260,9 @@ int main(int argc, char** argv) {
   }
   if (cli.command() == "keygen") {
     return keygen(config, o.quiet);
+  }
+  if (cli.command() == "campaign") {
+    return campaign(config, o);
   }
   const auto out = o.out.empty() ? rths::default_run_folder(config) : o.out;
   if (const auto failed = rths::start_run_log("rths-numerical", out, "run.log", o.quiet)) {

@@ -39,8 +39,11 @@ bool PhysicalSubstructure::step(std::span<const InterfaceMotion> wanted, std::sp
     return interlock_.trip_on(breach);  // the equipment's own limits (a setup's actuator strokes)
   }
   if (!plants_->exchange(commands_, measured, dt_s)) {
-    driver_failed_ = true;
     std::copy(last_.begin(), last_.end(), measured.begin());
+    if (const InterlockTrip refused = plants_->refused(); refused.tripped()) {
+      return interlock_.trip_on(refused);  // nothing was sent: a limit, not a failed driver
+    }
+    driver_failed_ = true;
     return false;
   }
   for (std::size_t c = 0; c < controllers_.size(); ++c) {
@@ -69,7 +72,7 @@ bool PhysicalSubstructure::move(std::span<const InterfaceMotion> commands, doubl
   if (plants_->check(commands_).tripped()) {
     return false;
   }
-  if (!plants_->exchange(commands_, moved_, dt_s)) {
+  if (!plants_->move(commands_, moved_, dt_s)) {
     driver_failed_ = true;
     return false;
   }

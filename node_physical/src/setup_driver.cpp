@@ -84,6 +84,16 @@ bool SetupDriver::stroke_accelerations(double dt_s) {
 }
 
 bool SetupDriver::exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) {
+  return step(commands, measured, dt_s, true);
+}
+
+bool SetupDriver::move(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) {
+  return step(commands, measured, dt_s, false);
+}
+
+bool SetupDriver::step(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s,
+                       bool controlled) {
+  refused_ = {};
   if (fault_ != Fault::kNone) {
     std::copy(last_.begin(), last_.end(), measured.begin());
     return false;
@@ -102,7 +112,7 @@ bool SetupDriver::exchange(std::span<const InterfaceMotion> commands, std::span<
   for (std::size_t i = 0; i < strokes_.size(); ++i) {
     actuator_targets_[i] = InterfaceMotion{strokes_[i], stroke_v_[i], stroke_a_[i]};
   }
-  if (controller_) {
+  if (controller_ && controlled) {
     // The controller's commands from the targets and the reading of the step before; each is checked
     // before anything is sent, so that a wild controller stops the site instead of an actuator.
     controller_->command(actuator_targets_, actuator_measured_, actuator_commands_, dt_s);
@@ -110,8 +120,7 @@ bool SetupDriver::exchange(std::span<const InterfaceMotion> commands, std::span<
       const InterfaceMotion& c = actuator_commands_[i];
       if (!(std::abs(c.displacement_m) <= stroke_limits_m_[i]) || !std::isfinite(c.velocity_m_per_s) ||
           !std::isfinite(c.acceleration_m_per_s2)) {
-        fault_ = Fault::kControllerCommand;
-        fault_actuator_ = i;
+        refused_ = InterlockTrip{InterlockTrip::What::kActuatorStroke, i, c.displacement_m, stroke_limits_m_[i]};
         std::copy(last_.begin(), last_.end(), measured.begin());
         return false;
       }
@@ -177,14 +186,6 @@ std::string SetupDriver::fault() const {
           "a command outside the setup transformation's valid range or its actuators' stroke limits "
           "reached the driver unchecked: {}",
           setup_->valid_range());
-    case Fault::kControllerCommand: {
-      const InterfaceMotion& c = actuator_commands_[fault_actuator_];
-      return fmt::format(
-          "the actuator controller commanded actuator {} to {:g} m at {:g} m/s, {:g} m/s^2; expected finite values "
-          "and a stroke within its limit of {:g} m: nothing was sent",
-          fault_actuator_, c.displacement_m, c.velocity_m_per_s, c.acceleration_m_per_s2,
-          stroke_limits_m_[fault_actuator_]);
-    }
     case Fault::kMeasuredOutside: {
       std::string strokes;
       for (const Measurement& m : actuator_measured_) {

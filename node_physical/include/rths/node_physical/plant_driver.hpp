@@ -71,6 +71,17 @@ class PlantDriver {
   // last measurements and the site must stop.
   virtual bool exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) = 0;
 
+  // One step of a ramp outside the test (SafeMotion): as exchange(), but the commands go to the
+  // actuators as they are, past any controller the driver holds (an actuator controller behind a setup).
+  virtual bool move(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) {
+    return exchange(commands, measured, dt_s);
+  }
+
+  // Why the last exchange() sent nothing although the driver can go on: a limit its own controller's
+  // commands breached (an actuator controller's stroke beyond its limit); tripped() false otherwise.
+  // The site then stops as on any interlock trip, its stop ramp included.
+  [[nodiscard]] virtual InterlockTrip refused() const { return {}; }
+
   // The step's status bits of a channel (driver_status); 0 for simulated plants.
   [[nodiscard]] virtual std::uint32_t status(std::size_t channel) const {
     (void)channel;

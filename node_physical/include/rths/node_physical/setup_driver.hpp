@@ -59,6 +59,11 @@ class SetupDriver final : public PlantDriver {
   void open(std::span<Measurement> measured) override;
   [[nodiscard]] InterlockTrip check(std::span<const InterfaceMotion> commands) override;
   bool exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) override;
+  // A ramp's step: the strokes go to the actuators without the actuator controller.
+  bool move(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) override;
+  // The actuator controller's command that the last exchange() refused (kActuatorStroke: beyond its
+  // stroke limit or not finite); nothing was sent.
+  [[nodiscard]] InterlockTrip refused() const override { return refused_; }
   // Any actuator's bits: every actuator of a setup can move every channel.
   [[nodiscard]] std::uint32_t status(std::size_t channel) const override;
   [[nodiscard]] std::string fault() const override;
@@ -76,7 +81,10 @@ class SetupDriver final : public PlantDriver {
   [[nodiscard]] std::string actuator_controller_warning() const override;
 
  private:
-  enum class Fault : std::uint8_t { kNone, kCommandOutside, kMeasuredOutside, kControllerCommand };
+  enum class Fault : std::uint8_t { kNone, kCommandOutside, kMeasuredOutside };
+
+  // exchange() and move(): through the actuator controller or past it.
+  bool step(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s, bool controlled);
 
   // actuator_measured_ -> measured (interface); false when outside the setup's valid range or the
   // force source's forces are not finite.
@@ -90,7 +98,7 @@ class SetupDriver final : public PlantDriver {
   std::unique_ptr<SiteController> controller_;
   std::unique_ptr<InterfaceForceSource> forces_;
   Fault fault_ = Fault::kNone;
-  std::size_t fault_actuator_ = 0;  // kControllerCommand: the actuator whose command was refused
+  InterlockTrip refused_;  // the last exchange's refused controller command
 
   // Scratch, sized once: interface (dofs) and actuator (actuators) vectors.
   std::vector<double> u_, v_, a_, probe_u_, probe_rate_, measured_u_, measured_f_, shifted_u_;
