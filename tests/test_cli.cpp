@@ -216,7 +216,7 @@ struct Tool {
 
 const std::vector<Tool>& tools() {
   static const std::vector<Tool> kTools{
-      {"rths-numerical", {"realtime", "out", "set", "quiet", "help", "version"}},
+      {"rths-numerical", {"realtime", "out", "plants", "first-seed", "jobs", "set", "quiet", "help", "version"}},
       {"rths-physical", {"site", "listen", "out", "set", "wait", "quiet", "help", "version"}},
       {"rths-relay", {"site", "listen", "to", "set", "out", "idle-exit", "spin-us", "quiet", "help", "version"}},
       {"rths-target",
