@@ -961,8 +961,8 @@ void check_delay_guard(const config::Site& site, const std::string& path, const 
 }
 
 void check_frame_plant(const config::TwoActuatorFramePlant& plant, const std::string& path, const Checker& check) {
-  const pb::Descriptor& type = *plant.GetDescriptor();
-  const pb::Reflection& reflection = *plant.GetReflection();
+  const pb::Descriptor& type = *config::TwoActuatorFramePlant::GetDescriptor();
+  const pb::Reflection& reflection = *config::TwoActuatorFramePlant::GetReflection();
   for (int f = 0; f < type.field_count(); ++f) {
     const pb::FieldDescriptor& field = *type.field(f);
     if (field.cpp_type() != pb::FieldDescriptor::CPPTYPE_DOUBLE) continue;
