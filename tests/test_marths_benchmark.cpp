@@ -10,8 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/node_numerical/campaign.hpp"
+#include "scratch_folder.hpp"
 #include "test_support.hpp"
 
 namespace rths {
@@ -154,6 +156,31 @@ TEST(MarthsCampaign, AnExperimentWithoutAnActuatorPlantIsRefused) {
   CampaignOptions options;
   options.plants = 1;
   EXPECT_THROW(run_campaign(test::load_example("seed002/spring.textproto"), options), ConfigError);
+}
+
+TEST(MarthsCampaign, TheCommandWritesItsCsvAndRefusesAnExperimentWithoutAnActuatorPlant) {
+  const test::ScratchFolder dir("campaign");
+  test::Process ok("rths-numerical",
+                   {"campaign", test::example(kExample).string(), "--plants", "2", "--jobs", "1", "--set",
+                    "duration_s=7", "--out", (dir.path() / "ok").string(), "--quiet"},
+                   dir.path() / "ok-process");
+  ASSERT_EQ(ok.wait(std::chrono::seconds(60)), kExitCompleted) << ok.err();
+  const std::string csv = test::slurp(dir.path() / "ok" / "campaign.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 + 2) << csv;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "ok" / "config.textproto"));
+
+  test::Process refused("rths-numerical",
+                        {"campaign", test::example("seed002/spring.textproto").string(), "--plants", "2", "--out",
+                         (dir.path() / "refused").string(), "--quiet"},
+                        dir.path() / "refused-process");
+  EXPECT_EQ(refused.wait(std::chrono::seconds(30)), kExitBadInput);
+  EXPECT_NE(refused.err().find("no site has an actuator_plant"), std::string::npos) << refused.err();
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "refused" / "campaign.csv"));
+
+  test::Process zero("rths-numerical", {"campaign", test::example(kExample).string(), "--plants", "0"},
+                     dir.path() / "zero-process");
+  EXPECT_EQ(zero.wait(std::chrono::seconds(30)), kExitBadInput);
+  EXPECT_NE(zero.err().find("--plants"), std::string::npos) << zero.err();
 }
 
 }  // namespace

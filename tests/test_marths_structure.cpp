@@ -184,3 +184,59 @@ TEST_F(MatrixFilesTest, ABadFileIsNamedWithItsLine) {
 
 }  // namespace
 }  // namespace rths
+
+namespace rths {
+namespace {
+
+// Every rule of a multi-axial site names its field and what was expected (exit code 2 at the command
+// line), applied to the benchmark's example by one override each.
+struct BadMultiAxial {
+  const char* name;
+  std::vector<std::string> overrides;
+  const char* expected;  // a part of the one-line error
+};
+
+class MarthsConfig : public ::testing::TestWithParam<BadMultiAxial> {};
+
+TEST_P(MarthsConfig, IsRefusedNamingTheFieldAndWhatWasExpected) {
+  std::string error;
+  try {
+    test::load_example(kExample, GetParam().overrides);
+  } catch (const ConfigError& e) {
+    error = e.what();
+  }
+  EXPECT_NE(error.find(GetParam().expected), std::string::npos) << "error: " << error;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Rules, MarthsConfig,
+    ::testing::Values(
+        BadMultiAxial{"NoSetup", {"site[iisl].setup="}, "site[0].actuator_plant: needs the site's setup"},
+        BadMultiAxial{"Remote", {"site[iisl].placement=REMOTE"}, "site[0].force_model: is given on a REMOTE site"},
+        BadMultiAxial{"UnknownEvaluationDof", {"site[iisl].evaluation_dof=[\"x9\"]"}, "\"x9\" is not a DOF"},
+        BadMultiAxial{"OneControllerForTwoActuators",
+                      {"site[iisl].actuator_controller={ decentralised { actuator { } } }"},
+                      "expected one per actuator of the setup (2)"},
+        BadMultiAxial{"NoForceModel", {"site[iisl].force_model="}, "has no load cells: expected force_model"},
+        BadMultiAxial{"NegativeRoot",
+                      {"site[iisl].actuator_plant.two_actuator_frame.a1_rad_per_s=-1"},
+                      "a1_rad_per_s: is -1, expected a root magnitude > 0 rad/s"},
+        BadMultiAxial{
+            "SeedZero", {"site[iisl].actuator_plant.two_actuator_frame.uncertainty.seed=0"}, "expected a seed from 1"},
+        BadMultiAxial{"ForceNoise", {"site[iisl].actuator_plant.noise.force_sd_n=1"}, "measures no force"},
+        BadMultiAxial{"UkfAlpha", {"site[iisl].actuator_controller={ ukf { alpha: 0 } }"}, "ukf.alpha: is 0"},
+        BadMultiAxial{"SpecimenBesideTheForceModel",
+                      {"site[iisl].channel[0].specimen={ spring { stiffness_n_per_m: 1 } }"},
+                      "the site's force_model gives its forces"},
+        BadMultiAxial{"ForceModelTooSmall", {"site[iisl].force_model.dofs=1"}, "site[0].force_model.dofs"},
+        BadMultiAxial{"EquationTwice", {"structure.removed[0].equation=[27, 27, 21]"}, "expected each equation once"},
+        BadMultiAxial{"EquationBeyond",
+                      {"structure.removed[0].equation=[27, 29, 30]"},
+                      "expected an equation from 1 to dofs = 29"},
+        BadMultiAxial{
+            "MasslessDofsNeedNewmark", {"integrator=RK4"}, "expected integrator: NEWMARK_AVERAGE_ACCELERATION"},
+        BadMultiAxial{"CouplerAngle", {"site[iisl].setup.rigid_coupler.angle_deg=0"}, "expected 1 to 89"}),
+    [](const auto& rule) { return std::string(rule.param.name); });
+
+}  // namespace
+}  // namespace rths

@@ -1123,7 +1123,7 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
 
   // A multi-axial site's force comes from its force model, and the monolithic reference is then the
   // whole structure with the specimen in it: its channels have no specimen of their own.
-  const bool modelled_force = site.has_force_model();
+  const bool modelled_force = site.has_force_model() || site.has_actuator_plant();
   for (int c = 0; c < channels; ++c) {
     const auto& channel = site.channel(c);
     const std::string channel_path = element(child(path, "channel"), c);
