@@ -871,6 +871,16 @@ void resolve_calibrations(config::Experiment& experiment, const std::filesystem:
 
 }  // namespace
 
+std::vector<std::string> dof_names(const config::Structure& s) {
+  std::vector<std::string> names;
+  for (std::uint32_t i = 0; i < s.dofs(); ++i) {
+    // fmt rather than "x" + std::to_string: GCC 12 raises a false -Wrestrict on the latter.
+    names.push_back(static_cast<int>(i) < s.dof_name_size() ? s.dof_name(static_cast<int>(i))
+                                                            : fmt::format("x{}", i + 1));
+  }
+  return names;
+}
+
 std::string read_text_file(const std::filesystem::path& file) {
   const auto cannot = [&](const char* what, int error) {
     return ConfigError(fmt::format("cannot {} {}: {}", what, file.string(), std::generic_category().message(error)));

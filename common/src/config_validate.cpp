@@ -1029,12 +1029,8 @@ void check_multi_axial(const config::Experiment& experiment, const config::Site&
   }
   for (int i = 0; i < site.evaluation_dof_size(); ++i) {
     const std::string& dof = site.evaluation_dof(i);
-    const auto& names = experiment.structure().dof_name();
-    bool known = std::find(names.begin(), names.end(), dof) != names.end();
-    if (names.empty()) {
-      for (std::uint32_t d = 1; d <= experiment.structure().dofs(); ++d) known = known || dof == fmt::format("x{}", d);
-    }
-    check.require(known, element(child(path, "evaluation_dof"), i),
+    const std::vector<std::string> names = dof_names(experiment.structure());
+    check.require(std::find(names.begin(), names.end(), dof) != names.end(), element(child(path, "evaluation_dof"), i),
                   fmt::format("\"{}\" is not a DOF of the structure; expected one of its dof_name", dof));
     check.require(site.has_actuator_plant(), element(child(path, "evaluation_dof"), i),
                   "is given on a site without an actuator_plant; the benchmark criteria are a multi-axial site's");

@@ -54,16 +54,6 @@ DelayGuard plan_delay_guard(const config::Site& site, const LoadedConfig& loaded
   return g;
 }
 
-std::vector<std::string> dof_names(const config::Structure& s) {
-  std::vector<std::string> names;
-  for (std::uint32_t i = 0; i < s.dofs(); ++i) {
-    // fmt rather than "x" + std::to_string: GCC 12 raises a false -Wrestrict on the latter.
-    names.push_back(static_cast<int>(i) < s.dof_name_size() ? s.dof_name(static_cast<int>(i))
-                                                            : fmt::format("x{}", i + 1));
-  }
-  return names;
-}
-
 Eigen::MatrixXd influence_matrix(const config::Site& site, std::uint32_t dofs) {
   const auto channels = static_cast<Eigen::Index>(site.channel_size());
   Eigen::MatrixXd lambda(dofs, channels);

@@ -41,6 +41,9 @@ config::Experiment parse_experiment(const std::string& text, const std::string& 
                                     const std::vector<std::string>& overrides = {},
                                     const std::filesystem::path& base_dir = {});
 
+// The structure's DOF names: dof_name, else x1..xN (the numerical records' columns and responses).
+std::vector<std::string> dof_names(const config::Structure& structure);
+
 // One override: `site[0].link.forward.delay_s=0.025`, `ground_motion.scale=0.4`,
 // `site[purdue].compensation.mode=NONE` (a repeated message may be picked by index or by its
 // `name`; the index equal to its size appends), `structure.mass_kg=[1,0,0,1]` (a whole repeated
