@@ -18,7 +18,7 @@
 #include "alloc_counter.hpp"
 #include "marths_frame.hpp"
 #include "rths/common/frame_force_checks.hpp"
-#include "rths/node_physical/frame_force_model.hpp"
+#include "rths/smith_predictor/frame_force_model.hpp"
 
 namespace rths {
 namespace {

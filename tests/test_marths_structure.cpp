@@ -198,6 +198,11 @@ struct BadMultiAxial {
 
 class MarthsConfig : public ::testing::TestWithParam<BadMultiAxial> {};
 
+// A valid 2-DOF frame prediction model (unit mass and stiffness, no damping).
+const char* const kFramePrediction =
+    "site[iisl].compensation.frame_prediction={ dofs: 2 mass_kg: [1, 0, 0, 1] damping_ns_per_m: [0, 0, 0, 0] "
+    "stiffness_n_per_m: [1, 0, 0, 1] }";
+
 TEST_P(MarthsConfig, IsRefusedNamingTheFieldAndWhatWasExpected) {
   std::string error;
   try {
@@ -212,7 +217,27 @@ INSTANTIATE_TEST_SUITE_P(
     Rules, MarthsConfig,
     ::testing::Values(
         BadMultiAxial{"NoSetup", {"site[iisl].setup="}, "site[0].actuator_plant: needs the site's setup"},
-        BadMultiAxial{"Remote", {"site[iisl].placement=REMOTE"}, "site[0].force_model: is given on a REMOTE site"},
+        BadMultiAxial{"RemoteWithoutFramePrediction",
+                      {"site[iisl].placement=REMOTE"},
+                      "site[0].compensation.frame_prediction: missing; a REMOTE multi-axial site"},
+        BadMultiAxial{"RemoteClassicSmith",
+                      {"site[iisl].placement=REMOTE", "site[iisl].compensation.mode=CLASSIC_SMITH"},
+                      "site[0].compensation.mode: is CLASSIC_SMITH on a multi-axial site"},
+        BadMultiAxial{"FramePredictionOnALocalSite", {kFramePrediction}, "frame_prediction: is given on a LOCAL site"},
+        BadMultiAxial{"FramePredictionWithoutModifiedSmith",
+                      {"site[iisl].placement=REMOTE", "site[iisl].compensation.mode=NONE", kFramePrediction},
+                      "a frame prediction model is the modified Smith predictor's"},
+        BadMultiAxial{"FramePredictionBesideAChannelPrediction",
+                      {"site[iisl].placement=REMOTE", kFramePrediction,
+                       "site[iisl].channel[1].prediction={ spring { stiffness_n_per_m: 1 } }"},
+                      "site[0].channel[1].prediction: is given with compensation.frame_prediction"},
+        BadMultiAxial{
+            "FramePredictionTooSmall",
+            {"site[iisl].placement=REMOTE", kFramePrediction, "site[iisl].compensation.frame_prediction.dofs=1"},
+            "site[0].compensation.frame_prediction.dofs"},
+        BadMultiAxial{"DelayGuardOnAMultiAxialSite",
+                      {"site[iisl].placement=REMOTE", kFramePrediction, "site[iisl].delay_guard={ }"},
+                      "site[0].delay_guard: is given on a multi-axial site"},
         BadMultiAxial{"UnknownEvaluationDof", {"site[iisl].evaluation_dof=[\"x9\"]"}, "\"x9\" is not a DOF"},
         BadMultiAxial{"OneControllerForTwoActuators",
                       {"site[iisl].actuator_controller={ decentralised { actuator { } } }"},

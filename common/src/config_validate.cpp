@@ -960,6 +960,26 @@ void check_delay_guard(const config::Site& site, const std::string& path, const 
                             kMaxGuardSmoothingS));
 }
 
+// A frame model of all a site's channels as its modified Smith predictor's prediction model.
+void check_frame_prediction(const config::Site& site, const std::string& path, const Checker& check) {
+  const std::string at = child(path, "compensation.frame_prediction");
+  check.require(site.placement() == config::REMOTE, at,
+                "is given on a LOCAL site, whose force needs no prediction; expected it only on a REMOTE site");
+  check.require(site.compensation().mode() == config::MODIFIED_SMITH, at,
+                fmt::format("is given with compensation.mode {}; a frame prediction model is the modified Smith "
+                            "predictor's: expected mode: MODIFIED_SMITH",
+                            config::CompensationMode_Name(site.compensation().mode())));
+  for (int c = 0; c < site.channel_size(); ++c) {
+    check.require(!site.channel(c).has_prediction(), child(element(child(path, "channel"), c), "prediction"),
+                  "is given with compensation.frame_prediction, which predicts every channel; expected one or the "
+                  "other");
+  }
+  if (const auto problem = frame_force_model_problem(site.compensation().frame_prediction(),
+                                                     static_cast<std::size_t>(site.channel_size()))) {
+    check.fail(problem->field.empty() ? at : child(at, problem->field), problem->what);
+  }
+}
+
 void check_frame_plant(const config::TwoActuatorFramePlant& plant, const std::string& path, const Checker& check) {
   const pb::Descriptor& type = *config::TwoActuatorFramePlant::GetDescriptor();
   const pb::Reflection& reflection = *config::TwoActuatorFramePlant::GetReflection();
@@ -1080,9 +1100,20 @@ void check_multi_axial(const config::Experiment& experiment, const config::Site&
   }
   if (site.has_force_model()) {
     const std::string at = child(path, "force_model");
-    check.require(site.placement() == config::LOCAL, at,
-                  "is given on a REMOTE site; a remote multi-axial site needs a prediction model of the whole frame "
-                  "for its Smith predictor, which rths does not have yet: expected placement: LOCAL");
+    // A remote multi-axial site's channels have no model each: its Smith predictor needs one of them all.
+    const config::CompensationMode mode = site.compensation().mode();
+    if (site.placement() == config::REMOTE) {
+      check.require(mode != config::MODIFIED_SMITH || site.compensation().has_frame_prediction(),
+                    child(path, "compensation.frame_prediction"),
+                    "missing; a REMOTE multi-axial site's modified Smith predictor needs a frame model of all its "
+                    "channels: expected frame_prediction { dofs: ... } (or mode: NONE, no compensation)");
+      check.require(mode != config::CLASSIC_SMITH, child(path, "compensation.mode"),
+                    "is CLASSIC_SMITH on a multi-axial site, which has no per-channel model to predict with; "
+                    "expected MODIFIED_SMITH with a frame_prediction, or NONE");
+      check.require(!site.has_delay_guard(), child(path, "delay_guard"),
+                    "is given on a multi-axial site; its delay budget is planned from per-channel models, which "
+                    "such a site has not: expected no delay_guard");
+    }
     if (const auto problem =
             frame_force_model_problem(site.force_model(), static_cast<std::size_t>(site.channel_size()))) {
       check.fail(problem->field.empty() ? at : child(at, problem->field), problem->what);
@@ -1169,6 +1200,7 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
     check.require(assumed >= 0, child(path, "compensation.assumed_round_trip_s"),
                   fmt::format("is {}, expected a round-trip delay >= 0 s", assumed));
   }
+  if (site.compensation().has_frame_prediction()) check_frame_prediction(site, path, check);
   if (site.has_link()) {
     check.require(site.placement() != config::LOCAL, child(path, "link"),
                   fmt::format("site \"{}\" is LOCAL (in the numerical node's process); expected no link, or "

@@ -4,10 +4,18 @@
 
 #include <fmt/format.h>
 
+#include "rths/common/setup_checks.hpp"
+
 namespace rths {
 
 namespace {
 constexpr std::size_t kColumnsPerNumericalChannel = 5;  // u, f, e, fm, xm
+constexpr std::size_t kColumnsPerActuator = 3;          // stroke target, command, reading
+
+// The actuators a site records, those of its setup (none without one: the channels are its actuators).
+std::size_t recorded_actuators(const config::Site& site) {
+  return site.has_setup() ? setup_actuators(site.setup()) : 0;
+}
 }  // namespace
 
 std::string count_text(double count) {
@@ -21,14 +29,18 @@ double run_steps(double duration_s, double rate_hz) {
 
 std::size_t numerical_record_columns(const config::Experiment& experiment) {
   std::size_t channels = 0;
+  std::size_t actuators = 0;
   for (const auto& site : experiment.site()) {
     channels += static_cast<std::size_t>(site.channel_size());
+    if (site.placement() == config::LOCAL) actuators += recorded_actuators(site);
   }
-  return 2 + 2 * static_cast<std::size_t>(experiment.structure().dofs()) + kColumnsPerNumericalChannel * channels;
+  return 2 + 2 * static_cast<std::size_t>(experiment.structure().dofs()) + kColumnsPerNumericalChannel * channels +
+         kColumnsPerActuator * actuators;
 }
 
 std::size_t site_record_columns(const config::Site& site) {
-  return 2 + kSiteColumnsPerChannel * static_cast<std::size_t>(site.channel_size());
+  return 2 + kSiteColumnsPerChannel * static_cast<std::size_t>(site.channel_size()) +
+         kColumnsPerActuator * recorded_actuators(site);
 }
 
 RecordBudget numerical_process_records(const config::Experiment& experiment, double steps,

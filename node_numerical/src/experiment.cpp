@@ -258,8 +258,15 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
     const config::CompensationMode compensation = site.compensation().mode();
     // Each leg lags round(D rate) steps (VirtualClock), so a round trip of d lags round(d rate).
     const int assumed_steps = static_cast<int>(std::lround(site.compensation().assumed_round_trip_s() * rate_hz_));
-    for (const auto& channel : site.channel()) {
-      hyb.estimators.push_back(make_force_estimator(compensation, make_model(prediction_of(channel)), assumed_steps));
+    if (site.compensation().has_frame_prediction()) {
+      hyb.frame_estimator = std::make_unique<FrameSmithPart1>(site.compensation().frame_prediction(),
+                                                              static_cast<std::size_t>(site.channel_size()));
+    } else {
+      for (const auto& channel : site.channel()) {
+        // Without compensation no model is used (and a multi-axial site's channels have none).
+        hyb.estimators.push_back(make_force_estimator(
+            compensation, compensation == config::NONE ? nullptr : make_model(prediction_of(channel)), assumed_steps));
+      }
     }
     hybrid_sites.push_back(std::move(hyb));
     if (mode_ == RunMode::kRealTime) {
@@ -267,7 +274,7 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
     }
     physical_.push_back(std::make_unique<PhysicalNode>(
         make_site_setup(config_, site, site_id, rows), virtual_session_keys(session, site_id), links_.back()->site_end,
-        clock_, make_physical_substructure(site, rate_hz_), make_part2(site)));
+        clock_, make_physical_substructure(site, rate_hz_), make_part2(site), make_frame_part2(site)));
   }
 
   const NumericalNode::Setup setup{session, rate_hz_, rows, dof_names(config_.structure())};
@@ -428,7 +435,7 @@ void Experiment::evaluate() {
       sr.channels = site.local->report(tracking);
       site.local->log_warnings(site.name);
       sr.tracking = tracking;
-      if (site.local->plants().actuators() > 0) evaluate_multi_axial(site, sr);
+      if (site.local->plants().actuators() > 0) evaluate_multi_axial(site, nullptr, sr);
     }
     if (!site.is_local() && mode_ == RunMode::kVirtualTime) {
       const PhysicalNode& node = *physical_[remote];
@@ -436,6 +443,7 @@ void Experiment::evaluate() {
       sr.channels = node.substructure().report(sr.tracking);
       node.substructure().log_warnings(node.name());
       sr.physical_side = node.stats();
+      if (node.substructure().plants().actuators() > 0) evaluate_multi_axial(site, &node, sr);
       sr.forward = links_[remote]->forward.counters();
       sr.backward = links_[remote]->backward.counters();
       for (std::size_t c = 0; c < node.recorder().columns(); ++c) {
@@ -458,38 +466,57 @@ void Experiment::evaluate() {
   }
 }
 
-void Experiment::evaluate_multi_axial(const NumericalSite& site, SiteReport& sr) const {
+void Experiment::evaluate_multi_axial(const NumericalSite& site, const PhysicalNode* remote, SiteReport& sr) const {
   const Recorder& hyb = hybrid_->recorder();
   const Recorder& ref = reference_->recorder();
+  // A remote site (in virtual time) runs its step j on the command of numerical step j - d, d the
+  // forward leg's delay in steps: its records are read from row d on, against the numerical node's
+  // first rows - d, so that every criterion compares the same point of the test, and the network's
+  // transport delay is not counted as tracking error (it is the Smith predictor's to compensate; J8
+  // and J10, the structure's, include what it leaves).
+  std::size_t lead = 0;
+  if (remote != nullptr) {
+    const Recorder& rec = remote->recorder();
+    const std::vector<double> command_step = rec.column(rec.column_index("command_step"));
+    for (std::size_t j = command_step.size(); j-- > 0;) {
+      lead = j - std::min(j, static_cast<std::size_t>(command_step[j]));
+      if (command_step[j] > 0) break;
+    }
+  }
+  const std::size_t rows = ref.rows() - std::min(ref.rows(), lead);
   // The records' columns are copies: kept here while the criteria read them.
   std::deque<std::vector<double>> kept;
-  const auto column = [&kept](const Recorder& rec, const std::string& name) {
-    return std::span<const double>(kept.emplace_back(rec.column(rec.column_index(name))));
+  const auto column = [&kept, rows](const Recorder& rec, const std::string& name, std::size_t from = 0) {
+    return std::span<const double>(kept.emplace_back(rec.column(rec.column_index(name)))).subspan(from, rows);
   };
   MarthsHistories run;
   run.rate_hz = rate_hz_;
-  const PlantDriver& plants = site.local->plants();
+  const PlantDriver& plants = remote != nullptr ? remote->substructure().plants() : site.local->plants();
   for (std::size_t i = 0; i < plants.actuators(); ++i) {
     const std::string n = actuator_label(site.name, i);
-    run.stroke_target.push_back(column(hyb, "st_" + n));
-    run.stroke_measured.push_back(column(hyb, "sm_" + n));
+    const std::string a = "_a" + std::to_string(i + 1);
+    run.stroke_target.push_back(remote != nullptr ? column(remote->recorder(), "stroke_target" + a, lead)
+                                                  : column(hyb, "st_" + n));
+    run.stroke_measured.push_back(remote != nullptr ? column(remote->recorder(), "stroke_measured" + a, lead)
+                                                    : column(hyb, "sm_" + n));
   }
   // The reference's interface motion, -Lambda^T x of the whole structure (the site's channels).
-  const auto rows = static_cast<Eigen::Index>(ref.rows());
   const Eigen::Index dofs = site.influence.rows();
-  Eigen::MatrixXd x(rows, dofs);
+  Eigen::MatrixXd x(static_cast<Eigen::Index>(rows), dofs);
   const auto& names = dof_names(config_.structure());
   for (Eigen::Index d = 0; d < dofs; ++d) {
     const auto values = column(ref, names[static_cast<std::size_t>(d)]);
-    x.col(d) = Eigen::Map<const Eigen::VectorXd>(values.data(), rows);
+    x.col(d) = Eigen::Map<const Eigen::VectorXd>(values.data(), x.rows());
   }
   const Eigen::MatrixXd interface_reference = -x * site.influence;  // rows x channels
   for (Eigen::Index c = 0; c < site.channels(); ++c) {
-    const std::string n =
-        channel_label(site.name, static_cast<std::size_t>(site.channels()), static_cast<std::size_t>(c));
-    run.interface_estimated.push_back(column(hyb, "xm_" + n));
+    const auto channels = static_cast<std::size_t>(site.channels());
+    const std::string n = channel_label(site.name, channels, static_cast<std::size_t>(c));
+    const std::string suffix = channels == 1 ? "" : std::to_string(c + 1);
+    run.interface_estimated.push_back(remote != nullptr ? column(remote->recorder(), "measured" + suffix, lead)
+                                                        : column(hyb, "xm_" + n));
     run.interface_numerical.push_back(column(hyb, "u_" + n));
-    run.interface_reference.emplace_back(interface_reference.col(c).data(), static_cast<std::size_t>(rows));
+    run.interface_reference.emplace_back(interface_reference.col(c).data(), rows);
   }
   for (const config::Site& cfg : config_.site()) {
     if (cfg.name() != site.name) continue;

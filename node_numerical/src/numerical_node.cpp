@@ -1,6 +1,7 @@
 #include "rths/node_numerical/numerical_node.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -263,8 +264,15 @@ void NumericalNode::step(std::int64_t k) {
     } else {
       drain(s);
       if (site.delay_guard.enabled) watch_delay(s, k);
-      for (std::size_t c = 0; c < rt.motion.size(); ++c) {
-        rt.force(static_cast<Eigen::Index>(c)) = site.estimators[c]->estimate(rt.motion[c], rt.newest[c], dt_s_);
+      if (site.frame_estimator) {
+        // A model that refuses its input leaves a NaN force, which check_finite stops the run on.
+        if (!site.frame_estimator->estimate(rt.motion, rt.newest, {rt.force.data(), rt.motion.size()}, dt_s_)) {
+          rt.force.setConstant(std::numeric_limits<double>::quiet_NaN());
+        }
+      } else {
+        for (std::size_t c = 0; c < rt.motion.size(); ++c) {
+          rt.force(static_cast<Eigen::Index>(c)) = site.estimators[c]->estimate(rt.motion[c], rt.newest[c], dt_s_);
+        }
       }
     }
     total_force_.noalias() += site.influence.lazyProduct(rt.force);

@@ -1,6 +1,8 @@
 #include "rths/node_physical/physical_node.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "rths/common/memory_budget.hpp"
 
@@ -12,7 +14,7 @@ std::string site_suffix(std::size_t channels, std::size_t c) {
   return channels == 1 ? "" : std::to_string(c);
 }
 
-std::vector<Column> site_columns(std::size_t channels) {
+std::vector<Column> site_columns(std::size_t channels, std::size_t actuators) {
   std::vector<Column> cols{{"t", "s"}, {"command_step", "1"}};
   for (std::size_t c = 1; c <= channels; ++c) {
     const std::string n = site_suffix(channels, c);
@@ -24,24 +26,35 @@ std::vector<Column> site_columns(std::size_t channels) {
     cols.push_back({"model_error" + n, "N"});
     cols.push_back({"status" + n, "1"});
   }
+  // A multi-axial site's actuators (behind its setup): stroke target, command and reading.
+  for (std::size_t i = 1; i <= actuators; ++i) {
+    const std::string n = "_a" + std::to_string(i);
+    cols.push_back({"stroke_target" + n, "m"});
+    cols.push_back({"stroke_command" + n, "m"});
+    cols.push_back({"stroke_measured" + n, "m"});
+  }
   return cols;
 }
 }  // namespace
 
 PhysicalNode::PhysicalNode(Setup setup, const SessionKeys& keys, Link& link, const Clock& clock,
                            std::unique_ptr<PhysicalSubstructure> substructure,
-                           std::vector<std::unique_ptr<ModifiedSmithPart2>> part2)
+                           std::vector<std::unique_ptr<ModifiedSmithPart2>> part2,
+                           std::unique_ptr<FrameSmithPart2> frame_part2)
     : setup_(std::move(setup)),
       link_(link),
       clock_(clock),
       substructure_(std::move(substructure)),
       part2_(std::move(part2)),
+      frame_part2_(std::move(frame_part2)),
       codec_(CodecRole::kSite, setup_.site_id, keys, setup_.rate_hz, clock.now_ns()),
-      recorder_(site_columns(substructure_->channels()), setup_.max_rows),
+      recorder_(site_columns(substructure_->channels(), substructure_->plants().actuators()), setup_.max_rows),
       dt_s_(1.0 / setup_.rate_hz),
       targets_(substructure_->channels()),
       measured_(substructure_->channels()),
       errors_(substructure_->channels(), 0.0),
+      part2_displacement_(substructure_->channels(), 0.0),
+      part2_force_(substructure_->channels(), 0.0),
       row_(recorder_.columns(), 0.0) {}
 
 bool PhysicalNode::drain() {
@@ -132,6 +145,17 @@ void PhysicalNode::step(std::int64_t j) {
       errors_[c] = part2_[c]->model_error(applied[c], measured_[c].force_n, dt_s_);
     }
   }
+  if (frame_part2_) {
+    for (std::size_t c = 0; c < targets_.size(); ++c) {
+      part2_displacement_[c] =
+          setup_.part2_input == config::MEASURED ? measured_[c].displacement_m : applied[c].displacement_m;
+      part2_force_[c] = measured_[c].force_n;
+    }
+    if (!frame_part2_->model_error(part2_displacement_, part2_force_, errors_, dt_s_)) {
+      // Only a value that is not finite makes the model refuse: the numerical node stops on it.
+      std::fill(errors_.begin(), errors_.end(), std::numeric_limits<double>::quiet_NaN());
+    }
+  }
 
   wire::Envelope& env = codec_.start(clock_.now_ns());
   wire::Feedback* fb = env.mutable_feedback();
@@ -159,18 +183,35 @@ void PhysicalNode::step(std::int64_t j) {
     r[5] = errors_[c];
     r[6] = static_cast<double>(substructure_->plants().status(c));
   }
+  const PlantDriver& plants = substructure_->plants();
+  for (std::size_t i = 0; i < plants.actuators(); ++i) {
+    double* r = &row_[2 + kSiteColumnsPerChannel * targets_.size() + 3 * i];
+    r[0] = plants.actuator_targets()[i].displacement_m;
+    r[1] = plants.actuator_commands()[i].displacement_m;
+    r[2] = plants.actuator_measured()[i].displacement_m;
+  }
   recorder_.record(row_);
   ++stats_.steps;
 }
 
 std::vector<std::unique_ptr<ModifiedSmithPart2>> make_part2(const config::Site& site) {
   std::vector<std::unique_ptr<ModifiedSmithPart2>> part2;
-  if (site.compensation().mode() != config::MODIFIED_SMITH) return part2;
+  if (site.compensation().mode() != config::MODIFIED_SMITH || site.compensation().has_frame_prediction()) {
+    return part2;
+  }
   for (const auto& channel : site.channel()) {
     part2.push_back(std::make_unique<ModifiedSmithPart2>(
         make_model(channel.has_prediction() ? channel.prediction() : channel.specimen())));
   }
   return part2;
+}
+
+std::unique_ptr<FrameSmithPart2> make_frame_part2(const config::Site& site) {
+  if (site.compensation().mode() != config::MODIFIED_SMITH || !site.compensation().has_frame_prediction()) {
+    return nullptr;
+  }
+  return std::make_unique<FrameSmithPart2>(site.compensation().frame_prediction(),
+                                           static_cast<std::size_t>(site.channel_size()));
 }
 
 PhysicalNode::Setup make_site_setup(const config::Experiment& experiment, const config::Site& site,

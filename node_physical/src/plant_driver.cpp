@@ -3,10 +3,10 @@
 #include <limits>
 
 #include "rths/node_physical/actuator_plant.hpp"
-#include "rths/node_physical/frame_force_model.hpp"
 #include "rths/node_physical/setup_driver.hpp"
 #include "rths/node_physical/two_actuator_frame_plant.hpp"
 #include "rths/node_physical/udp_bridge.hpp"
+#include "rths/smith_predictor/frame_force_model.hpp"
 
 namespace rths {
 

@@ -443,7 +443,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   const WallClock clock;
   PhysicalSubstructure& plants = *substructure;
   PhysicalNode node(make_site_setup(cfg, *site, hs.session.site_id, static_cast<std::size_t>(hs.session.steps)),
-                    hs.session.keys, link, clock, std::move(substructure), make_part2(*site));
+                    hs.session.keys, link, clock, std::move(substructure), make_part2(*site), make_frame_part2(*site));
   // Started before acquire_realtime, so its thread has the process's normal scheduling and CPUs.
   RecordWriter csv(node.recorder(), options.out_dir / ("site_" + site->name() + ".csv"));
 

@@ -5,6 +5,7 @@
 #include "experiment.pb.h"
 #include "rths/common/digest.hpp"
 #include "rths/smith_predictor/bouc_wen_damper.hpp"
+#include "rths/smith_predictor/frame_smith.hpp"
 #include "rths/smith_predictor/linear_spring.hpp"
 
 namespace rths {
@@ -41,10 +42,17 @@ std::unique_ptr<PredictionModel> make_model(const config::Model& model) {
 }
 
 std::string describe_site_models(const config::Site& site) {
+  if (site.compensation().has_frame_prediction()) {
+    return describe_frame_model(site.compensation().frame_prediction());
+  }
   std::string description;
   for (const auto& channel : site.channel()) {
-    const auto model = make_model(channel.has_prediction() ? channel.prediction() : channel.specimen());
-    description += (description.empty() ? "" : " | ") + model->describe();
+    // A multi-axial site's channels have no model of their own (its force model is the site's).
+    const bool modelled = channel.has_prediction() || channel.has_specimen();
+    description +=
+        (description.empty() ? "" : " | ") +
+        (modelled ? make_model(channel.has_prediction() ? channel.prediction() : channel.specimen())->describe()
+                  : std::string("none"));
   }
   return description;
 }

@@ -55,8 +55,8 @@ struct SiteReport {
   google::protobuf::RepeatedPtrField<results::Channel> channels;
   std::vector<TrackingMetrics> tracking;  // per channel, when known here
   DelayGuard delay_guard;                 // remote sites: planned and measured (enabled: configured)
-  // A local multi-axial site (an actuator plant behind its setup): per actuator tracking, controller
-  // and plant; seed 000's J1-J10 (has_criteria).
+  // A multi-axial site (an actuator plant behind its setup; local, or remote in virtual time): per actuator tracking,
+  // controller and plant; seed 000's J1-J10 (has_criteria).
   google::protobuf::RepeatedPtrField<results::Channel> actuators;
   bool has_criteria = false;
   MarthsCriteria criteria;
@@ -150,7 +150,9 @@ class Experiment {
   // The site stopped for a reason of its own (interlock or equipment): exit code and reason.
   std::int64_t stop_on_site(std::int64_t steps_run, const std::string& site, const PhysicalSubstructure& substructure);
   // A local multi-axial site's actuators and seed 000's J1-J10 into its report, from the records.
-  void evaluate_multi_axial(const NumericalSite& site, SiteReport& sr) const;
+  // J1-J10 of a multi-axial site: a local one from the numerical node's record; a remote one (virtual
+  // time, `remote` its node) from its own record, aligned by the forward leg's delay.
+  void evaluate_multi_axial(const NumericalSite& site, const PhysicalNode* remote, SiteReport& sr) const;
   // A site's measured round trip passed its delay guard's budget: exit code and reason.
   std::int64_t stop_on_delay(std::int64_t steps_run, std::size_t site);
   void stop_sites(const std::string& reason, bool abort);

@@ -18,6 +18,7 @@
 #include "rths/node_numerical/structure.hpp"
 #include "rths/node_physical/physical_substructure.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
+#include "rths/smith_predictor/frame_smith.hpp"
 
 namespace rths {
 
@@ -48,6 +49,8 @@ struct NumericalSite {
   // Remote sites.
   Link* link = nullptr;
   std::vector<std::unique_ptr<ForceEstimator>> estimators;
+  // Instead of the estimators, for a site whose channels share one frame prediction model.
+  std::unique_ptr<FrameSmithPart1> frame_estimator;
   DelayGuard delay_guard;
   // Local sites.
   std::unique_ptr<PhysicalSubstructure> local;

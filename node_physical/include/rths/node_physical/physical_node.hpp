@@ -11,6 +11,7 @@
 #include "rths/common/peer_control.hpp"
 #include "rths/common/recorder.hpp"
 #include "rths/node_physical/physical_substructure.hpp"
+#include "rths/smith_predictor/frame_smith.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 
 namespace rths {
@@ -42,10 +43,12 @@ class PhysicalNode {
 
   // part2 holds one model per channel for the modified Smith predictor, or is empty when the
   // numerical side compensates without it (classic Smith, none): the error sent is then zero.
+  // frame_part2, when given, is the site's one model of all channels instead (part2 then empty).
   // keys are the session's (the handshake's, or virtual_session_keys() in virtual time).
   PhysicalNode(Setup setup, const SessionKeys& keys, Link& link, const Clock& clock,
                std::unique_ptr<PhysicalSubstructure> substructure,
-               std::vector<std::unique_ptr<ModifiedSmithPart2>> part2);
+               std::vector<std::unique_ptr<ModifiedSmithPart2>> part2,
+               std::unique_ptr<FrameSmithPart2> frame_part2 = nullptr);
 
   void step(std::int64_t j);
 
@@ -74,6 +77,7 @@ class PhysicalNode {
   const Clock& clock_;
   std::unique_ptr<PhysicalSubstructure> substructure_;
   std::vector<std::unique_ptr<ModifiedSmithPart2>> part2_;
+  std::unique_ptr<FrameSmithPart2> frame_part2_;
   PacketCodec codec_;
   Recorder recorder_;
   PhysicalNodeStats stats_;
@@ -90,13 +94,17 @@ class PhysicalNode {
   std::vector<InterfaceMotion> targets_;
   std::vector<Measurement> measured_;
   std::vector<double> errors_;
+  std::vector<double> part2_displacement_;  // the frame model's input and measured forces, per channel
+  std::vector<double> part2_force_;
   std::vector<double> row_;
   std::array<std::byte, kMaxDatagramBytes> rx_{};
 };
 
 // A site's node parts that come from its config: the part-2 models (modified Smith only, one per
-// channel) and the node setup (hold, part-2 input).
+// channel; none where the site has a frame prediction model), the frame model's part 2 (modified
+// Smith with compensation.frame_prediction only, else null) and the node setup (hold, part-2 input).
 std::vector<std::unique_ptr<ModifiedSmithPart2>> make_part2(const config::Site& site);
+std::unique_ptr<FrameSmithPart2> make_frame_part2(const config::Site& site);
 PhysicalNode::Setup make_site_setup(const config::Experiment& experiment, const config::Site& site,
                                     std::uint32_t site_id, std::size_t max_rows);
 

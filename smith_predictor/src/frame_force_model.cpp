@@ -1,4 +1,4 @@
-#include "rths/node_physical/frame_force_model.hpp"
+#include "rths/smith_predictor/frame_force_model.hpp"
 
 #include <Eigen/Core>
 #include <Eigen/LU>
