@@ -771,8 +771,9 @@ void check_safe_motion(const config::Experiment& experiment, const config::Site&
 // The fields of one direction of a UDP bridge (command: site -> target, reply: target -> site).
 // A per-channel field names a channel of the site, or with a setup transformation an actuator
 // (`carried` = "channel" or "actuator", `count` of them).
+// load_cells: the reply must carry each channel's force (false for a site whose force model gives it).
 void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::BridgeField>& fields, const std::string& path,
-                         bool outgoing, int count, std::string_view carried, const Checker& check) {
+                         bool outgoing, int count, std::string_view carried, bool load_cells, const Checker& check) {
   using config::BridgeField;
   const std::string_view direction = outgoing ? "command" : "reply";
   const std::vector<BridgeField::Quantity> allowed =
@@ -862,7 +863,7 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
       require_one(BridgeField::COMMAND, c, strokes ? "(the stroke command)" : "(the displacement command)");
     } else {
       require_one(BridgeField::DISPLACEMENT, c, strokes ? "(the measured stroke)" : "(the measured displacement)");
-      require_one(BridgeField::FORCE, c, strokes ? "(the load cell's force)" : "(the measured force)");
+      if (load_cells) require_one(BridgeField::FORCE, c, strokes ? "(the load cell's force)" : "(the measured force)");
     }
   }
   check.require(
@@ -937,8 +938,10 @@ void check_driver(const config::Site& site, const std::string& path, double rate
                               site.setup().stroke_limit_m_size(), carried));
   }
   const std::string_view unit = site.has_setup() ? "actuator" : "channel";
-  check_bridge_fields(bridge.command(), child(b, "command"), true, carried, unit, check);
-  check_bridge_fields(bridge.reply(), child(b, "reply"), false, carried, unit, check);
+  // A multi-axial site's interface forces come from its force model, not from load cells.
+  const bool load_cells = !site.has_force_model();
+  check_bridge_fields(bridge.command(), child(b, "command"), true, carried, unit, load_cells, check);
+  check_bridge_fields(bridge.reply(), child(b, "reply"), false, carried, unit, load_cells, check);
 }
 
 // The run-time delay guard's settings (the budget itself is planned when the run starts).

@@ -186,7 +186,7 @@ int emulate(const std::filesystem::path& config, const Options& o, const std::at
   std::optional<fmt::ostream> csv;
   if (!o.out.empty()) {
     const std::vector<std::string> columns =
-        rths::TargetEmulator::columns(static_cast<std::size_t>(site.channel_size()));
+        rths::TargetEmulator::columns(rths::TargetEmulator::recorded_channels(site));
     rows.emplace(columns.size(), kQueueRows);
     csv.emplace(fmt::output_file((o.out / ("target_" + o.site + ".csv")).string()));
     csv->print("{}\n", fmt::join(columns, ","));
@@ -233,6 +233,10 @@ int emulate(const std::filesystem::path& config, const Options& o, const std::at
   spdlog::info("{}", summary);
   std::printf("%s\n", summary.c_str());
   std::fflush(stdout);
+  if (const std::string fault = target.fault(); !fault.empty()) {
+    spdlog::error("site {}: the emulated plant failed and the target stopped: {}", o.site, fault);
+    return rths::kExitFailure;
+  }
   return rths::kExitCompleted;
 }
 

@@ -9,6 +9,7 @@
 
 #include "rths/common/setup_checks.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
+#include "rths/node_physical/two_actuator_frame_plant.hpp"
 
 namespace rths {
 namespace {
@@ -59,25 +60,39 @@ TargetEmulator::TargetEmulator(const config::Site& site, double rate_hz, double 
   if (!site.driver().has_udp_bridge()) {
     throw std::invalid_argument(fmt::format("site \"{}\" has no driver {{ udp_bridge {{ ... }} }}", site.name()));
   }
-  const auto n = static_cast<std::size_t>(site.channel_size());
   const std::size_t wire = driven_channels(site);
-  for (const config::Channel& channel : site.channel()) {
-    plants_.push_back(make_plant(channel, rate_hz));
-    // The controller's own stroke limit: the actuator's, else the channel's interlock limit.
-    const double stroke =
-        channel.actuator().limits().stroke_m() > 0 ? channel.actuator().limits().stroke_m() : channel.stroke_limit_m();
-    stroke_m_.push_back(stroke > 0 ? stroke : std::numeric_limits<double>::infinity());
+  if (site.has_actuator_plant()) {
+    // A multi-axial site's plant (the maRTHS frame's 2 x 2 plant) is in actuator coordinates, as the
+    // rig's controller sees its actuators: the wire's channels are the plant's, no setup maps them,
+    // and each stroke is limited by setup.stroke_limit_m.
+    plants_ = make_actuator_plant(site.actuator_plant(), rate_hz);
+    stroke_m_.assign(site.setup().stroke_limit_m().begin(), site.setup().stroke_limit_m().end());
+    stroke_m_.resize(plants_->channels(), std::numeric_limits<double>::infinity());
+  } else {
+    plants_ = make_simulated_plants(site, rate_hz);
+    for (const config::Channel& channel : site.channel()) {
+      // The controller's own stroke limit: the actuator's, else the channel's interlock limit.
+      const double stroke = channel.actuator().limits().stroke_m() > 0 ? channel.actuator().limits().stroke_m()
+                                                                       : channel.stroke_limit_m();
+      stroke_m_.push_back(stroke > 0 ? stroke : std::numeric_limits<double>::infinity());
+    }
   }
+  const std::size_t n = plants_->channels();
   wire_stroke_m_ = stroke_m_;
-  if (site.has_setup()) {
+  if (site.has_setup() && !site.has_actuator_plant()) {
     setup_ = make_setup_transform(site.setup(), n);
     wire_stroke_m_.assign(site.setup().stroke_limit_m().begin(), site.setup().stroke_limit_m().end());
     wire_stroke_m_.resize(wire, std::numeric_limits<double>::infinity());
+  }
+  if (n != wire) {
+    throw std::invalid_argument(
+        fmt::format("site \"{}\": its plant has {} channels, the bridge carries {}", site.name(), n, wire));
   }
   for (auto* v : {&dof_u_, &dof_v_, &dof_f_}) v->resize(n);
   for (auto* v : {&wire_s_, &wire_v_, &wire_f_}) v->resize(wire);
   sensors_.resize(n);
   command_.resize(n);
+  applied_.resize(n);
   status_.resize(wire, 0);
   in_.resize(wire);
   out_.resize(wire);
@@ -100,6 +115,10 @@ std::vector<std::string> TargetEmulator::columns(std::size_t channels) {
     }
   }
   return names;
+}
+
+std::size_t TargetEmulator::recorded_channels(const config::Site& site) {
+  return site.has_actuator_plant() ? driven_channels(site) : static_cast<std::size_t>(site.channel_size());
 }
 
 double TargetEmulator::clamp_to_stroke(std::size_t c, double x) const {
@@ -261,15 +280,16 @@ bool TargetEmulator::tick(std::int64_t k) {
   row_[0] = t_s;
   row_[1] = counter_;
   row_[2] = static_cast<double>(tick_datagrams_);
-  for (std::size_t c = 0; c < plants_.size(); ++c) {
-    const InterfaceMotion command =
-        holding ? hold_command(c, static_cast<double>(k - trip_tick_) * dt_s_) : command_[c];
+  for (std::size_t c = 0; c < applied_.size(); ++c) {
+    applied_[c] = holding ? hold_command(c, static_cast<double>(k - trip_tick_) * dt_s_) : command_[c];
     const std::size_t at = 3 + 4 * c;
-    row_[at] = command.displacement_m;
+    row_[at] = applied_[c].displacement_m;
     row_[at + 1] = sensors_[c].displacement_m;
     row_[at + 2] = sensors_[c].force_n;
     row_[at + 3] = dof_status(c);
-    sensors_[c] = plants_[c]->step(command, dt_s_);
+  }
+  if (!plants_->exchange(applied_, sensors_, dt_s_)) {
+    return false;  // the plant failed (fault() says why): the target stops ticking
   }
   if (rows_ != nullptr) {
     rows_->push(row_);

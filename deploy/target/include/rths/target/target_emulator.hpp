@@ -14,6 +14,7 @@
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/bridge_layout.hpp"
 #include "rths/node_physical/plant.hpp"
+#include "rths/node_physical/plant_driver.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 
 namespace rths {
@@ -55,7 +56,8 @@ struct WatchdogTrip {
 
 // The real-time controller of a laboratory as rths's UDP bridge sees it (docs/plant-drivers.md):
 // each channel's actuator and specimen from the site's config (make_plant at the target's own rate;
-// a channel without an actuator is an ideal one), ticked by a RealtimeLoop. Each tick:
+// a channel without an actuator is an ideal one), or a multi-axial site's actuator plant (the maRTHS
+// frame's, in actuator coordinates, make_actuator_plant), ticked by a RealtimeLoop. Each tick:
 //   1. drain the socket: every datagram of the command layout is answered at once with the sensors
 //      sampled at this tick (before any new command acts) and its counter echoed; counter 0 (a
 //      probe), ENABLE 0, an older counter, a value that is not finite and anything after a watchdog
@@ -68,14 +70,13 @@ struct WatchdogTrip {
 //      back (a probe, a new counter) after the actuator stopped would otherwise jump it to a command
 //      computed for a test that is over; the operator decides, as at a real controller's interlock;
 //   3. advance every plant one tick with the command in force and record the tick.
-// With a setup transformation (Site.setup) the datagrams carry the setup's actuators, as they do at
-// a rig: each stroke command is clamped to its actuator's setup.stroke_limit_m and mapped to the
-// interface DOFs by the setup's inverse (commands it cannot map are ignored and counted), the plants
-// run on the DOFs, and each reply carries the strokes of the sensed DOF displacements, their rates
-// J v and the load-cell forces f with J^T f = the specimen's forces. An actuator's own dynamics are
-// thereby modelled along its DOF, not along its axis: the emulator exercises the mapping both ways,
-// not the rig's kinematics.
-// Nothing in tick() allocates, locks or logs.
+// With a setup transformation (Site.setup) and channel plants the datagrams carry the setup's
+// actuators, as they do at a rig (an actuator plant needs no mapping: it is in their coordinates): each stroke command
+// is clamped to its actuator's setup.stroke_limit_m and mapped to the interface DOFs by the setup's inverse (commands
+// it cannot map are ignored and counted), the plants run on the DOFs, and each reply carries the strokes of the sensed
+// DOF displacements, their rates J v and the load-cell forces f with J^T f = the specimen's forces. An actuator's own
+// dynamics are thereby modelled along its DOF, not along its axis: the emulator exercises the mapping both ways, not
+// the rig's kinematics. Nothing in tick() allocates, locks or logs.
 class TargetEmulator final : public TickHandler {
  public:
   // The velocity ramp of the hold (s): quick, as a stop should be (0.1 m/s comes to rest within
@@ -100,16 +101,21 @@ class TargetEmulator final : public TickHandler {
   // site without a UDP bridge.
   TargetEmulator(const config::Site& site, double rate_hz, double watchdog_s, UdpLink& link, RowQueue* rows);
 
+  // False when the plant failed (fault()): the loop stops.
   bool tick(std::int64_t k) override;
 
   // The columns of a recorded row: t_s, counter, datagrams, then per channel command, displacement,
   // force and status (with a setup: of the interface DOF, its status any of its actuators').
   static std::vector<std::string> columns(std::size_t channels);
+  // The channels a row records: the interface DOFs, or a multi-axial plant's actuators.
+  static std::size_t recorded_channels(const config::Site& site);
   [[nodiscard]] const Counters& counters() const { return counters_; }
   // The trip, once tripped() (acquire: everything in it was written before).
   [[nodiscard]] bool tripped() const { return tripped_.load(std::memory_order_acquire); }
   [[nodiscard]] const WatchdogTrip& trip() const { return trip_; }
-  [[nodiscard]] std::size_t channels() const { return plants_.size(); }
+  [[nodiscard]] std::size_t channels() const { return plants_->channels(); }
+  // Why a tick returned false (the plant could not step); empty while all is well.
+  [[nodiscard]] std::string fault() const { return plants_->fault(); }
 
  private:
   void receive(std::int64_t k);
@@ -130,13 +136,14 @@ class TargetEmulator final : public TickHandler {
   RowQueue* rows_;
   BridgeLayout command_layout_;
   BridgeLayout reply_layout_;
-  std::vector<std::unique_ptr<Plant>> plants_;
+  std::unique_ptr<PlantDriver> plants_;
   std::vector<double> stroke_m_;                                          // per channel; infinity: none
   std::unique_ptr<SetupTransform> setup_;                                 // null: the wire carries the channels
   std::vector<double> wire_stroke_m_;                                     // per wire channel (actuator with a setup)
   std::vector<double> dof_u_, dof_v_, dof_f_, wire_s_, wire_v_, wire_f_;  // scratch for the setup
   std::vector<Measurement> sensors_;      // what the sensors read at this tick (before its command acts)
   std::vector<InterfaceMotion> command_;  // in force, held between datagrams
+  std::vector<InterfaceMotion> applied_;  // this tick's: the command in force, or the hold's
   std::vector<std::uint32_t> status_;     // per wire channel
   std::vector<BridgeChannel> in_;
   std::vector<BridgeChannel> out_;
