@@ -75,7 +75,9 @@ TEST(ChildProcess, ARelativeLogIsTheCallersNotTheChildsFolders) {
 TEST(ChildProcess, TheFirstLineThroughThePipe) {
   SpawnOptions options;
   options.stdout_to_pipe = true;
-  ChildProcess child = shell("echo 'listening on 127.0.0.1:5000'; echo more; sleep 30", options);
+  // exec: the shell becomes the sleep, so the end kills it, not a grandchild that would hold the test
+  // program's output open for 30 s (ctest waits for it).
+  ChildProcess child = shell("echo 'listening on 127.0.0.1:5000'; echo more; exec sleep 30", options);
   EXPECT_EQ(child.read_line(std::chrono::seconds(10)), "listening on 127.0.0.1:5000");
   child.close_pipe();
   // A child that ends before writing a line gives what it wrote.
@@ -97,7 +99,7 @@ TEST(ChildProcess, AProgramThatCannotStartIsNamed) {
 TEST(ChildProcess, WaitForAnswersNothingWhileItRunsAndTheEndKillsIt) {
   pid_t pid = -1;
   {
-    ChildProcess child = shell("sleep 30");
+    ChildProcess child = shell("exec sleep 30");
     pid = child.pid();
     EXPECT_FALSE(child.wait_for(std::chrono::milliseconds(20)));
     EXPECT_TRUE(child.running());
