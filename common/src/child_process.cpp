@@ -65,7 +65,7 @@ std::optional<std::filesystem::path> find_program(const std::string& name) {
   for (;;) {
     const auto colon = dirs.find(':');
     const std::string_view dir = dirs.substr(0, colon);
-    const auto candidate = std::filesystem::path(dir.empty() ? std::string_view(".") : dir) / name;
+    auto candidate = std::filesystem::path(dir.empty() ? std::string_view(".") : dir) / name;
     if (access(candidate.c_str(), X_OK) == 0) {
       return candidate;
     }

@@ -395,6 +395,7 @@ CommandLine::Outcome CommandLine::parse(const std::vector<std::string>& args) {
   }
   if (has_commands && command_.empty()) {
     std::vector<std::string> names;
+    names.reserve(commands_.size());
     for (const auto& c : commands_) names.push_back(c.name);
     throw UsageError("missing command; expected one of " + join(names, ", ") + " (see --help)");
   }
@@ -507,6 +508,7 @@ std::string CommandLine::help() const {
     }
   }
   std::vector<std::pair<std::string, std::string>> rows;
+  rows.reserve(options_.size());
   for (const auto& o : options_) {
     rows.emplace_back((o.short_name.empty() ? "" : o.short_name + ", ") + "--" + o.name +
                           (o.value_name.empty() ? "" : " " + o.value_name),

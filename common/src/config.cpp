@@ -873,6 +873,7 @@ void resolve_calibrations(config::Experiment& experiment, const std::filesystem:
 
 std::vector<std::string> dof_names(const config::Structure& s) {
   std::vector<std::string> names;
+  names.reserve(s.dofs());
   for (std::uint32_t i = 0; i < s.dofs(); ++i) {
     // fmt rather than "x" + std::to_string: GCC 12 raises a false -Wrestrict on the latter.
     names.push_back(static_cast<int>(i) < s.dof_name_size() ? s.dof_name(static_cast<int>(i))

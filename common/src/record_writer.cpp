@@ -164,7 +164,7 @@ void RecordWriter::finish() {
   }
   finished_ = true;
   {
-    const std::lock_guard lock(mutex_);
+    const std::scoped_lock lock(mutex_);
     finishing_ = true;
   }
   wake_.notify_one();

@@ -270,12 +270,13 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
   report_.has_loop_stats = true;
 
   const auto& sites = hybrid_->sites();
-  if (handler.end() == TickEnd::kLocalInterlock) {
-    const std::size_t s = *hybrid_->tripped_site();
-    stop_on_site(result.steps_run, sites[s].name, *sites[s].local);
+  const std::optional<std::size_t> tripped = hybrid_->tripped_site();
+  const std::optional<std::size_t> late = hybrid_->delay_exceeded_site();
+  if (handler.end() == TickEnd::kLocalInterlock && tripped) {
+    stop_on_site(result.steps_run, sites[*tripped].name, *sites[*tripped].local);
     stop_sites(report_.stop_reason, true);
-  } else if (handler.end() == TickEnd::kDelayBudget) {
-    stop_on_delay(result.steps_run, *hybrid_->delay_exceeded_site());
+  } else if (handler.end() == TickEnd::kDelayBudget && late) {
+    stop_on_delay(result.steps_run, *late);
     stop_sites(report_.stop_reason, true);
   } else if (handler.end() == TickEnd::kPeerControl) {
     const std::size_t s = handler.site();

@@ -65,12 +65,14 @@ Eigen::MatrixXcd on_structure(const Eigen::MatrixXd& influence, const std::vecto
 
 std::vector<Complex> specimens(const SiteModels& s, double omega) {
   std::vector<Complex> h;
+  h.reserve(s.channels.size());
   for (const auto& c : s.channels) h.push_back(dynamic_stiffness(c.specimen, omega));
   return h;
 }
 
 std::vector<Complex> errors(const SiteModels& s, double omega) {
   std::vector<Complex> h;
+  h.reserve(s.channels.size());
   for (const auto& c : s.channels) {
     h.push_back(dynamic_stiffness(c.specimen, omega) - dynamic_stiffness(c.prediction, omega));
   }
@@ -191,7 +193,7 @@ LoopCritical critical_loop_delay(const config::Experiment& experiment, const std
       std::find_if(others.begin(), others.end(), [&](const SiteModels& m) { return m.site->name() == site_name; });
   if (at == others.end()) throw std::invalid_argument(fmt::format("no site named \"{}\"", site_name));
   const config::Site* site = at->site;
-  const SiteModels mine = *at;
+  SiteModels mine = std::move(*at);
   others.erase(at);
   const bool compensated = smith(*site);
   std::vector<Complex> model;

@@ -164,7 +164,9 @@ std::string number_or_nan(double v) {
 std::string stability_diagram(const std::string& name, const std::string& title, const Partition& p,
                               double omega_at_round_trip, const fs::path& dir) {
   std::string dat = "# gamma, then Omega_cr = tau_cr omega_n for each zeta (NaN: no critical delay)\n";
-  for (double g = 0.0; g <= 1.0 + 1e-12; g += kGammaStep) {
+  const auto points = static_cast<int>(std::lround(1.0 / kGammaStep));
+  for (int i = 0; i <= points; ++i) {
+    const double g = i * kGammaStep;
     dat += number_or_nan(g);
     for (const double f : kZetaFactors) {
       Partition q = p;

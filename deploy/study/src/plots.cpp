@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <string_view>
 #include <system_error>
@@ -29,6 +30,7 @@ std::optional<double> number(const std::string& s) {
       return v;
     }
   } catch (const std::exception&) {
+    return std::nullopt;  // not a number (std::stod's invalid_argument, out_of_range)
   }
   return std::nullopt;
 }
@@ -60,6 +62,13 @@ int run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::pat
   options.stderr_to_stdout = true;
   ChildProcess child({gnuplot.string(), script}, options);
   return child.wait();
+}
+
+// The index of an axis a plot names, which check_plots has made sure exists.
+std::size_t checked_axis(const StudyFile& study, const std::string& name) {
+  const auto index = study.grid.axis_index(name);
+  if (!index) throw std::logic_error(fmt::format("plot axis \"{}\" is not an axis of the study", name));
+  return *index;
 }
 
 }  // namespace
@@ -94,10 +103,12 @@ AxisView axis_view(const StudyFile& study, const Axis& axis) {
     const bool delays = fwd && bwd && std::all_of(axis.values.begin(), axis.values.end(), [&](const auto& val) {
                           return number(val[*fwd]) && number(val[*bwd]);
                         });
-    if (delays) {
+    if (fwd && bwd && delays) {
       v.title = "round trip (ms)";
       for (const auto& val : axis.values) {
-        v.text.push_back(short_number(1e3 * (*number(val[*fwd]) + *number(val[*bwd]))));
+        // Numbers, as delays says.
+        const double nan = std::numeric_limits<double>::quiet_NaN();
+        v.text.push_back(short_number(1e3 * (number(val[*fwd]).value_or(nan) + number(val[*bwd]).value_or(nan))));
       }
     } else {
       v.title = axis.name;
@@ -151,8 +162,8 @@ void check_plots(const StudyFile& study) {
 PlotFile make_plot(const StudyFile& study, const Plot& plot, std::vector<std::size_t> point,
                    const std::vector<std::size_t>& others, const Table& grid, const Table* pure) {
   const auto& axes = study.grid.axes;
-  const std::size_t xa = *study.grid.axis_index(plot.x);
-  const std::size_t la = *study.grid.axis_index(plot.lines);
+  const std::size_t xa = checked_axis(study, plot.x);
+  const std::size_t la = checked_axis(study, plot.lines);
   const AxisView xv = axis_view(study, axes[xa]);
   const AxisView lv = axis_view(study, axes[la]);
   const std::string metric = plot.response + "_j_peak_pct";
@@ -272,8 +283,8 @@ PlotCount write_plots(const StudyFile& study, const std::filesystem::path& dir) 
   std::vector<std::string> scripts;
   std::set<std::string> names;
   for (const auto& p : study.plots) {
-    const std::size_t xa = *study.grid.axis_index(p.x);
-    const std::size_t la = *study.grid.axis_index(p.lines);
+    const std::size_t xa = checked_axis(study, p.x);
+    const std::size_t la = checked_axis(study, p.lines);
     std::vector<std::size_t> others;
     std::size_t combos = 1;
     for (std::size_t a = 0; a < axes.size(); ++a) {

@@ -29,7 +29,7 @@ bool MemoryBudget::acquire(double bytes, const std::atomic<bool>& stop) {
 
 void MemoryBudget::release(double bytes) {
   {
-    const std::lock_guard lock(mutex_);
+    const std::scoped_lock lock(mutex_);
     held_bytes_ -= bytes;
     --holders_;
     if (holders_ == 0) {
@@ -40,7 +40,7 @@ void MemoryBudget::release(double bytes) {
 }
 
 double MemoryBudget::held_bytes() const {
-  const std::lock_guard lock(mutex_);
+  const std::scoped_lock lock(mutex_);
   return held_bytes_;
 }
 

@@ -1,8 +1,10 @@
 #include "rths/study/study_file.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <set>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
@@ -21,7 +23,7 @@ namespace {
 namespace pb = google::protobuf;
 
 // study.csv's own columns: an axis of that name would make two columns of one name.
-const std::set<std::string, std::less<>> kReservedColumns{"row", "rerun", "steps", "run_time_s", "error"};
+constexpr std::array<std::string_view, 5> kReservedColumns{"row", "rerun", "steps", "run_time_s", "error"};
 
 // Line numbers (from 1) of what a text-format message was parsed from.
 class Lines {
@@ -57,7 +59,7 @@ Axis read_axis(const config::Study::Axis& in, const StudyFile& st, int line) {
   if (has_blank(ax.name)) {
     throw BadInput(fmt::format("{}axis \"{}\": the name has a blank; expected one word", where, ax.name));
   }
-  if (kReservedColumns.contains(ax.name)) {
+  if (std::find(kReservedColumns.begin(), kReservedColumns.end(), ax.name) != kReservedColumns.end()) {
     throw BadInput(where + "axis " + ax.name + ": the name is a column of study.csv; choose another");
   }
   if (ax.paths.empty()) {

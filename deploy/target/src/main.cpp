@@ -114,8 +114,8 @@ class SideThread {
     bool printed = false;
     for (bool last = false; !last;) {
       last = done_.load();
-      while (rows_ != nullptr && rows_->pop(row)) {
-        (*csv_)->print("{:.17g}\n", fmt::join(row, ","));
+      while (rows_ != nullptr && csv_->has_value() && rows_->pop(row)) {
+        csv_->value().print("{:.17g}\n", fmt::join(row, ","));
       }
       if (!printed && target_.tripped()) {
         printed = true;
