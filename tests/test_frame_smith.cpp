@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
-#include "marths_frame.hpp"
 #include "rths/smith_predictor/frame_smith.hpp"
+#include "test_support.hpp"
 
 namespace rths {
 namespace {
@@ -19,18 +19,9 @@ namespace {
 constexpr double kDt = 1.0 / 1024.0;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
+// The maRTHS site's force model (examples/marths: the experimental frame's 5 DOFs).
 config::FrameForceModel frame_config() {
-  const test::MarthsFrame frame = test::marths_frame();
-  config::FrameForceModel m;
-  m.set_dofs(test::MarthsFrame::kDofs);
-  for (int i = 0; i < test::MarthsFrame::kDofs; ++i) {
-    for (int j = 0; j < test::MarthsFrame::kDofs; ++j) {
-      m.add_mass_kg(frame.mass(i, j));
-      m.add_damping_ns_per_m(frame.damping(i, j));
-      m.add_stiffness_n_per_m(frame.stiffness(i, j));
-    }
-  }
-  return m;
+  return test::load_example("marths/elcentro_rls.textproto").experiment.site(0).force_model();
 }
 
 // A motion of both channels at step k: 2 mm and 8 mrad at 2.29 Hz and 7 Hz.

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "marths_campaign.hpp"
 #include "process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/node_numerical/campaign.hpp"
@@ -22,22 +23,10 @@ namespace {
 const char* const kExample = "marths/elcentro_rls.textproto";
 
 CampaignReport campaign(std::uint64_t plants, std::uint64_t first_seed, const std::vector<std::string>& sets) {
-  CampaignOptions options;
-  options.plants = plants;
-  options.first_seed = first_seed;
-  options.jobs = 2;
-  return run_campaign(test::load_example(kExample, sets), options);
+  return test::marths_campaign(kExample, plants, first_seed, sets);
 }
 
-// Every run completed with finite criteria: no plant of the campaign diverged or tripped.
-void expect_every_run_completed(const CampaignReport& report) {
-  EXPECT_EQ(report.exit_code, kExitCompleted);
-  for (const CampaignRun& run : report.runs) {
-    EXPECT_EQ(run.exit_code, kExitCompleted) << "seed " << run.seed << ": " << run.stop_reason;
-    ASSERT_EQ(run.sites.size(), 1U) << "seed " << run.seed;
-    EXPECT_TRUE(run.sites[0].finite()) << "seed " << run.seed;
-  }
-}
+using test::expect_every_run_completed;
 
 // A paper's mean within the acceptance band: `points` percentage points or `relative` of it.
 void expect_near_paper(double measured, double paper, double points, double relative, const std::string& what) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "marths_campaign.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/node_numerical/campaign.hpp"
 #include "rths/node_numerical/experiment.hpp"
@@ -81,21 +82,10 @@ TEST(MarthsDistributed, TheSitesCriteriaCompareEachPointWithTheStepThatCommanded
 }
 
 CampaignReport campaign(const char* example, std::uint64_t plants, const std::vector<std::string>& sets = {}) {
-  CampaignOptions options;
-  options.plants = plants;
-  options.first_seed = 1;
-  options.jobs = 2;
-  return run_campaign(test::load_example(example, sets), options);
+  return test::marths_campaign(example, plants, 1, sets);
 }
 
-void expect_every_run_completed(const CampaignReport& report) {
-  EXPECT_EQ(report.exit_code, kExitCompleted);
-  for (const CampaignRun& run : report.runs) {
-    EXPECT_EQ(run.exit_code, kExitCompleted) << "seed " << run.seed << ": " << run.stop_reason;
-    ASSERT_EQ(run.sites.size(), 1U) << "seed " << run.seed;
-    EXPECT_TRUE(run.sites[0].finite()) << "seed " << run.seed;
-  }
-}
+using test::expect_every_run_completed;
 
 TEST(MarthsDistributedBenchmark, FortyMillisecondsBehindTheSmithPredictorMatchTheLocalSite) {
   // 20 perturbed plants (seed 001 Table 1), El Centro x 0.4, decentralised RLS, local and remote.
