@@ -134,4 +134,16 @@ std::uint64_t LatencyHistogram::count_above(std::int64_t ns) const noexcept {
   return std::max<std::uint64_t>(above, 1);  // the max is above ns
 }
 
+std::vector<LatencyHistogram::Bin> LatencyHistogram::nonempty_bins() const {
+  std::vector<Bin> bins;
+  for (std::size_t b = 0; b < kBins; ++b) {
+    if (bins_[b] == 0) continue;
+    const std::int64_t width = std::int64_t{1} << bin_shift(b);
+    // The last bin's upper edge would lie past the int64 range: it is clamped to the maximum.
+    const std::int64_t lower = bin_lower(b);
+    bins.push_back({lower, lower > kMax - width ? kMax : lower + width, bins_[b]});
+  }
+  return bins;
+}
+
 }  // namespace rths

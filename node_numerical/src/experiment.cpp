@@ -695,6 +695,29 @@ void Experiment::write_outputs(const std::filesystem::path& dir) {
     reference_->recorder().write_csv(dir / "reference.csv");
   }
   write_results_json(dir / "summary.json", run_summary(report_));
+  if (report_.has_loop_stats) {
+    write_timing_csv(dir / "timing.csv");
+  }
+}
+
+void Experiment::write_timing_csv(const std::filesystem::path& file) const {
+  std::ofstream out(file);
+  out << "histogram,lower_us,upper_us,count\n";
+  const auto rows = [&out](const std::string& name, const LatencyHistogram& h) {
+    for (const LatencyHistogram::Bin& b : h.nonempty_bins()) {
+      out << fmt::format("{},{:.17g},{:.17g},{}\n", name, 1e-3 * static_cast<double>(b.lower_ns),
+                         1e-3 * static_cast<double>(b.upper_ns), b.count);
+    }
+  };
+  rows("lateness", report_.loop.lateness);
+  rows("compute", report_.loop.compute);
+  for (std::size_t s = 0; s < hybrid_->sites().size(); ++s) {
+    if (!hybrid_->sites()[s].is_local())
+      rows("round_trip_" + hybrid_->sites()[s].name, hybrid_->site_timing(s).round_trip);
+  }
+  if (!out.flush()) {
+    spdlog::error("could not write {}", file.string());
+  }
 }
 
 }  // namespace rths

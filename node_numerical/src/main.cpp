@@ -19,6 +19,7 @@
 #include "rths/node_numerical/campaign.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/loopback.hpp"
+#include "rths/node_numerical/run_plots.hpp"
 
 namespace {
 
@@ -58,6 +59,12 @@ rths::CommandLine command_line(Options& o) {
               "actuator_plant set to --first-seed, --first-seed + 1, ... (--plants runs), and report each\n"
               "run's J1-J10 with their mean and standard deviation. Writes campaign.csv (a row per run,\n"
               "then mean and sd) and the config as run into the --out folder.");
+  cli.command("plot", "RUN_DIR",
+              "Draw the plots of a run folder as PNGs (gnuplot): each response of the hybrid run against the\n"
+              "monolithic reference, each site channel's target and measured displacement, tracking error,\n"
+              "force-displacement loop and Smith model error, and, for a real-time run, the step loop's\n"
+              "lateness and compute histograms and each remote site's round trip. Writes NAME.png and the\n"
+              "script NAME.gp that drew it into --out (default RUN_DIR/plots).");
   cli.command("keygen", "FILE",
               "Write a new random pre-shared site key to FILE (mode 0600; an existing file is never\n"
               "overwritten). Give the same file to the numerical node and to the site (over a channel you\n"
@@ -66,6 +73,7 @@ rths::CommandLine command_line(Options& o) {
   cli.flag("realtime", o.realtime, "(run) Wall clock and UDP instead of virtual time.").only_for({"run"});
   cli.path("out", "DIR", o.out, "Run folder (created). Default: runs/<config name>-<date>-<time>")
       .only_for({"run", "loopback", "campaign"});
+  cli.path("out", "DIR", o.out, "(plot) The folder of the PNGs (created). Default RUN_DIR/plots.").only_for({"plot"});
   cli.whole("plants", "N", o.plants, {1, 100000, "a number of runs from 1"},
             "(campaign) Runs, one perturbed plant each. Default 100 (seed 001's campaign).")
       .only_for({"campaign"});
@@ -83,8 +91,9 @@ rths::CommandLine command_line(Options& o) {
       .only_for({"run", "loopback", "calibrate", "campaign"});
   cli.flag("quiet", o.quiet, "Print only errors (and no live status line).").alias("-q");
   cli.epilogue(R"(The run folder holds config.textproto (the config as run), numerical.csv, site_<name>.csv per remote
-site, reference.csv, summary.json and run.log (loopback adds each site's .json and .log). The log and
-the CSVs are written while the run goes on: a node that crashes loses at most its last second.
+site, reference.csv, summary.json and run.log (loopback adds each site's .json and .log; a real-time
+run timing.csv, its lateness, compute and round-trip histograms). The log and the CSVs are written
+while the run goes on: a node that crashes loses at most its last second. `plot` draws them.
 
 Exit codes: 0 completed; 1 failure; 2 bad command line or config (nothing run); 3 a site refused the
 handshake (the differing field is named); 4 a site lost (no packet within realtime.peer_timeout_s);
@@ -230,6 +239,26 @@ int campaign(const std::filesystem::path& config, const Options& o) {
   });
 }
 
+int plot(const std::filesystem::path& run_dir, const Options& o) {
+  rths::RunPlots plots;
+  try {
+    plots = rths::plot_run(run_dir, o.out.empty() ? run_dir / "plots" : o.out);
+  } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "rths-numerical: %s\n", e.what());
+    return rths::kExitBadInput;
+  }
+  const auto& c = plots.count;
+  if (c.made < plots.names.size()) {
+    std::fprintf(stderr, "rths-numerical: %zu of %zu plots not drawn (gnuplot missing or failed: see above)\n",
+                 plots.names.size() - c.made, plots.names.size());
+    return rths::kExitFailure;
+  }
+  if (!o.quiet) {
+    fmt::print("rths: {} plots in {}\n", c.made, (o.out.empty() ? run_dir / "plots" : o.out).string());
+  }
+  return rths::kExitCompleted;
+}
+
 int keygen(const std::filesystem::path& file, bool quiet) {
   try {
     rths::write_key_file(file);
@@ -263,6 +292,9 @@ int main(int argc, char** argv) {
   }
   if (cli.command() == "campaign") {
     return campaign(config, o);
+  }
+  if (cli.command() == "plot") {
+    return plot(config, o);
   }
   const auto out = o.out.empty() ? rths::default_run_folder(config) : o.out;
   if (const auto failed = rths::start_run_log("rths-numerical", out, "run.log", o.quiet)) {

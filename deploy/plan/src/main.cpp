@@ -183,7 +183,7 @@ std::string stability_diagram(const std::string& name, const std::string& title,
       "set terminal pngcairo size 900,600\nset output '{0}.png'\nset title {1}\n"
       "set xlabel 'gamma (numerical share of the stiffness)'\nset ylabel 'Omega_{{cr}} = tau_{{cr}} omega_n'\n"
       "set yrange [0:*]\nset grid\nset key top left\nplot ",
-      name, rths::study::gp_quote(title));
+      name, rths::gp_quote(title));
   for (std::size_t i = 0; i < kZetaFactors.size(); ++i) {
     gp += fmt::format("'{}.dat' using 1:{} with lines lw 2 title 'zeta {:.2f} %', ", name, i + 2,
                       100.0 * kZetaFactors[i] * p.zeta);
@@ -230,8 +230,7 @@ std::string budget_diagram(const rths::config::Experiment& e, const std::string&
       "set ylabel 'round-trip budget (ms)'\nset yrange [0:*]\nset grid\nset key top right\n"
       "plot '{0}.dat' using 1:2 with lines lw 3 lc rgb 'black' title 'whole loop', ",
       name,
-      rths::study::gp_quote(
-          fmt::format("site {}: the Smith loop's round-trip budget (no line: stable at any delay)", site)));
+      rths::gp_quote(fmt::format("site {}: the Smith loop's round-trip budget (no line: stable at any delay)", site)));
   for (std::size_t i = 0; i < mine.size(); ++i) {
     gp += fmt::format("'{}.dat' using 1:{} with lines dt 2 lw 2 title 'mode {} alone (seed 004 partition)', ", name,
                       i + 3, mine[i]->mode);
@@ -335,7 +334,7 @@ int plan_config(const fs::path& config, const Options& o) {
     }
   }
   if (!o.out.empty()) {
-    const rths::study::PlotCount plots = rths::study::render_plots(o.out, scripts);
+    const rths::PlotCount plots = rths::render_plots(o.out, scripts);
     std::printf("\ndiagrams: %zu scripts, %zu PNG in %s\n", scripts.size(), plots.made, o.out.string().c_str());
   }
   return rths::kExitCompleted;
@@ -358,7 +357,7 @@ int plan_sdof(const Options& o) {
     const std::vector<std::string> scripts{stability_diagram(
         "stability_sdof", fmt::format("critical delay against gamma (alpha {:.3f}, beta {:.3f})", p.alpha, p.beta), p,
         omega, o.out)};
-    const rths::study::PlotCount plots = rths::study::render_plots(o.out, scripts);
+    const rths::PlotCount plots = rths::render_plots(o.out, scripts);
     std::printf("\ndiagrams: 1 script, %zu PNG in %s\n", plots.made, o.out.string().c_str());
   }
   return rths::kExitCompleted;

@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include "rths/common/child_process.hpp"
+#include "rths/common/gnuplot.hpp"
 #include "rths/study/bad_input.hpp"
 
 namespace rths::study {
@@ -39,31 +40,6 @@ std::string short_number(double v) {
   return fmt::format("{:.10g}", v);
 }
 
-// The last line of a file with words on it (what gnuplot said last; not its "^" marker), or "".
-std::string last_line_of(const std::filesystem::path& file) {
-  std::ifstream in(file);
-  std::string last;
-  for (std::string line; std::getline(in, line);) {
-    if (line.find_first_not_of(" \t\r^") != std::string::npos) {
-      last = line;
-    }
-  }
-  return last;
-}
-
-// gnuplot SCRIPT run in dir (its names are relative), its output appended to log: the exit code.
-// Throws std::system_error when it cannot be started.
-int run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::path& dir, const std::string& script,
-                const std::filesystem::path& log) {
-  SpawnOptions options;
-  options.working_dir = dir;
-  options.stdout_file = log;
-  options.append = true;
-  options.stderr_to_stdout = true;
-  ChildProcess child({gnuplot.string(), script}, options);
-  return child.wait();
-}
-
 // The index of an axis a plot names, which check_plots has made sure exists.
 std::size_t checked_axis(const StudyFile& study, const std::string& name) {
   const auto index = study.grid.axis_index(name);
@@ -72,14 +48,6 @@ std::size_t checked_axis(const StudyFile& study, const std::string& name) {
 }
 
 }  // namespace
-
-std::string gp_quote(const std::string& s) {
-  std::string q = "\"";
-  for (const char c : s) {
-    q += c == '"' ? std::string("\\\"") : std::string(1, c);
-  }
-  return q + "\"";
-}
 
 AxisView axis_view(const StudyFile& study, const Axis& axis) {
   AxisView v;
@@ -240,11 +208,7 @@ PlotFile make_plot(const StudyFile& study, const Plot& plot, std::vector<std::si
   f.gp = fmt::format(
       "# rths-study: {0}.png from {0}.dat (gnuplot {0}.gp in this folder)\n"
       "reset\n"
-      "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {{ set terminal pngcairo size 1000,650 noenhanced }} "
-      "else {{ set terminal png size 1000,650 }}\n"
-      "set termoption noenhanced\n"
-      "set output \"{0}.png\"\n"
-      "set datafile missing \"NaN\"\n"
+      "{4}"
       "set title {1}\n"
       "set xlabel {2}\n"
       "set ylabel {3}\n"
@@ -252,7 +216,7 @@ PlotFile make_plot(const StudyFile& study, const Plot& plot, std::vector<std::si
       "set grid\n"
       "set yrange [0:*]\n"
       "plot \\\n",
-      f.name, gp_quote(title), gp_quote(xv.title), gp_quote(response_title));
+      f.name, gp_quote(title), gp_quote(xv.title), gp_quote(response_title), gp_png_header(f.name));
   for (std::size_t li = 0; li < nl; ++li) {
     f.gp += fmt::format("  \"{}.dat\" using 1:{} with linespoints lw 2 pt 7 lc {} title {}, \\\n", f.name, li + 2,
                         li + 1, gp_quote(legend(lv.title, lv.text[li])));
@@ -311,43 +275,6 @@ PlotCount write_plots(const StudyFile& study, const std::filesystem::path& dir) 
     }
   }
   return render_plots(dir, scripts);
-}
-
-PlotCount render_plots(const std::filesystem::path& dir, const std::vector<std::string>& scripts) {
-  const auto gnuplot = find_program("gnuplot");
-  if (!gnuplot) {
-    spdlog::warn(
-        "gnuplot is not installed: wrote {} plot data files (.dat) and scripts (.gp) in {} but no PNG; install "
-        "gnuplot (Debian: gnuplot-nox, see deploy/setup.sh) and run `gnuplot NAME.gp` there",
-        scripts.size(), dir.string());
-    return {};
-  }
-  PlotCount count;
-  const std::filesystem::path log = dir / "gnuplot.log";
-  std::filesystem::remove(log);
-  for (const auto& s : scripts) {
-    std::filesystem::remove(dir / (s + ".png"));
-    int rc = 0;
-    try {
-      rc = run_gnuplot(*gnuplot, dir, s + ".gp", log);
-    } catch (const std::system_error& e) {
-      ++count.failed;
-      spdlog::error("plot {}: cannot start {} in {} with its output to {}: {}", s, gnuplot->string(), dir.string(),
-                    log.string(), e.code().message());
-      continue;
-    }
-    if (rc == 0 && std::filesystem::exists(dir / (s + ".png"))) {
-      ++count.made;
-    } else {
-      ++count.failed;
-      const std::string said = last_line_of(log);
-      spdlog::error("plot {}: gnuplot {}.gp in {} {}{}; see {}", s, s, dir.string(),
-                    rc == 0 ? "made no PNG" : fmt::format("failed (exit {})", rc), said.empty() ? "" : ": " + said,
-                    log.string());
-    }
-  }
-  spdlog::info("plots: {} PNG of {} in {}", count.made, scripts.size(), dir.string());
-  return count;
 }
 
 std::string plot_text(const PlotCount& plots) {

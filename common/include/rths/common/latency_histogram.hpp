@@ -44,6 +44,15 @@ class LatencyHistogram {
   // ns >= max (none); and never 0 when the max is above ns.
   [[nodiscard]] std::uint64_t count_above(std::int64_t ns) const noexcept;
 
+  // One bin: the samples in [lower_ns, upper_ns).
+  struct Bin {
+    std::int64_t lower_ns = 0;
+    std::int64_t upper_ns = 0;
+    std::uint64_t count = 0;
+  };
+  // Every bin that holds a sample, in order (allocates: off the step, for the records).
+  [[nodiscard]] std::vector<Bin> nonempty_bins() const;
+
  private:
   std::vector<std::uint64_t> bins_;  // kBins
   std::uint64_t count_ = 0;

@@ -152,6 +152,9 @@ class Experiment {
   // A local multi-axial site's actuators and seed 000's J1-J10 into its report, from the records.
   // J1-J10 of a multi-axial site: a local one from the numerical node's record; a remote one (virtual
   // time, `remote` its node) from its own record, aligned by the forward leg's delay.
+  // A real-time run's timing distributions as histograms: the step loop's lateness and compute time,
+  // each remote site's round trip; one row per bin that holds a sample, in microseconds.
+  void write_timing_csv(const std::filesystem::path& file) const;
   void evaluate_multi_axial(const NumericalSite& site, const PhysicalNode* remote, SiteReport& sr) const;
   // A site's measured round trip passed its delay guard's budget: exit code and reason.
   std::int64_t stop_on_delay(std::int64_t steps_run, std::size_t site);

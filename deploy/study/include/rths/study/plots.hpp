@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "rths/common/gnuplot.hpp"
 #include "rths/study/grid.hpp"
 #include "rths/study/study_file.hpp"
 #include "rths/study/tables.hpp"
@@ -49,22 +50,10 @@ struct PlotFile {
 PlotFile make_plot(const StudyFile& study, const Plot& plot, std::vector<std::size_t> point,
                    const std::vector<std::size_t>& others, const Table& grid, const Table* pure);
 
-struct PlotCount {
-  std::size_t made = 0;    // PNGs drawn
-  std::size_t failed = 0;  // scripts gnuplot did not turn into a PNG (each logged as an error)
-};
-
 // Every plot of study into dir, from dir/study.csv and dir/pure.csv; with gnuplot on PATH the PNGs too
 // (its output in dir/gnuplot.log). Without gnuplot one warning says so and nothing fails: the scripts
 // are there to run later.
 PlotCount write_plots(const StudyFile& study, const std::filesystem::path& dir);
-
-// Runs gnuplot on each NAME.gp of scripts in dir (NAME.png expected; its output in dir/gnuplot.log).
-// Without gnuplot one warning says so and nothing fails: the scripts are there to run later.
-PlotCount render_plots(const std::filesystem::path& dir, const std::vector<std::string>& scripts);
-
-// A gnuplot double-quoted string; backslashes pass (a title's "\\n" is a line break).
-std::string gp_quote(const std::string& s);
 
 // ", 4 plots" or ", 3 plots (1 failed)" for a closing line.
 std::string plot_text(const PlotCount& plots);

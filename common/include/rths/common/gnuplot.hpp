@@ -1,0 +1,26 @@
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace rths {
+
+struct PlotCount {
+  std::size_t made = 0;    // PNGs drawn
+  std::size_t failed = 0;  // scripts gnuplot did not turn into a PNG (each logged as an error)
+};
+
+// Runs gnuplot on each NAME.gp of scripts in dir (NAME.png expected; its output in dir/gnuplot.log).
+// Without gnuplot one warning says so and nothing fails: the scripts are there to run later.
+PlotCount render_plots(const std::filesystem::path& dir, const std::vector<std::string>& scripts);
+
+// A gnuplot double-quoted string; backslashes pass (a title's "\\n" is a line break).
+std::string gp_quote(const std::string& s);
+
+// The lines every rths PNG starts with: pngcairo (else png) at 1000 x 650, no enhanced text, output
+// NAME.png, NaN as missing data.
+std::string gp_png_header(const std::string& name);
+
+}  // namespace rths

@@ -1,0 +1,123 @@
+// `rths-numerical plot RUN_DIR`: every figure of a run folder drawn as a PNG with its script, none
+// blank, from a virtual-time run and from a real-time one (whose timing histograms come from its
+// timing.csv), and a folder that is no run folder refused naming the file.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "process.hpp"
+#include "rths/common/child_process.hpp"
+#include "rths/common/exit_codes.hpp"
+#include "test_support.hpp"
+
+namespace rths {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Process;
+
+struct PngSize {
+  std::uint32_t width = 0;
+  std::uint32_t height = 0;
+};
+
+// The size a PNG's header gives (0 x 0 when the file is no PNG).
+PngSize png_size(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  std::array<unsigned char, 24> head{};
+  in.read(reinterpret_cast<char*>(head.data()), head.size());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+  const std::array<unsigned char, 8> signature{0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
+  if (!in || !std::equal(signature.begin(), signature.end(), head.begin())) return {};
+  const auto be32 = [&head](std::size_t at) {
+    return (std::uint32_t{head[at]} << 24) | (std::uint32_t{head[at + 1]} << 16) | (std::uint32_t{head[at + 2]} << 8) |
+           std::uint32_t{head[at + 3]};
+  };
+  return {be32(16), be32(20)};
+}
+
+// Every figure named exists as a 1000 x 650 PNG with its script beside it, and is not blank: a blank
+// image of that size compresses to 3.4 kB, a frame with its title, labels and key to about 15 kB
+// (measured), and gnuplot draws nothing at all from data that are all missing (the plot, and so the
+// command, then fails), so a PNG above kBlankBytes has its axes and its data.
+void expect_drawn(const fs::path& dir, const std::vector<std::string>& names) {
+  constexpr std::uintmax_t kBlankBytes = 8000;
+  for (const std::string& name : names) {
+    const fs::path png = dir / (name + ".png");
+    ASSERT_TRUE(fs::exists(png)) << png;
+    EXPECT_TRUE(fs::exists(dir / (name + ".gp"))) << name;
+    const PngSize size = png_size(png);
+    EXPECT_EQ(size.width, 1000U) << name;
+    EXPECT_EQ(size.height, 650U) << name;
+    EXPECT_GT(fs::file_size(png), kBlankBytes) << name << ": blank?";
+  }
+}
+
+class RunPlots : public test::RunFolderTest {
+ protected:
+  void SetUp() override {
+    RunFolderTest::SetUp();
+    if (!find_program("gnuplot")) GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox): no PNG to check";
+  }
+  // rths-numerical plot RUN_DIR: its exit code.
+  int plot(const fs::path& run) const {
+    Process p("rths-numerical", {"plot", run.string(), "--quiet"}, dir_ / "plot");
+    const int code = p.wait(std::chrono::seconds(120));
+    err_ = p.err();
+    return code;
+  }
+  mutable std::string err_;
+};
+
+TEST_F(RunPlots, EveryFigureOfAVirtualTimeRunIsDrawn) {
+  // Seed 002's damper behind a 40 ms round trip: two floors, one remote channel.
+  Process run("rths-numerical",
+              {"run", test::example("seed002/damper_3v.textproto").string(), "--out", (dir_ / "run").string(),
+               "--quiet", "--set", "duration_s=4"},
+              dir_ / "numerical");
+  ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
+  ASSERT_EQ(plot(dir_ / "run"), kExitCompleted) << err_;
+  expect_drawn(dir_ / "run/plots", {"response_x1", "response_x2", "site_purdue_tracking", "site_purdue_error",
+                                    "site_purdue_loop", "site_purdue_model_error"});
+  // A virtual-time run has no wall-clock timing to draw.
+  EXPECT_FALSE(fs::exists(dir_ / "run/plots/lateness.png"));
+}
+
+TEST_F(RunPlots, AFolderWithoutARunIsRefusedNamingTheFile) {
+  fs::create_directories(dir_ / "empty");
+  EXPECT_EQ(plot(dir_ / "empty"), kExitBadInput);
+  EXPECT_NE(err_.find((dir_ / "empty" / "numerical.csv").string()), std::string::npos) << err_;
+}
+
+TEST_F(RunPlots, ARealTimeRunGetsItsTimingHistograms) {
+  Process run("rths-numerical",
+              {"loopback", test::example("seed002/spring.textproto").string(), "--out", (dir_ / "run").string(),
+               "--quiet", "--set", "duration_s=2", "--set", "realtime.insecure=true"},
+              dir_ / "numerical");
+  ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
+  // timing.csv: every step of the loop is in the lateness histogram once, and in the compute one.
+  std::ifstream timing(dir_ / "run/timing.csv");
+  std::string line;
+  std::getline(timing, line);
+  EXPECT_EQ(line, "histogram,lower_us,upper_us,count");
+  std::uint64_t lateness = 0;
+  std::uint64_t compute = 0;
+  while (std::getline(timing, line)) {
+    const std::uint64_t count = std::stoull(line.substr(line.rfind(',') + 1));
+    if (line.starts_with("lateness,")) lateness += count;
+    if (line.starts_with("compute,")) compute += count;
+  }
+  const results::RunSummary summary = test::read_summary(dir_ / "run/summary.json");
+  EXPECT_EQ(lateness, static_cast<std::uint64_t>(summary.steps()));
+  EXPECT_EQ(compute, static_cast<std::uint64_t>(summary.steps()));
+  ASSERT_EQ(plot(dir_ / "run"), kExitCompleted) << err_;
+  expect_drawn(dir_ / "run/plots", {"response_x1", "lateness", "compute", "round_trip_spring"});
+}
+
+}  // namespace
+}  // namespace rths
