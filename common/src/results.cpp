@@ -146,8 +146,8 @@ std::string results_json(const google::protobuf::Message& message) {
   options.always_print_primitive_fields = true;  // a zero counter is a result too
   options.preserve_proto_field_names = true;
   std::string json;
-  const auto status = google::protobuf::util::BinaryToJsonString(
-      resolver.get(), std::string(kTypeUrlPrefix) + "/" + message.GetDescriptor()->full_name(), binary, &json, options);
+  const std::string type_url = fmt::format("{}/{}", kTypeUrlPrefix, message.GetDescriptor()->full_name());
+  const auto status = google::protobuf::util::BinaryToJsonString(resolver.get(), type_url, binary, &json, options);
   if (!status.ok()) {
     // Only a message the resolver does not know gets here: a programming error, not a result.
     throw std::logic_error("cannot print " + message.GetDescriptor()->full_name() +
