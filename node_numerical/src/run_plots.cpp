@@ -92,7 +92,7 @@ void response_plots(const fs::path& run_dir, const std::vector<std::string>& hea
     ++drawn;
     const std::string name = "response_" + dof;
     std::string text = history_header(name, dof + ": hybrid run and monolithic reference", dof + " (mm)");
-    text += fmt::format("plot {} using (column(\"t_s\")):{} with lines lw 1.5 title \"hybrid\"", numerical,
+    text += fmt::format(R"(plot {} using (column("t_s")):{} with lines lw 1.5 title "hybrid")", numerical,
                         col(dof + "_m", 1e3));
     if (with_reference) {
       text += fmt::format(", \\\n     {} using (column(\"t_s\")):{} with lines dt 2 title \"reference\"", reference,
