@@ -10,7 +10,6 @@ namespace rths {
 
 namespace {
 constexpr std::size_t kColumnsPerNumericalChannel = 5;  // u, f, e, fm, xm
-constexpr std::size_t kColumnsPerActuator = 3;          // stroke target, command, reading
 
 // The actuators a site records, those of its setup (none without one: the channels are its actuators).
 std::size_t recorded_actuators(const config::Site& site) {

@@ -477,10 +477,11 @@ void Experiment::evaluate_multi_axial(const NumericalSite& site, const PhysicalN
   std::size_t lead = 0;
   if (remote != nullptr) {
     const Recorder& rec = remote->recorder();
+    // The site's last step and the numerical step whose command it applied (0: none ever came).
     const std::vector<double> command_step = rec.column(rec.column_index("command_step"));
-    for (std::size_t j = command_step.size(); j-- > 0;) {
-      lead = j - std::min(j, static_cast<std::size_t>(command_step[j]));
-      if (command_step[j] > 0) break;
+    if (!command_step.empty() && command_step.back() > 0) {
+      const std::size_t last = command_step.size() - 1;
+      lead = last - std::min(last, static_cast<std::size_t>(command_step.back()));
     }
   }
   const std::size_t rows = ref.rows() - std::min(ref.rows(), lead);

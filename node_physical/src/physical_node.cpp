@@ -185,7 +185,7 @@ void PhysicalNode::step(std::int64_t j) {
   }
   const PlantDriver& plants = substructure_->plants();
   for (std::size_t i = 0; i < plants.actuators(); ++i) {
-    double* r = &row_[2 + kSiteColumnsPerChannel * targets_.size() + 3 * i];
+    double* r = &row_[2 + kSiteColumnsPerChannel * targets_.size() + kColumnsPerActuator * i];
     r[0] = plants.actuator_targets()[i].displacement_m;
     r[1] = plants.actuator_commands()[i].displacement_m;
     r[2] = plants.actuator_measured()[i].displacement_m;

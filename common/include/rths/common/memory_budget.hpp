@@ -25,6 +25,8 @@ std::string count_text(double count);
 // Columns of a site's record per channel: target, target_velocity, command, measured, force,
 // model_error, status (after t and command_step).
 inline constexpr std::size_t kSiteColumnsPerChannel = 7;
+// A multi-axial site's record per actuator behind its setup: stroke target, command and reading.
+inline constexpr std::size_t kColumnsPerActuator = 3;
 
 // Columns of the numerical node's record, and of the reference's (the same): t, ag, per DOF x and v,
 // per site channel u, f, e, fm and xm (NumericalNode). A test holds this to the recorders.
