@@ -98,6 +98,32 @@ inline void expect_floors_match(const std::filesystem::path& bridged_csv, const 
   }
 }
 
+// The share of steps whose reply the bridge may miss for the comparison to speak of the bridge rather
+// than of the machine. kSpringBridgeTolerancePct's derivation assumes a reply in every step but a
+// few: an idle run of this VM misses 3 to 20 replies of 12 480 (0.02-0.16 %), with an error under
+// 0.03 %, while a missed reply holds the last measurement for a step and a host stall holds it for
+// several. A CI machine whose target answered in 0.55 ms at p99 (the bridge waits 0.4 ms) missed
+// 302 (2.4 %, runs of up to 7) and the floors moved 1.5 %: that run measured the machine.
+constexpr double kSpringBridgeMaxMissedShare = 0.005;
+// Real-time runs a test makes before it gives up on a machine that cannot keep the bridge's time.
+constexpr int kSpringBridgeAttempts = 2;
+
+// Whether the bridge answered enough steps in time for the comparison with virtual time to hold
+// (kSpringBridgeMaxMissedShare); prints the count when not.
+inline bool bridge_kept_time(const results::SiteSummary& site) {
+  const results::UdpBridgePlant& bridge = site.channels(0).plant().udp_bridge();
+  const double steps = static_cast<double>(bridge.replies() + bridge.missed());
+  const double share = steps > 0.0 ? static_cast<double>(bridge.missed()) / steps : 1.0;
+  if (share <= kSpringBridgeMaxMissedShare) {
+    return true;
+  }
+  std::printf("[ overload ] the bridge missed %llu of %.0f replies (%.2f %%, longest run %llu), more than the %.1f %% "
+              "the comparison assumes: this machine did not keep the target's time\n",
+              static_cast<unsigned long long>(bridge.missed()), steps, 100.0 * share,
+              static_cast<unsigned long long>(bridge.longest_missed_run()), 100.0 * kSpringBridgeMaxMissedShare);
+  return false;
+}
+
 // Every step was answered in time or counted (never ten in a row missed); the ramps ran; the
 // target never clamped or tripped while commanded (its watchdog trips only once the site has stopped
 // sending). target_report: what rths-target printed when it ended. Prints the bridge's figures.

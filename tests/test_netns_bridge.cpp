@@ -35,7 +35,7 @@ class NetnsBridge : public test::NetnsTopologyTest {
   // (the other namespace tests use 10.78 and 10.81); the script's exit
   // code. The target's watchdog is 20 ms, as on 127.0.0.1: this VM's host stalls reach several
   // milliseconds, and a stall of the site is not what this test is about.
-  int run_topology(const std::vector<std::string>& sets) {
+  int run_topology(const std::vector<std::string>& sets, const fs::path& out) {
     std::vector<std::string> args{"--site",
                                   "spring",
                                   "--relay",
@@ -49,7 +49,7 @@ class NetnsBridge : public test::NetnsTopologyTest {
                                   "--bin",
                                   RTHS_BIN_DIR,
                                   "--out",
-                                  (dir_ / "rt").string(),
+                                  out.string(),
                                   "run",
                                   test::spring_bridge_config()};
     for (const auto& s : sets) {
@@ -77,19 +77,33 @@ TEST_F(NetnsBridge, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) 
   const std::vector<std::string> sets{
       test::spring_bridge_calibration_set(dir_ / "calibration.textproto"), "site[spring].link.forward.delay_s=0.025",
       "site[spring].link.backward.delay_s=0.025", "duration_s=" + std::to_string(test::kSpringBridgeSeconds)};
-  const int code = run_topology(sets);
-  if (code == kExitSkipped) {
-    GTEST_SKIP() << test::last_line(err_);
+  // A machine that could not keep the target's time gets a second run (test::bridge_kept_time).
+  fs::path rt;
+  for (int attempt = 1;; ++attempt) {
+    rt = dir_ / ("rt" + std::to_string(attempt));
+    const int code = run_topology(sets, rt);
+    if (code == kExitSkipped) {
+      GTEST_SKIP() << test::last_line(err_);
+    }
+    ASSERT_EQ(code, kExitCompleted) << err_;
+    EXPECT_NE(err_.find("exit codes: numerical 0, spring 0, relay of spring 0, target of spring 0"),
+              std::string::npos)
+        << err_;
+    if (test::bridge_kept_time(test::read_site_summary(rt / "site_spring.json"))) {
+      break;
+    }
+    if (attempt == test::kSpringBridgeAttempts) {
+      GTEST_SKIP() << "the bridge missed too many replies in every run: this machine cannot keep the target's time";
+    }
+    Process down(script().string(), {"down", "--prefix", prefix()}, dir_ / ("down" + std::to_string(attempt)));
+    ASSERT_EQ(down.wait(std::chrono::seconds(30)), 0) << down.err();
   }
-  ASSERT_EQ(code, kExitCompleted) << err_;
-  EXPECT_NE(err_.find("exit codes: numerical 0, spring 0, relay of spring 0, target of spring 0"), std::string::npos)
-      << err_;
 
   test::run_spring_bridge_in_virtual_time(dir_ / "virtual", sets);
-  test::expect_floors_match(dir_ / "rt/numerical.csv", dir_ / "virtual/numerical.csv");
+  test::expect_floors_match(rt / "numerical.csv", dir_ / "virtual/numerical.csv");
   // The script prints each target's summary line on its stderr once the sites are done.
-  test::expect_bridge_ran_cleanly(test::read_site_summary(dir_ / "rt/site_spring.json"), err_);
-  const results::RunSummary summary = test::read_summary(dir_ / "rt/summary.json");
+  test::expect_bridge_ran_cleanly(test::read_site_summary(rt / "site_spring.json"), err_);
+  const results::RunSummary summary = test::read_summary(rt / "summary.json");
   std::printf("[ measured ] numerical node's round trip to the site p50 %.3f ms\n",
               summary.sites().at("spring").network().round_trip_p50_us() / 1e3);
 }
