@@ -3,7 +3,8 @@
 #
 #   bin/                      rths-numerical, rths-physical (beside it: loopback starts it from
 #                             there), rths-relay, rths-target, rths-study, rths-plan,
-#                             rths-bench-loop
+#                             rths-bench-loop, rths-console
+#   share/rths/console/       the console's page, and uPlot (MIT licence beside it) as npm installed it
 #   share/rths/examples/      the example configs and studies, and data/ (ground motions, maRTHS
 #                             matrices) inside it: the examples name their records relative to
 #                             their own folder (../data/...), so the folder works wherever it is
@@ -15,11 +16,20 @@ include(GNUInstallDirs)
 
 # The user tools; rths-bench-loop measures a host's wake-up lateness before a real-time test
 # (rths-relay --spin-us refers to it).
-foreach(tool IN ITEMS rths-numerical rths-physical rths-relay rths-target rths-study rths-plan rths-bench-loop)
+foreach(tool IN ITEMS rths-numerical rths-physical rths-relay rths-target rths-study rths-plan rths-bench-loop
+                     rths-console)
   if(TARGET ${tool})
     install(TARGETS ${tool} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()
 endforeach()
+
+# rths-console finds its page in ../share/rths/console from its own folder.
+install(FILES ${PROJECT_SOURCE_DIR}/console/web/index.html ${PROJECT_SOURCE_DIR}/console/web/console.js
+              ${PROJECT_SOURCE_DIR}/console/web/console.css DESTINATION ${CMAKE_INSTALL_DATADIR}/rths/console)
+install(FILES ${PROJECT_SOURCE_DIR}/console/web/node_modules/uplot/dist/uPlot.iife.min.js
+              ${PROJECT_SOURCE_DIR}/console/web/node_modules/uplot/dist/uPlot.min.css
+              ${PROJECT_SOURCE_DIR}/console/web/node_modules/uplot/LICENSE
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/rths/console/node_modules/uplot/dist OPTIONAL)
 
 # Calibration files are written beside an RLS example by `rths-numerical calibrate`: results of a
 # run on this machine, not part of the examples.
@@ -63,11 +73,12 @@ studies, tests), on one machine over loopback, and across sites.
 This package holds the numerical node (rths-numerical), the physical site
 (rths-physical), the impairment relay (rths-relay), the emulator of a lab's
 real-time target (rths-target), the study runner (rths-study), the real-time
-loop benchmark (rths-bench-loop), the example
+loop benchmark (rths-bench-loop), the operator's web console (rths-console,
+with its page and uPlot in /usr/share/rths/console), the example
 experiments with their ground motions in /usr/share/rths/examples, and the
 documentation.")
 # Runtime dependencies from the libraries the executables link (dpkg-shlibdeps, in dpkg-dev):
-# libprotobuf, libspdlog, libfmt, libsodium, libstdc++ and libc with the versions they were built against.
+# libprotobuf, libspdlog, libfmt, libsodium, libcivetweb, libstdc++ and libc with the versions they were built against.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # rths-study draws its plots with gnuplot and writes the scripts without it.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS gnuplot-nox)

@@ -30,7 +30,16 @@ build_dir=${build_dir:-build}
 # Recommends would pull in about 260 packages (X libraries, documentation) that nothing here uses.
 install_missing --no-install-recommends g++ cmake make pkg-config libasio-dev libeigen3-dev libprotobuf-dev \
   protobuf-compiler libspdlog-dev libfmt-dev libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev iproute2 \
-  gnuplot-nox parallel
+  gnuplot-nox parallel libcivetweb-dev
+# The console's page draws with uPlot, from the npm registry at the version console/web/package-lock.json
+# pins (with playwright-core, which drives chromium in the console's test). Node.js and npm from
+# Debian unless the machine has them already (a NodeSource Node.js brings its own npm).
+command -v npm >/dev/null || install_missing --no-install-recommends npm
+if [[ ! -f console/web/node_modules/.package-lock.json ||
+  console/web/package-lock.json -nt console/web/node_modules/.package-lock.json ]]; then
+  (cd console/web && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+    echo "$SELF: npm ci in console/web failed: rths-console will say uPlot is missing" >&2
+fi
 
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "${cmake_options[@]+"${cmake_options[@]}"}" >/dev/null
 cmake --build "$build_dir" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" "${targets[@]+"${targets[@]}"}"

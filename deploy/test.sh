@@ -42,6 +42,8 @@ container_images() {
 }
 
 deploy/setup.sh build -DRTHS_WERROR=ON
+# The console's end-to-end test loads its page in Debian's chromium.
+install_missing --no-install-recommends chromium fonts-liberation
 status=0
 if ((containers)); then
   stage "container images" container_images || status=1

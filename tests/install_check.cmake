@@ -17,7 +17,8 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "cmake --install ${BUILD_DIR} --prefix ${PREFIX} failed (${rc}): ${err}")
 endif()
 
-foreach(tool IN ITEMS rths-numerical rths-physical rths-relay rths-target rths-study rths-plan rths-bench-loop)
+foreach(tool IN ITEMS rths-numerical rths-physical rths-relay rths-target rths-study rths-plan rths-bench-loop
+                     rths-console)
   if(NOT EXISTS ${PREFIX}/bin/${tool})
     message(FATAL_ERROR "not installed: bin/${tool}")
   endif()
@@ -25,6 +26,12 @@ endforeach()
 foreach(doc IN ITEMS README.md LICENSE copyright docs/reference-values.md)
   if(NOT EXISTS ${PREFIX}/share/doc/rths/${doc})
     message(FATAL_ERROR "not installed: share/doc/rths/${doc}")
+  endif()
+endforeach()
+# The console's page and the uPlot it draws with (deploy/setup.sh installs uPlot before the build).
+foreach(file IN ITEMS index.html console.js console.css node_modules/uplot/dist/uPlot.iife.min.js)
+  if(NOT EXISTS ${PREFIX}/share/rths/console/${file})
+    message(FATAL_ERROR "not installed: share/rths/console/${file}")
   endif()
 endforeach()
 # The schemas the README points a user to for the config and results formats.

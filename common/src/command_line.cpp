@@ -601,4 +601,8 @@ const std::atomic<bool>& install_stop_signals() {
   return g_stop;
 }
 
+void request_stop() {
+  g_stop.store(true);
+}
+
 }  // namespace rths

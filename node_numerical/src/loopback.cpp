@@ -19,8 +19,11 @@ std::filesystem::path sibling_executable(const std::string& name) {
 }
 
 LoopbackSites::LoopbackSites(std::filesystem::path config, std::vector<std::string> overrides,
-                             std::filesystem::path out)
-    : config_(std::move(config)), overrides_(std::move(overrides)), out_(std::move(out)) {}
+                             std::filesystem::path out, TelemetryOptions telemetry)
+    : config_(std::move(config)),
+      overrides_(std::move(overrides)),
+      out_(std::move(out)),
+      telemetry_(std::move(telemetry)) {}
 
 LoopbackSites::~LoopbackSites() {
   children_.clear();  // kills a site still running
@@ -44,6 +47,10 @@ void LoopbackSites::start(config::Experiment& experiment) {
     for (const auto& o : overrides_) {
       args.emplace_back("--set");
       args.push_back(o);
+    }
+    if (!telemetry_.console.empty()) {
+      args.insert(args.end(),
+                  {"--console", telemetry_.console, "--telemetry-hz", fmt::format("{:g}", telemetry_.rate_hz)});
     }
     if (!site.has_key_file() && !experiment.realtime().insecure()) {
       if (key_dir_.empty()) {

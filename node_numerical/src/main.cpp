@@ -1,5 +1,6 @@
 // rths-numerical: the numerical node's command. Kept thin (STYLE): parse, build, run, report.
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -15,6 +16,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/secret_key.hpp"
+#include "rths/common/telemetry.hpp"
 #include "rths/node_numerical/calibration.hpp"
 #include "rths/node_numerical/campaign.hpp"
 #include "rths/node_numerical/experiment.hpp"
@@ -29,6 +31,8 @@ struct Options {
   std::vector<std::string> overrides;
   bool realtime = false;
   bool quiet = false;
+  bool no_plots = false;
+  rths::TelemetryOptions telemetry;
   int plants = 100;
   int first_seed = 1;
   int jobs = 0;
@@ -89,6 +93,17 @@ rths::CommandLine command_line(Options& o) {
                "--set site[0].link.forward.delay_s=0.025, --set site[purdue].compensation.mode=NONE.\n"
                "Repeatable; applied in order before validation.")
       .only_for({"run", "loopback", "calibrate", "campaign"});
+  cli.text("console", "HOST:PORT", o.telemetry.console,
+           "(real time) Publish telemetry to rths-console listening there (its --telemetry), and take\n"
+           "its stop button as SIGINT; loopback passes it to its sites. Default: none.")
+      .only_for({"run", "loopback"});
+  cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
+             "(real time) Telemetry datagrams per second and stream. Default 50.")
+      .only_for({"run", "loopback"});
+  cli.flag("no-plots", o.no_plots,
+           "(run, loopback) Do not draw the run's plots at its end (see plot); so does the\n"
+           "environment variable RTHS_NO_PLOTS, for batches of runs (the test suite sets it).")
+      .only_for({"run", "loopback"});
   cli.flag("quiet", o.quiet, "Print only errors (and no live status line).").alias("-q");
   cli.epilogue(R"(The run folder holds config.textproto (the config as run), numerical.csv, site_<name>.csv per remote
 site, reference.csv, summary.json and run.log (loopback adds each site's .json and .log; a real-time
@@ -259,6 +274,22 @@ int plot(const std::filesystem::path& run_dir, const Options& o) {
   return rths::kExitCompleted;
 }
 
+// The plots of a finished run (rths-numerical plot): a run's outcome does not depend on them, so a
+// plot that could not be drawn is a warning.
+void draw_plots(const std::filesystem::path& out, bool quiet) {
+  try {
+    const rths::RunPlots plots = rths::plot_run(out, out / "plots");
+    if (plots.count.made < plots.names.size()) {
+      spdlog::warn("{} of {} plots not drawn (gnuplot missing or failed): rths-numerical plot {} retries",
+                   plots.names.size() - plots.count.made, plots.names.size(), out.string());
+    } else if (!quiet) {
+      fmt::print("plots: {} in {}\n", plots.count.made, (out / "plots").string());
+    }
+  } catch (const std::exception& e) {
+    spdlog::warn("plots not drawn: {}", e.what());
+  }
+}
+
 int keygen(const std::filesystem::path& file, bool quiet) {
   try {
     rths::write_key_file(file);
@@ -311,13 +342,19 @@ int main(int argc, char** argv) {
       // Nothing is started for a run that cannot start: the site processes come after these checks.
       rths::Experiment::check_before_start(loaded, rths::RunMode::kRealTime);
       // The sites get the same file and overrides, so both ends derive the same terms.
-      sites = std::make_unique<rths::LoopbackSites>(config, o.overrides, out);
+      sites = std::make_unique<rths::LoopbackSites>(config, o.overrides, out, o.telemetry);
       sites->start(loaded.experiment);
     }
     rths::Experiment experiment(loaded, realtime ? rths::RunMode::kRealTime : rths::RunMode::kVirtualTime);
     spdlog::info("{}: {} steps at {} Hz, {} site(s), {}", experiment.report().name, experiment.steps(),
                  loaded.experiment.rate_hz(), loaded.experiment.site_size(), realtime ? "real time" : "virtual time");
     experiment.stream_outputs(out);  // before the run: the records reach the disk while it goes on
+    if (!o.telemetry.console.empty()) {
+      if (!realtime) {
+        throw rths::ConfigError("--console: telemetry is for real-time runs (--realtime or loopback)");
+      }
+      experiment.set_telemetry(o.telemetry, [] { rths::request_stop(); });
+    }
     const rths::RunReport& report = realtime ? experiment.run_realtime(stop, !o.quiet) : experiment.run();
     // A real-time stop is logged as it happens; what ended a virtual-time run, or metrics that made a
     // run fail after it ended (no stop step), is logged here, once.
@@ -334,6 +371,9 @@ int main(int argc, char** argv) {
     spdlog::info("outputs written to {}", out.string());
     if (!o.quiet) {
       print_report(report, out);
+    }
+    if (!o.no_plots && std::getenv("RTHS_NO_PLOTS") == nullptr) {
+      draw_plots(out, o.quiet);
     }
   } catch (const rths::ConfigError& e) {
     spdlog::error("{}", e.what());

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 
@@ -46,7 +47,13 @@ class NumericalTick final : public TickHandler {
     if (2 * lateness > loop_.step_offset_ns(1)) {
       live_.late_ticks.fetch_add(1, std::memory_order_relaxed);
     }
+    live_.lateness_ns.store(lateness, std::memory_order_relaxed);
+    if (lateness > live_.max_lateness_ns.load(std::memory_order_relaxed)) {
+      live_.max_lateness_ns.store(lateness, std::memory_order_relaxed);
+    }
     node_.step(k);
+    live_.compute_ns.store(monotonic_ns() - start_mono_ns_ - loop_.step_offset_ns(k) - lateness,
+                           std::memory_order_relaxed);
     if (!node_.finite()) {
       end_ = TickEnd::kNonFinite;  // the step sent nothing; every site is told to abort
       return false;
@@ -62,9 +69,11 @@ class NumericalTick final : public TickHandler {
     const std::int64_t now = wall_.now_ns();
     watchdog_.observe_own_lateness(lateness, now);
     std::uint64_t drops = 0;
+    std::uint64_t held = 0;
     for (const std::size_t s : remote_) {
       const SiteStats& st = node_.site_stats()[s];
       drops += st.packets.dropped();
+      held += st.held_steps;
       if (st.peer_control != PeerControl::kNone) {
         site_ = s;
         end_ = TickEnd::kPeerControl;
@@ -83,6 +92,7 @@ class NumericalTick final : public TickHandler {
       }
     }
     live_.drops.store(drops, std::memory_order_relaxed);
+    live_.held_steps.store(held, std::memory_order_relaxed);
     live_.steps_done.store(k + 1, std::memory_order_relaxed);
     return true;
   }
@@ -220,10 +230,23 @@ void Experiment::stop_sites(const std::string& reason, bool abort) {
 }
 
 const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool live_status) {
+  LiveFigures live;
+  std::optional<TelemetryPublisher> telemetry;
+  if (!telemetry_.console.empty()) {
+    telemetry.emplace("numerical", telemetry_);
+    publish_numerical_telemetry(*telemetry, live);
+    spdlog::info("telemetry to the console at {}, {:g} Hz", telemetry_.console, telemetry_.rate_hz);
+  }
+  const auto stopped = [&] {
+    if (telemetry) {
+      telemetry->set_state(NodeState::kStopped, fmt::format("exit {}: {}", report_.exit_code, report_.stop_reason));
+    }
+  };
   std::vector<std::int64_t> hello_round_trips;
   if (!handshake(hello_round_trips, stop)) {
     spdlog::error("{}", report_.stop_reason);
     stop_sites(report_.stop_reason, true);
+    stopped();
     return report_;
   }
   for (const std::size_t s : remote_) {
@@ -254,7 +277,9 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
   const std::int64_t longest_hello =
       hello_round_trips.empty() ? 0 : *std::max_element(hello_round_trips.begin(), hello_round_trips.end());
   const auto timeout_ns = static_cast<std::int64_t>(config_.realtime().peer_timeout_s() * 1e9);
-  LiveFigures live;
+  if (telemetry) {
+    telemetry->set_state(NodeState::kRunning);
+  }
   NumericalTick handler(*hybrid_, remote_, loop, start_mono, timeout_ns, start_wall + 2 * longest_hello, live);
   spdlog::info("{} steps at {} Hz from the agreed start", steps_, rate_hz_);
   RunResult result;
@@ -264,6 +289,9 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
     result = loop.run(start_mono, 0, steps_, handler, stop);
   }
   report_.run_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  if (telemetry) {
+    telemetry->set_state(NodeState::kStopping);
+  }
   report_.steps = result.steps_run;
   report_.duration_s = static_cast<double>(std::max<std::int64_t>(result.steps_run - 1, 0)) / rate_hz_;
   report_.loop = loop.stats();
@@ -307,7 +335,32 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
   }
   run_reference(result.steps_run);
   evaluate();
+  stopped();
   return report_;
+}
+
+void Experiment::publish_numerical_telemetry(TelemetryPublisher& telemetry, const LiveFigures& live) const {
+  telemetry.add_stream("numerical", hybrid_->recorder());
+  const auto figure = [&](const char* name, const auto& atomic, double scale) {
+    telemetry.add_figure(name, [&atomic, scale] { return static_cast<double>(atomic.load()) * scale; });
+  };
+  figure("steps_done", live.steps_done, 1.0);
+  figure("late_ticks", live.late_ticks, 1.0);
+  figure("drops", live.drops, 1.0);
+  figure("held_steps", live.held_steps, 1.0);
+  figure("lateness_us", live.lateness_ns, 1e-3);
+  figure("max_lateness_us", live.max_lateness_ns, 1e-3);
+  figure("compute_us", live.compute_ns, 1e-3);
+  telemetry.add_figure("round_trip_p50_ms", [&live] { return live.round_trip_p50_ms(); });
+  telemetry.add_figure("rate_hz", [rate = rate_hz_] { return rate; });
+  telemetry.add_figure("steps", [steps = steps_] { return static_cast<double>(steps); });
+  telemetry.on_stop([this] {
+    spdlog::warn("stop requested by the console: stopping as on SIGINT");
+    if (telemetry_stop_) {
+      telemetry_stop_();
+    }
+  });
+  telemetry.start();
 }
 
 }  // namespace rths

@@ -1,6 +1,8 @@
 #include "rths/node_numerical/status_line.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
@@ -30,18 +32,23 @@ StatusLine::~StatusLine() {
   }
 }
 
-std::string StatusLine::text(const LiveFigures& live, std::int64_t steps, double rate_hz) {
-  const std::size_t n = std::min(live.round_trip_count.load(std::memory_order_acquire), live.round_trips.size());
+double LiveFigures::round_trip_p50_ms() const {
+  const std::size_t n = std::min(round_trip_count.load(std::memory_order_acquire), round_trips.size());
   std::vector<std::int64_t> rtts;
   rtts.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    rtts.push_back(live.round_trips[i].load(std::memory_order_relaxed));
+    rtts.push_back(round_trips[i].load(std::memory_order_relaxed));
   }
-  std::string rtt = "-";
-  if (!rtts.empty()) {
-    std::nth_element(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(rtts.size() / 2), rtts.end());
-    rtt = fmt::format("{:.3f} ms", static_cast<double>(rtts[rtts.size() / 2]) / 1e6);
+  if (rtts.empty()) {
+    return std::numeric_limits<double>::quiet_NaN();
   }
+  std::nth_element(rtts.begin(), rtts.begin() + static_cast<std::ptrdiff_t>(rtts.size() / 2), rtts.end());
+  return static_cast<double>(rtts[rtts.size() / 2]) / 1e6;
+}
+
+std::string StatusLine::text(const LiveFigures& live, std::int64_t steps, double rate_hz) {
+  const double p50 = live.round_trip_p50_ms();
+  const std::string rtt = std::isnan(p50) ? std::string("-") : fmt::format("{:.3f} ms", p50);
   return fmt::format("{:7.2f} / {:.2f} s  late ticks {}  round trip p50 {}  drops {}   ",
                      static_cast<double>(live.steps_done.load()) / rate_hz, static_cast<double>(steps - 1) / rate_hz,
                      live.late_ticks.load(), rtt, live.drops.load());

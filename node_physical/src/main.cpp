@@ -26,6 +26,7 @@ struct Options {
   std::vector<std::string> overrides;
   double wait_s = 0.0;
   bool quiet = false;
+  rths::TelemetryOptions telemetry;
 };
 
 // The longest --wait: a day, more than any lab waits for a peer (0 waits forever).
@@ -58,6 +59,13 @@ rths::CommandLine command_line(Options& o) {
   cli.number("wait", "SECONDS", o.wait_s, {0.0, kMaxWaitS, false, "a time in seconds"},
              "Give up when no numerical node says hello within this time (0 to 86400 s;\n"
              "default 0: wait forever).")
+      .only_for({"serve"});
+  cli.text("console", "HOST:PORT", o.telemetry.console,
+           "Publish the site's telemetry to rths-console listening there (its --telemetry) while the\n"
+           "test runs. Default: none.")
+      .only_for({"serve"});
+  cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
+             "Telemetry datagrams per second. Default 50.")
       .only_for({"serve"});
   cli.flag("quiet", o.quiet, "Print only errors.").alias("-q").only_for({"serve"});
   cli.epilogue(R"(Exit codes: 0 completed or stopped by the numerical node; 1 failure; 2 bad command line or config;
@@ -118,6 +126,7 @@ int main(int argc, char** argv) {
     options.site_name = o.site;
     options.out_dir = out;
     options.wait_s = o.wait_s;
+    options.telemetry = o.telemetry;
     if (o.listen) {
       options.listen = *o.listen;
     } else {

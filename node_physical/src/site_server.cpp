@@ -1,6 +1,7 @@
 #include "rths/node_physical/site_server.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -23,6 +24,7 @@
 #include "rths/common/secret_key.hpp"
 #include "rths/common/session_keys.hpp"
 #include "rths/common/site_terms.hpp"
+#include "rths/common/telemetry.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/physical_node.hpp"
 #include "rths/node_physical/safe_motion.hpp"
@@ -191,15 +193,42 @@ void refuse_start(UdpLink& link, const Handshake& hs, double rate_hz, const std:
 }
 
 // The step of the site on the wall clock, with the checks that end a test safely.
+// What the site's step publishes for its telemetry: atomics, never locked (the publisher's thread
+// reads them).
+struct SiteLive {
+  std::atomic<std::int64_t> steps_done{0};
+  std::atomic<std::int64_t> lateness_ns{0};
+  std::atomic<std::int64_t> max_lateness_ns{0};
+  std::atomic<std::int64_t> compute_ns{0};
+  std::atomic<std::uint64_t> held_steps{0};
+  std::atomic<std::uint64_t> dropped_packets{0};
+  std::atomic<bool> tripped{false};
+};
+
 class SiteTick final : public TickHandler {
  public:
   SiteTick(PhysicalNode& node, const WallClock& clock, const RealtimeLoop& loop, std::int64_t start_mono_ns,
-           std::int64_t timeout_ns, std::int64_t first_heard_ns)
-      : node_(node), clock_(clock), loop_(loop), start_mono_ns_(start_mono_ns), watchdog_(timeout_ns, first_heard_ns) {}
+           std::int64_t timeout_ns, std::int64_t first_heard_ns, SiteLive& live)
+      : node_(node),
+        clock_(clock),
+        loop_(loop),
+        start_mono_ns_(start_mono_ns),
+        watchdog_(timeout_ns, first_heard_ns),
+        live_(live) {}
 
   bool tick(std::int64_t k) override {
-    const std::int64_t lateness = monotonic_ns() - (start_mono_ns_ + loop_.step_offset_ns(k));
+    const std::int64_t due = start_mono_ns_ + loop_.step_offset_ns(k);
+    const std::int64_t lateness = monotonic_ns() - due;
     node_.step(k);
+    live_.compute_ns.store(monotonic_ns() - due - lateness, std::memory_order_relaxed);
+    live_.lateness_ns.store(lateness, std::memory_order_relaxed);
+    if (lateness > live_.max_lateness_ns.load(std::memory_order_relaxed)) {
+      live_.max_lateness_ns.store(lateness, std::memory_order_relaxed);
+    }
+    live_.held_steps.store(node_.stats().held_steps, std::memory_order_relaxed);
+    live_.dropped_packets.store(node_.stats().packets.dropped(), std::memory_order_relaxed);
+    live_.tripped.store(node_.tripped(), std::memory_order_relaxed);
+    live_.steps_done.store(k + 1, std::memory_order_relaxed);
     if (node_.peer_control() != PeerControl::kNone || node_.tripped()) {
       return false;
     }
@@ -219,8 +248,25 @@ class SiteTick final : public TickHandler {
   const RealtimeLoop& loop_;
   std::int64_t start_mono_ns_;
   PeerWatchdog watchdog_;
+  SiteLive& live_;
   bool peer_lost_ = false;
 };
+
+// The site's stream and figures on telemetry, started.
+void publish_site_telemetry(TelemetryPublisher& telemetry, const PhysicalNode& node, const SiteLive& live) {
+  telemetry.add_stream("site", node.recorder());
+  const auto figure = [&](const char* name, const auto& atomic, double scale) {
+    telemetry.add_figure(name, [&atomic, scale] { return static_cast<double>(atomic.load()) * scale; });
+  };
+  figure("steps_done", live.steps_done, 1.0);
+  figure("lateness_us", live.lateness_ns, 1e-3);
+  figure("max_lateness_us", live.max_lateness_ns, 1e-3);
+  figure("compute_us", live.compute_ns, 1e-3);
+  figure("held_steps", live.held_steps, 1.0);
+  figure("drops", live.dropped_packets, 1.0);
+  figure("interlock_tripped", live.tripped, 1.0);
+  telemetry.start();
+}
 
 // A ramp of the site's safe motion (start or stop) on the wall clock: one plan step per tick,
 // straight to the plants.
@@ -446,6 +492,13 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
                     hs.session.keys, link, clock, std::move(substructure), make_part2(*site), make_frame_part2(*site));
   // Started before acquire_realtime, so its thread has the process's normal scheduling and CPUs.
   RecordWriter csv(node.recorder(), options.out_dir / ("site_" + site->name() + ".csv"));
+  SiteLive live;
+  std::optional<TelemetryPublisher> telemetry;
+  if (!options.telemetry.console.empty()) {
+    telemetry.emplace("site " + site->name(), options.telemetry);
+    publish_site_telemetry(*telemetry, node, live);
+    telemetry->set_state(NodeState::kRunning);
+  }
 
   const RealtimeOptions rt = realtime_options(cfg);
   for (const auto& warning : acquire_realtime(rt)) {
@@ -464,7 +517,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
     refused = run_start_ramp(plants, *site, loop, start_mono, stop_flag, motion, moved);
   }
   SiteTick handler(node, clock, loop, start_mono, static_cast<std::int64_t>(cfg.realtime().peer_timeout_s() * 1e9),
-                   hs.session.start_wall_ns);
+                   hs.session.start_wall_ns, live);
   SiteOutcome outcome{kExitCompleted, "completed", hs.session.steps, key.insecure};
   RunResult result;
   if (refused) {
@@ -478,6 +531,9 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
     moved = moved || result.steps_run > 0;
     outcome = session_outcome(node, handler, result, cfg, outcome);
   }
+  if (telemetry) {
+    telemetry->set_state(NodeState::kStopping, outcome.reason);
+  }
   // At once: the equipment's own watchdog stops an actuator whose commands pause for milliseconds.
   if (site->has_safe_motion() && moved) {
     run_stop_ramp(plants, *site, rt, motion);
@@ -490,6 +546,9 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   csv.finish();
   write_site_summary(options.out_dir / ("site_" + site->name() + ".json"), node, loop.stats(), outcome,
                      handshake_packets, link, cfg.rate_hz(), site->has_safe_motion() ? &motion : nullptr);
+  if (telemetry) {
+    telemetry->set_state(NodeState::kStopped, fmt::format("exit {}: {}", outcome.exit_code, outcome.reason));
+  }
   return outcome.exit_code;
 }
 

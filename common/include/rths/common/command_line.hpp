@@ -171,5 +171,7 @@ int run_logged(const std::function<int()>& body);
 // SIGINT and SIGTERM set the returned flag (the step loops read it and stop safely) instead of
 // killing the process, so recordings are flushed.
 const std::atomic<bool>& install_stop_signals();
+// Sets the flag install_stop_signals() returns, as SIGINT does (a stop requested by rths-console).
+void request_stop();
 
 }  // namespace rths

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -17,9 +18,11 @@
 #include "rths/common/metrics.hpp"
 #include "rths/common/realtime_loop.hpp"
 #include "rths/common/secret_key.hpp"
+#include "rths/common/telemetry.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/common/virtual_link.hpp"
 #include "rths/node_numerical/numerical_node.hpp"
+#include "rths/node_numerical/status_line.hpp"
 #include "rths/node_physical/physical_node.hpp"
 
 namespace rths {
@@ -117,6 +120,12 @@ class Experiment {
   // then the reference over the steps that ran and the evaluation. Never throws for what a peer does:
   // report().exit_code says how it ended. live_status prints a status line to stderr while it runs.
   const RunReport& run_realtime(const std::atomic<bool>& stop, bool live_status);
+  // Where run_realtime publishes telemetry (rths-console); none by default. A stop request from the
+  // console calls on_stop (main: the flag SIGINT sets).
+  void set_telemetry(TelemetryOptions options, std::function<void()> on_stop) {
+    telemetry_ = std::move(options);
+    telemetry_stop_ = std::move(on_stop);
+  }
   // Only the monolithic reference over the whole run (calibration): its record, with the interface
   // motion of every site channel (u_<site>).
   const Recorder& run_reference_only();
@@ -179,6 +188,10 @@ class Experiment {
   // After the recorders they read, so that on every way out (an exception too) they finish first.
   std::vector<std::unique_ptr<RecordWriter>> streams_;
   RunReport report_;
+  TelemetryOptions telemetry_;
+  std::function<void()> telemetry_stop_;
+  // The numerical node's stream, figures and stop request on telemetry; starts it.
+  void publish_numerical_telemetry(TelemetryPublisher& telemetry, const LiveFigures& live) const;
 };
 
 // What summary.json holds for a report (proto/results.proto; write_outputs prints it).

@@ -6,6 +6,7 @@
 
 #include "experiment.pb.h"
 #include "rths/common/child_process.hpp"
+#include "rths/common/telemetry.hpp"
 
 namespace rths {
 
@@ -16,7 +17,9 @@ namespace rths {
 // the run ends: the loopback test authenticates its packets like a lab test.
 class LoopbackSites {
  public:
-  LoopbackSites(std::filesystem::path config, std::vector<std::string> overrides, std::filesystem::path out);
+  // telemetry: passed on to every site (--console, --telemetry-hz) when it names a console.
+  LoopbackSites(std::filesystem::path config, std::vector<std::string> overrides, std::filesystem::path out,
+                TelemetryOptions telemetry = {});
   ~LoopbackSites();
   LoopbackSites(const LoopbackSites&) = delete;
   LoopbackSites& operator=(const LoopbackSites&) = delete;
@@ -39,6 +42,7 @@ class LoopbackSites {
   std::filesystem::path config_;
   std::vector<std::string> overrides_;
   std::filesystem::path out_;
+  TelemetryOptions telemetry_;
   std::vector<Child> children_;
   std::filesystem::path key_dir_;  // the run keys, when any were made
 };

@@ -17,11 +17,17 @@ struct LiveFigures {
   std::atomic<std::int64_t> steps_done{0};
   std::atomic<std::int64_t> late_ticks{0};
   std::atomic<std::uint64_t> drops{0};
+  std::atomic<std::uint64_t> held_steps{0};      // steps a remote site's feedback was held, all sites
+  std::atomic<std::int64_t> lateness_ns{0};      // the last tick's start after its due time
+  std::atomic<std::int64_t> compute_ns{0};       // the last step's own time
+  std::atomic<std::int64_t> max_lateness_ns{0};  // the largest since the run began
   std::array<std::atomic<std::int64_t>, 64> round_trips{};
   std::atomic<std::size_t> round_trip_count{0};
 
   // One more round trip into the ring of the last 64; from the step thread only.
   void add_round_trip(std::int64_t round_trip_ns);
+  // The median of the last 64 round trips in milliseconds; NaN before the first.
+  [[nodiscard]] double round_trip_p50_ms() const;
 };
 
 // "elapsed / total, late ticks, round-trip p50, drops" on one terminal line, rewritten in place by

@@ -6,6 +6,7 @@
 
 #include "rths/common/address.hpp"
 #include "rths/common/config.hpp"
+#include "rths/common/telemetry.hpp"
 
 namespace rths {
 
@@ -17,6 +18,8 @@ struct SiteServerOptions {
   bool announce = true;
   // How long to wait for the numerical node's hello (0: forever).
   double wait_s = 0.0;
+  // Where the site publishes telemetry (rths-console); none when its console is empty.
+  TelemetryOptions telemetry;
 };
 
 // One physical site in real time (DESIGN §3-§5): listens, agrees the session terms with the numerical
