@@ -12,23 +12,35 @@
 #      and misses, from site_spring.json;
 #   3. the same experiment with the actuator simulated inside the site's step
 #      (examples/actuator/spring_iisl_rls.textproto): the step without the bridge.
-# Usage: deploy/bench-realtime.sh [--bridge] [--seconds S] [--sites "8 16 32"] [--bin DIR] [--out DIR]
+# With --console, instead: what telemetry and rths-console cost the nodes. In one invocation,
+#   1. the bare loop at the nodes' settings;
+#   2. --repeat loopback runs of the damper case per condition: no console; a console with a page's
+#      event stream attached; that console killed (SIGKILL) a third into the run; that console
+#      stalled (SIGSTOP) a third into the run. Each node's lateness p99 and compute p50/p99;
+#   3. rths-console's CPU time while it serves a test of 32 remote sites (33 nodes at 50 Hz) to one
+#      page's event stream.
+# Usage: deploy/bench-realtime.sh [--bridge | --console] [--seconds S] [--repeat N] [--sites "8 16 32"]
+#                                 [--bin DIR] [--out DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
 bridge=0
+console=0
+repeat=3
 site_counts="8 16 32"
 bin=build/bin
 out=runs/bench-realtime-$(date +%Y%m%d-%H%M%S)
 while [ $# -gt 0 ]; do
   case "$1" in
     --bridge) bridge=1; shift ;;
+    --console) console=1; shift ;;
+    --repeat) repeat=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --sites) site_counts=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-realtime: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -88,6 +100,97 @@ if [ "$bridge" = 1 ]; then
   exit 0
 fi
 
+# N springs of k_s / N between the ground and floor 1, each at its own site process.
+scale_config() {
+  local n=$1 file=$2
+  sed -n '/^structure {/,/^}/p' examples/seed002/spring.textproto > "$file.structure"
+  {
+    echo "name: \"scale-$n\""
+    cat "$file.structure"
+    echo 'ground_motion { synthetic { seed: 5 duration_s: 600 pga_m_per_s2: 0.7 } }'
+    for i in $(seq 1 "$n"); do
+      echo "site { name: \"s$i\" influence: [-1, 0] channel { specimen { spring { stiffness_n_per_m: $(awk -v n="$n" 'BEGIN { printf "%.6f", 55834.4 / n }') } } } }"
+    done
+  } > "$file"
+  rm -f "$file.structure"
+}
+
+# rths-console on free ports with a page's event stream attached (curl): sets console_pid, curl_pid
+# and telemetry_at.
+start_console() {
+  local log=$1 i web=""
+  "$bin/rths-console" --listen 127.0.0.1:0 --telemetry 127.0.0.1:0 --quiet >"$log" 2>&1 &
+  console_pid=$!
+  for i in $(seq 1 100); do
+    web=$(sed -n 's/^serving //p' "$log")
+    telemetry_at=$(sed -n 's/^telemetry on //p' "$log")
+    [ -z "$web" ] || [ -z "$telemetry_at" ] || break
+    sleep 0.1
+  done
+  [ -n "$telemetry_at" ] || { echo "bench-realtime: rths-console did not come up: $(cat "$log")" >&2; exit 1; }
+  curl -s -N "${web}api/events" >/dev/null &
+  curl_pid=$!
+}
+stop_console() {
+  kill -CONT "$console_pid" 2>/dev/null || true
+  kill -INT "$console_pid" "$curl_pid" 2>/dev/null || true
+  wait "$console_pid" "$curl_pid" 2>/dev/null || true
+}
+# utime + stime of a process in seconds.
+cpu_s() {
+  awk -v hz="$(getconf CLK_TCK)" '{ print ($14 + $15) / hz }' "/proc/$1/stat"
+}
+
+# What telemetry and the console cost the nodes (--console, see the top).
+console_bench() {
+  local damper=examples/seed002/damper_3v.textproto condition r run
+  local privileged=(--set realtime.priority=80 --set realtime.lock_memory=true --set realtime.spin_s=0.00015)
+  echo "== bare loop, ${seconds}s, SCHED_FIFO 80, locked memory, 150 us spin"
+  "$bin/rths-bench-loop" --seconds "$seconds" --priority 80 --lock --spin-us 150
+  for condition in none live killed stalled; do
+    for r in $(seq 1 "$repeat"); do
+      run=$out/$condition-$r
+      local console_flags=()
+      if [ "$condition" != none ]; then
+        start_console "$out/console-$condition-$r.log"
+        console_flags=(--console "$telemetry_at")
+      fi
+      "$bin/rths-numerical" loopback $damper --quiet --no-plots --out "$run" --set duration_s="$seconds" \
+        "${privileged[@]}" "${console_flags[@]+"${console_flags[@]}"}" &
+      local run_pid=$!
+      if [ "$condition" = killed ] || [ "$condition" = stalled ]; then
+        sleep "$(awk -v s="$seconds" 'BEGIN { print 2 + s / 3 }')"
+        if [ "$condition" = killed ]; then kill -KILL "$console_pid"; else kill -STOP "$console_pid"; fi
+      fi
+      wait $run_pid || true
+      [ "$condition" = none ] || stop_console
+      echo -n "$condition $r numerical: "; json "$run/summary.json" exit_code lateness_p99_us compute_p50_us compute_p99_us
+      echo -n "$condition $r site:      "; json "$run/site_purdue.json" lateness_p99_us compute_p50_us compute_p99_us
+    done
+  done
+  local n=32
+  run=$out/scale-console-$n
+  mkdir -p "$run"
+  scale_config "$n" "$run.textproto"
+  start_console "$out/console-scale.log"
+  local before after
+  before=$(cpu_s "$console_pid")
+  echo "== rths-console serving $n remote sites, 20 s, privileged"
+  "$bin/rths-numerical" loopback "$run.textproto" --quiet --no-plots --out "$run" --set duration_s=20 \
+    --set realtime.priority=80 --set realtime.spin_s=0 --console "$telemetry_at" || true
+  after=$(cpu_s "$console_pid")
+  stop_console
+  echo -n "numerical loop: "; json "$run/summary.json" exit_code run_time_s lateness_p99_us compute_p99_us
+  echo "console CPU: $(awk -v a="$after" -v b="$before" 'BEGIN { printf "%.2f s", a - b }') over the run" \
+    "($(grep -o '[0-9]* telemetry datagrams accepted' "$out/console-scale.log" || echo "see $out/console-scale.log"))"
+  echo "outputs: $out"
+}
+
+if [ "$console" = 1 ]; then
+  console_bench
+  exit 0
+fi
+
 echo "== bare loop, ${seconds}s, default settings"
 "$bin/rths-bench-loop" --seconds "$seconds"
 echo "== bare loop, ${seconds}s, SCHED_FIFO 80, locked memory, 150 us spin"
@@ -108,20 +211,6 @@ for mode in plain privileged; do
   echo -n "network:        "; json "$run/summary.json" round_trip_p50_us round_trip_p99_us one_way_forward_p50_us one_way_forward_p99_us one_way_backward_p50_us one_way_backward_p99_us feedback_age_at_use_p50_us feedback_age_at_use_p99_us loss_rate
 done
 
-# N springs of k_s / N between the ground and floor 1, each at its own site process.
-scale_config() {
-  local n=$1 file=$2
-  sed -n '/^structure {/,/^}/p' examples/seed002/spring.textproto > "$file.structure"
-  {
-    echo "name: \"scale-$n\""
-    cat "$file.structure"
-    echo 'ground_motion { synthetic { seed: 5 duration_s: 600 pga_m_per_s2: 0.7 } }'
-    for i in $(seq 1 "$n"); do
-      echo "site { name: \"s$i\" influence: [-1, 0] channel { specimen { spring { stiffness_n_per_m: $(awk -v n="$n" 'BEGIN { printf "%.6f", 55834.4 / n }') } } } }"
-    done
-  } > "$file"
-  rm -f "$file.structure"
-}
 for n in $site_counts; do
   run=$out/scale-$n
   mkdir -p "$run"

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -27,6 +28,7 @@
 #include "rths/common/link.hpp"
 #include "rths/common/realtime_loop.hpp"
 #include "rths/common/results.hpp"
+#include "rths/common/telemetry.hpp"
 #include "rths/common/udp_link.hpp"
 
 namespace {
@@ -61,6 +63,16 @@ struct DirectionStats {
   std::uint64_t send_errors = 0;
   std::uint64_t pending_at_exit = 0;
   rths::LatencyHistogram lateness;
+};
+
+// A direction's counters as the telemetry thread reads them: copied from DirectionStats by the relay's
+// loop (relaxed stores, no lock).
+struct LiveDirection {
+  std::atomic<std::uint64_t> received{0};
+  std::atomic<std::uint64_t> delivered{0};
+  std::atomic<std::uint64_t> lost{0};
+  std::atomic<std::uint64_t> reordered{0};
+  std::atomic<std::uint64_t> dropped_overflow{0};
 };
 
 // One direction: its impairment, the order it keeps, and what happened to its datagrams.
@@ -131,6 +143,7 @@ class Relay {
         wake = std::min(wake, heap_.front().release_ns - spin_ns);
       }
       if (wake > now) {
+        mirror_live();  // before a sleep: off the release path
         sleep_until_monotonic(wake);
       }
       // Otherwise within the spin window: loop, polling the sockets, until the release is due.
@@ -141,8 +154,21 @@ class Relay {
   }
 
   [[nodiscard]] const Direction& direction(int i) const { return dirs_[static_cast<std::size_t>(i)]; }
+  [[nodiscard]] const LiveDirection& live(int i) const { return live_[static_cast<std::size_t>(i)]; }
 
  private:
+  void mirror_live() {
+    for (std::size_t d = 0; d < 2; ++d) {
+      const DirectionStats& s = dirs_[d].stats;
+      LiveDirection& l = live_[d];
+      l.received.store(s.received, std::memory_order_relaxed);
+      l.delivered.store(s.delivered, std::memory_order_relaxed);
+      l.lost.store(s.lost, std::memory_order_relaxed);
+      l.reordered.store(s.reordered, std::memory_order_relaxed);
+      l.dropped_overflow.store(s.dropped_overflow, std::memory_order_relaxed);
+    }
+  }
+
   // Drains both sockets; true when anything arrived.
   bool poll() {
     bool any = false;
@@ -249,6 +275,7 @@ class Relay {
   std::uint64_t order_ = 0;
   std::array<Direction, 2> dirs_;       // 0: numerical -> site, 1: site -> numerical
   std::array<rths::UdpLink*, 2> from_;  // where each direction's datagrams come from
+  std::array<LiveDirection, 2> live_;
   std::array<std::byte, rths::kMaxDatagramBytes> scratch_{};
 };
 
@@ -303,6 +330,7 @@ struct Options {
   double idle_s = 2.0;
   double spin_us = static_cast<double>(kSpinNs) / 1e3;
   bool quiet = false;
+  rths::TelemetryOptions telemetry;
 };
 
 rths::CommandLine command_line(Options& o) {
@@ -332,6 +360,10 @@ from the kernel's receive timestamp; order is kept unless the impairment allows 
   cli.number("spin-us", "US", o.spin_us, {0.0, 1e6, false, "a time in microseconds"},
              "Sleep until this long before each release, then busy-wait to it (default 50,\n"
              "at most 1e6; raise it to the host's wake-up latency, see rths-bench-loop).");
+  cli.text("console", "HOST:PORT", o.telemetry.console,
+           "Publish each direction's counters to rths-console listening there. Default: none.");
+  cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
+             "Telemetry datagrams per second. Default 50.");
   cli.flag("quiet", o.quiet, "Print only errors (the summary is still written).").alias("-q");
   cli.epilogue(R"(On exit it prints and writes per direction: received, delivered, lost, duplicated, reordered (released
 while a datagram that arrived earlier was still waiting), dropped_overflow, and the release lateness
@@ -383,7 +415,28 @@ int relay(const std::filesystem::path& config, const Options& o, const std::file
   std::printf("relaying on %s\n", where.c_str());
   std::fflush(stdout);
 
+  std::optional<rths::TelemetryPublisher> telemetry;
+  if (!o.telemetry.console.empty()) {
+    telemetry.emplace("relay " + site_name, o.telemetry);
+    for (int d = 0; d < 2; ++d) {
+      const LiveDirection& live = relay.live(d);
+      const std::string name = d == 0 ? "forward_" : "backward_";
+      const auto figure = [&](const char* what, const std::atomic<std::uint64_t>& counter) {
+        telemetry->add_figure(name + what, [&counter] { return static_cast<double>(counter.load()); });
+      };
+      figure("received", live.received);
+      figure("delivered", live.delivered);
+      figure("lost", live.lost);
+      figure("reordered", live.reordered);
+      figure("dropped_overflow", live.dropped_overflow);
+    }
+    telemetry->set_state(rths::NodeState::kRunning);
+    telemetry->start();
+  }
   relay.run(stop, std::llround(o.idle_s * 1e9), std::llround(o.spin_us * 1e3));
+  if (telemetry) {
+    telemetry->set_state(rths::NodeState::kStopped, "exit 0: relayed until idle or stopped");
+  }
 
   rths::results::RelaySummary summary;
   summary.set_site(site_name);

@@ -216,11 +216,18 @@ struct Tool {
 
 const std::vector<Tool>& tools() {
   static const std::vector<Tool> kTools{
-      {"rths-numerical", {"realtime", "out", "plants", "first-seed", "jobs", "set", "quiet", "help", "version"}},
-      {"rths-physical", {"site", "listen", "out", "set", "wait", "quiet", "help", "version"}},
-      {"rths-relay", {"site", "listen", "to", "set", "out", "idle-exit", "spin-us", "quiet", "help", "version"}},
+      {"rths-numerical",
+       {"realtime", "out", "plants", "first-seed", "jobs", "set", "console", "telemetry-hz", "no-plots", "quiet",
+        "help", "version"}},
+      {"rths-physical",
+       {"site", "listen", "out", "set", "wait", "console", "telemetry-hz", "quiet", "help", "version"}},
+      {"rths-relay",
+       {"site", "listen", "to", "set", "out", "idle-exit", "spin-us", "console", "telemetry-hz", "quiet", "help",
+        "version"}},
       {"rths-target",
-       {"site", "listen", "rate", "watchdog-s", "duration-s", "realtime-priority", "out", "set", "help", "version"}},
+       {"site", "listen", "rate", "watchdog-s", "duration-s", "realtime-priority", "out", "set", "console",
+        "telemetry-hz", "help", "version"}},
+      {"rths-console", {"listen", "telemetry", "token", "web", "replay", "quiet", "help", "version"}},
       {"rths-study", {"out", "jobs", "shard", "quiet", "help", "version"}},
       {"rths-bench-loop", {"rate", "seconds", "spin-us", "priority", "lock", "cpu", "help", "version"}},
   };

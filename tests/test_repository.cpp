@@ -32,7 +32,7 @@ std::vector<std::string> forbidden_patterns() {
 }
 
 // Top-level entries that are not the repository's content: git's own, and what .gitignore keeps
-// out (build folders, run folders, caches).
+// out (build folders, run folders, caches; node_modules below, npm's packages).
 bool outside_the_repository(const fs::path& top_level_entry) {
   const std::string name = top_level_entry.filename().string();
   return name == ".git" || name.starts_with("build") || name == "out" || name == "runs" || name == ".cache";
@@ -45,8 +45,12 @@ std::vector<fs::path> repository_files() {
     if (top.is_regular_file()) {
       files.push_back(top.path());
     } else if (top.is_directory()) {
-      for (const auto& entry : fs::recursive_directory_iterator(top.path())) {
-        if (entry.is_regular_file()) files.push_back(entry.path());
+      for (auto it = fs::recursive_directory_iterator(top.path()); it != fs::recursive_directory_iterator(); ++it) {
+        if (it->is_directory() && it->path().filename() == "node_modules") {
+          it.disable_recursion_pending();
+        } else if (it->is_regular_file()) {
+          files.push_back(it->path());
+        }
       }
     }
   }

@@ -59,6 +59,18 @@ TEST(Telemetry, ADatagramCarriesTheNewestRowByNameTheStateAndNaNAsNull) {
   EXPECT_EQ(pub.token().size(), 32U);
 }
 
+TEST(Telemetry, ALatestRowStreamSendsTheRowLastSetAndNothingBefore) {
+  FakeConsole console;
+  LatestRow latest({"t_s", "command_m"});
+  TelemetryPublisher pub("target lab", {console.address(), 50.0});
+  pub.add_stream("target", latest);
+  EXPECT_NE(pub.datagram(0).find(R"("stream":"target","rows":0})"), std::string::npos) << pub.datagram(0);
+  latest.set(std::array{0.1, 0.004});
+  latest.set(std::array{0.2, 0.005});
+  EXPECT_NE(pub.datagram(0).find(R"("rows":2,"columns":["t_s","command_m"],"values":[0.2,0.005])"), std::string::npos)
+      << pub.datagram(0);
+}
+
 TEST(Telemetry, ThePublisherSendsAtItsRateFromItsOwnThread) {
   FakeConsole console;
   Recorder rec({{"t", "s"}}, 10);

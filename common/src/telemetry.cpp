@@ -103,8 +103,26 @@ TelemetryPublisher::~TelemetryPublisher() {
   publish();  // the last state, with the final rows
 }
 
+void LatestRow::set(std::span<const double> row) {
+  const std::lock_guard lock(mutex_);
+  row_.assign(row.begin(), row.end());
+  ++rows_;
+}
+
+std::uint64_t LatestRow::get(std::vector<double>& out) const {
+  const std::lock_guard lock(mutex_);
+  if (rows_ > 0) {
+    out = row_;
+  }
+  return rows_;
+}
+
 void TelemetryPublisher::add_stream(std::string name, const Recorder& recorder) {
-  streams_.push_back(Stream{std::move(name), &recorder});
+  streams_.push_back(Stream{std::move(name), &recorder, nullptr});
+}
+
+void TelemetryPublisher::add_stream(std::string name, const LatestRow& latest) {
+  streams_.push_back(Stream{std::move(name), nullptr, &latest});
 }
 
 void TelemetryPublisher::add_figure(std::string name, std::function<double()> read) {
@@ -142,20 +160,33 @@ std::string TelemetryPublisher::datagram(std::size_t stream) const {
   }
   out += "}";
   if (stream < streams_.size()) {
-    const Recorder& rec = *streams_[stream].recorder;
-    const std::size_t rows = rec.rows();
-    out += fmt::format(R"(,"stream":"{}","rows":{})", json_escape(streams_[stream].name), rows);
+    const Stream& st = streams_[stream];
+    std::vector<std::string> columns;
+    std::vector<double> row;
+    std::uint64_t rows = 0;
+    if (st.recorder != nullptr) {
+      rows = st.recorder->rows();
+      for (std::size_t c = 0; c < st.recorder->columns(); ++c) {
+        const Column& col = st.recorder->column_names()[c];
+        columns.push_back(col.unit.empty() ? col.name : col.name + "_" + col.unit);
+        if (rows > 0) {
+          row.push_back(st.recorder->at(rows - 1, c));
+        }
+      }
+    } else {
+      rows = st.latest->get(row);
+      columns = st.latest->columns();
+    }
+    out += fmt::format(R"(,"stream":"{}","rows":{})", json_escape(st.name), rows);
     if (rows > 0) {
       std::string names;
       std::string values;
-      const auto& columns = rec.column_names();
-      for (std::size_t c = 0; c < columns.size(); ++c) {
-        const std::string name = columns[c].unit.empty() ? columns[c].name : columns[c].name + "_" + columns[c].unit;
-        const std::string value = json_number(rec.at(rows - 1, c));
-        if (out.size() + names.size() + values.size() + name.size() + value.size() + 64 > kMaxTelemetryBytes) {
+      for (std::size_t c = 0; c < columns.size() && c < row.size(); ++c) {
+        const std::string value = json_number(row[c]);
+        if (out.size() + names.size() + values.size() + columns[c].size() + value.size() + 64 > kMaxTelemetryBytes) {
           break;
         }
-        names += fmt::format(R"({}"{}")", c == 0 ? "" : ",", json_escape(name));
+        names += fmt::format(R"({}"{}")", c == 0 ? "" : ",", json_escape(columns[c]));
         values += fmt::format("{}{}", c == 0 ? "" : ",", value);
       }
       out += R"(,"columns":[)" + names + R"(],"values":[)" + values + "]";

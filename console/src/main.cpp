@@ -30,6 +30,9 @@
 
 namespace {
 
+// The shortest --token: 16 characters, about 64 bits even of hexadecimal digits.
+constexpr std::size_t kMinTokenChars = 16;
+
 struct Options {
   std::string listen = "127.0.0.1:8080";
   std::string telemetry = "127.0.0.1:47300";
@@ -53,17 +56,25 @@ rths::CommandLine command_line(Options& o) {
   cli.text("telemetry", "HOST:PORT", o.telemetry,
            "Where the nodes' telemetry arrives (their --console). Default 127.0.0.1:47300; port 0 picks\n"
            "a free one (printed).");
-  cli.text("token", "TOKEN", o.token,
-           "A secret every request must carry (?token=TOKEN in the page's address); required when\n"
-           "--listen is not a loopback address.");
+  cli.option(
+      "token", "TOKEN",
+      [&o](const std::string& v) {
+        if (v.size() < kMinTokenChars) {
+          throw rths::Expected(fmt::format("a secret of at least {} characters", kMinTokenChars));
+        }
+        o.token = v;
+      },
+      "A secret of 16 characters or more that every request must carry (?token=TOKEN in the\n"
+      "page's address); required when --listen is not a loopback address.");
   cli.path("web", "DIR", o.web_dir,
            "The page's files and uPlot (node_modules/uplot). Default: ../share/rths/console from\n"
            "this program's folder when installed, else the source tree's console/web.");
   cli.path("replay", "RUN_DIR", o.replay, "Serve this finished run folder for replay instead of live telemetry.");
   cli.flag("quiet", o.quiet, "Print only errors.").alias("-q");
   cli.epilogue(R"(Prints "serving http://HOST:PORT/" and "telemetry on HOST:PORT" once both listen, then runs until
-SIGINT or SIGTERM. Exit codes: 0 stopped by a signal; 1 failure (a port taken, the page's files or
-uPlot missing: deploy/setup.sh installs uPlot); 2 bad command line.
+SIGINT or SIGTERM. Exit codes: 0 stopped by a signal; 1 failure (a port taken, uPlot missing:
+deploy/setup.sh installs it); 2 bad command line (a short token, a page folder without the page, a
+reachable page without a token, a replay folder that is not there).
 )");
   return cli;
 }
@@ -166,9 +177,9 @@ std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
-// The record files of a run folder the replay serves: its CSVs by the names rths writes.
+// The record files of a run folder the replay serves: its CSVs and summaries by the names rths writes.
 std::vector<std::string> replay_files(const std::filesystem::path& dir) {
-  static const std::regex kRecord(R"((numerical|reference|timing|site_[A-Za-z0-9_.-]+)\.csv)");
+  static const std::regex kRecord(R"((numerical|reference|timing|site_[A-Za-z0-9_.-]+)\.csv|summary\.json)");
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
@@ -258,7 +269,7 @@ int handle(mg_connection* conn, void* data) {
       reply(conn, 404, "text/plain", "no such record in the run folder\n");
       return 404;
     }
-    mg_send_mime_file(conn, (o.replay / name).c_str(), "text/csv");
+    mg_send_mime_file(conn, (o.replay / name).c_str(), name.ends_with(".json") ? "application/json" : "text/csv");
   } else {
     reply(conn, 404, "text/plain", "not found\n");
     return 404;
@@ -297,11 +308,12 @@ int serve(Options o) {
   if (!o.replay.empty() && !std::filesystem::is_directory(o.replay)) {
     throw rths::ConfigError(fmt::format("--replay {}: not a run folder", o.replay.string()));
   }
-  for (const auto& file : {o.web_dir / "index.html", o.web_dir / "node_modules/uplot/dist/uPlot.iife.min.js"}) {
-    if (!std::filesystem::exists(file)) {
-      spdlog::error("{} is missing: deploy/setup.sh installs the page's uPlot (npm ci in console/web)", file.string());
-      return rths::kExitFailure;
-    }
+  if (!std::filesystem::exists(o.web_dir / "index.html")) {
+    throw rths::ConfigError(fmt::format("--web {}: no index.html there: not the console's page", o.web_dir.string()));
+  }
+  if (const auto uplot = o.web_dir / "node_modules/uplot/dist/uPlot.iife.min.js"; !std::filesystem::exists(uplot)) {
+    spdlog::error("{} is missing: deploy/setup.sh installs the page's uPlot (npm ci in console/web)", uplot.string());
+    return rths::kExitFailure;
   }
   const auto& stop = rths::install_stop_signals();
   Console console(o, telemetry);

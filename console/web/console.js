@@ -9,7 +9,10 @@ const withToken = (path) => (token ? `${path}${path.includes("?") ? "&" : "?"}to
 // how many arrived, and the charts' sample counts per site.
 const rths = (window.rths = { mode: "live", nodes: {}, datagrams: {}, samples: {}, testState: "waiting" });
 
-const WINDOW_S = 10;  // live charts show the last WINDOW_S seconds
+const WINDOW_S = 10;
+// Figures with a column of their own in the nodes' table; the others go to its last column.
+const SHOWN = new Set(["steps_done", "lateness_us", "max_lateness_us", "compute_us", "held_steps", "drops",
+  "round_trip_p50_ms", "interlock_tripped", "late_ticks", "rate_hz", "steps"]);  // live charts show the last WINDOW_S seconds
 const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
 
 // One chart: x in seconds, one or more series; its data kept as column arrays.
@@ -57,6 +60,7 @@ function siteCharts(name, columns) {
     tracking: new Chart(row, "tracking error (target - measured)", "mm", per("error")),
     model: new Chart(row, "Smith model error", "N", per("model error")),
   };
+  if (rths.mode === "live") charts.loop = new Chart(row, "site loop", "us", ["lateness", "compute"]);
   return { channels, charts };
 }
 
@@ -68,7 +72,12 @@ function numericalCharts(columns) {
   row.className = "site";
   section.appendChild(row);
   document.getElementById("charts").prepend(section);
-  return { floors, chart: new Chart(row, "floor displacements", "mm", floors.map((f) => f.replace(/_m$/, ""))) };
+  return {
+    floors,
+    chart: new Chart(row, "floor displacements", "mm", floors.map((f) => f.replace(/_m$/, ""))),
+    loop: rths.mode === "live" ? new Chart(row, "numerical loop", "us", ["lateness", "compute"]) : null,
+    network: rths.mode === "live" ? new Chart(row, "network", "ms / steps", ["round trip p50 (ms)", "held steps", "dropped packets"]) : null,
+  };
 }
 
 // Values of one row by column name.
@@ -108,7 +117,8 @@ function renderNodes() {
       `<td>${f.steps_done !== undefined ? (f.steps_done / rate).toFixed(2) + " s" : ""}</td>` +
       `<td>${fmt(f.lateness_us)}</td><td>${fmt(f.max_lateness_us)}</td><td>${fmt(f.compute_us)}</td>` +
       `<td>${fmt(f.held_steps, 0)}</td><td>${fmt(f.drops, 0)}</td><td>${fmt(f.round_trip_p50_ms, 3)}</td>` +
-      `<td>${f.interlock_tripped === undefined ? "" : f.interlock_tripped ? "TRIPPED" : "armed"}</td>`;
+      `<td>${f.interlock_tripped === undefined ? "" : f.interlock_tripped ? "TRIPPED" : "armed"}</td>` +
+      `<td>${Object.entries(f).filter(([k]) => !SHOWN.has(k)).map(([k, v]) => `${k} ${fmt(v, 0)}`).join(", ")}</td>`;
     body.appendChild(tr);
   }
   const n = rths.nodes.numerical;
@@ -131,10 +141,14 @@ function accept(d) {
   if (d.stream === "numerical") {
     numerical ||= numericalCharts(d.columns);
     numerical.chart.push(r.t_s, numerical.floors.map((f) => mm(r[f])));
+    const f = d.figures;
+    numerical.loop.push(r.t_s, [f.lateness_us, f.compute_us]);
+    numerical.network.push(r.t_s, [f.round_trip_p50_ms, f.held_steps, f.drops]);
   } else if (d.stream === "site") {
     const name = d.node.replace(/^site /, "");
     sites[name] ||= siteCharts(name, d.columns);
     const values = siteValues(sites[name], r);
+    values.loop = [d.figures.lateness_us, d.figures.compute_us];
     for (const [k, chart] of Object.entries(sites[name].charts)) chart.push(r.t_s, values[k]);
     rths.samples[name] = (rths.samples[name] || 0) + 1;
   }
@@ -145,7 +159,7 @@ function redraw() {
   if (dirty) {
     dirty = false;
     renderNodes();
-    if (numerical) numerical.chart.draw();
+    if (numerical) for (const c of [numerical.chart, numerical.loop, numerical.network]) if (c) c.draw();
     for (const s of Object.values(sites)) for (const c of Object.values(s.charts)) c.draw();
   }
   requestAnimationFrame(redraw);
@@ -202,6 +216,12 @@ async function replay(mode) {
   const el = document.getElementById("test-state");
   el.textContent = `replay of ${mode.run}`;
   el.className = "state stopped";
+  if (mode.files.includes("summary.json")) {
+    const summary = await (await fetch(withToken("run/summary.json"))).json();
+    const code = summary.exit_code ?? 0;
+    el.textContent = `replay of ${mode.run}: exit ${code}, ${summary.stop_reason || "completed"}`;
+    el.className = `state ${code === 0 ? "stopped" : "failed"}`;
+  }
   const all = [];  // [chart, full columns]
   for (const file of mode.files) {
     const m = /^site_(.+)\.csv$/.exec(file);

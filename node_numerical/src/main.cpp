@@ -112,8 +112,9 @@ while the run goes on: a node that crashes loses at most its last second. `plot`
 
 Exit codes: 0 completed; 1 failure; 2 bad command line or config (nothing run); 3 a site refused the
 handshake (the differing field is named); 4 a site lost (no packet within realtime.peer_timeout_s);
-5 a site aborted; 6 interrupted (SIGINT/SIGTERM); 7 a site never answered the handshake; 8 stroke limit;
-9 a non-finite or diverged value: the run stopped (summary.json and the report name the step and time).
+5 a site aborted; 6 interrupted (SIGINT/SIGTERM, or rths-console's Stop); 7 a site never answered the
+handshake; 8 stroke limit; 9 a non-finite or diverged value: the run stopped (summary.json and the
+report name the step and time).
 From 3 on, every site was told to hold and stop and the recordings hold every step up to the stop.
 )");
   return cli;

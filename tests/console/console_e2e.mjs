@@ -118,6 +118,33 @@ try {
     }
   }
   console.log("the console's page received every site, showed running, and its Stop ended the test: exit 6, sites 5");
+
+  // Replay: the same page on the run folder the test left, scrubbed to its middle.
+  const replayProc = start("rths-console", ["--listen", "127.0.0.1:0", "--telemetry", "127.0.0.1:0", "--replay",
+    path.join(outDir, "run")], "rths-console --replay");
+  try {
+    const replayPage = await browser.newPage({ viewport: { width: 1400, height: 1250 } });
+    replayPage.on("pageerror", (e) => fail(`the replay page threw: ${e.message}`));
+    await replayPage.goto(await replayProc.line("serving ", 10));
+    await within(20, "the replay loaded", () => replayPage.evaluate(() => window.rths.replayReady === true));
+    const rows = await replayPage.evaluate(() => window.rths.samples);
+    for (const s of SITES) {
+      if (!(rows[s] > 1000)) fail(`the replay of site ${s} has ${rows[s]} rows, expected the run's (over 1000)`);
+    }
+    await replayPage.evaluate(() => {
+      const scrub = document.getElementById("scrub");
+      scrub.value = 500;
+      scrub.dispatchEvent(new Event("input"));
+    });
+    const to = await replayPage.evaluate(() => window.rths.scrubbedTo);
+    const end = await replayPage.evaluate(() => Number(/of ([0-9.]+) s/.exec(document.getElementById("scrub-time").textContent)[1]));
+    if (!(Math.abs(to - end / 2) < 0.01)) fail(`scrubbed to ${to} s, expected half of ${end} s`);
+    console.log(`replay: rows per site ${JSON.stringify(rows)}, scrubbed to ${to.toFixed(2)} s of ${end.toFixed(2)} s`);
+    await replayPage.screenshot({ path: path.join(outDir, "console-replay.png"), fullPage: true });
+  } finally {
+    replayProc.child.kill("SIGINT");
+    await replayProc.exited;
+  }
 } catch (e) {
   if (!process.exitCode) {
     console.error(`FAILED: ${e.message}`);

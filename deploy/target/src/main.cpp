@@ -23,6 +23,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/realtime_loop.hpp"
+#include "rths/common/telemetry.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/target/target_emulator.hpp"
 
@@ -45,6 +46,7 @@ struct Options {
   int priority = 0;
   std::filesystem::path out;
   std::vector<std::string> overrides;
+  rths::TelemetryOptions telemetry;
 };
 
 rths::CommandLine command_line(Options& o) {
@@ -78,6 +80,11 @@ docs/plant-drivers.md has the protocol.)");
            "Folder for target_<NAME>.csv (every tick: counter, commands, sensors, status)\n"
            "and target_<NAME>.log (created). Default: nothing written.");
   cli.repeated("set", "PATH=VALUE", o.overrides, "Override a config field (as rths-numerical --set).");
+  cli.text("console", "HOST:PORT", o.telemetry.console,
+           "Publish the newest tick's row and the watchdog's state to rths-console listening there.\n"
+           "Default: none.");
+  cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
+             "Telemetry datagrams per second. Default 50.");
   cli.epilogue(R"(On exit it prints one summary line: ticks, datagrams, probes, commands applied, stroke clamps, the
 watchdog, tick lateness. A trip prints "watchdog: no new command for 4.2 ms at t=3.456 s; holding at
 1.234 mm" when it happens. Status word of each channel's reply: bit 0 the command was clamped to the
@@ -89,12 +96,13 @@ Exit codes: 0 ran for --duration-s or until SIGINT/SIGTERM (a watchdog trip incl
   return cli;
 }
 
-// Empties the tick's queue into the CSV and prints the watchdog's line once it trips; off the tick's
-// thread, at normal priority.
+// Empties the tick's queue into the CSV and the telemetry's newest row, and prints the watchdog's
+// line once it trips; off the tick's thread, at normal priority.
 class SideThread {
  public:
-  SideThread(const rths::TargetEmulator& target, rths::RowQueue* rows, std::optional<fmt::ostream>* csv)
-      : target_(target), rows_(rows), csv_(csv), thread_([this] { run(); }) {}
+  SideThread(const rths::TargetEmulator& target, rths::RowQueue* rows, std::optional<fmt::ostream>* csv,
+             rths::LatestRow* latest)
+      : target_(target), rows_(rows), csv_(csv), latest_(latest), thread_([this] { run(); }) {}
   SideThread(const SideThread&) = delete;
   SideThread& operator=(const SideThread&) = delete;
   SideThread(SideThread&&) = delete;
@@ -114,8 +122,15 @@ class SideThread {
     bool printed = false;
     for (bool last = false; !last;) {
       last = done_.load();
-      while (rows_ != nullptr && csv_->has_value() && rows_->pop(row)) {
-        csv_->value().print("{:.17g}\n", fmt::join(row, ","));
+      bool popped = false;
+      while (rows_ != nullptr && rows_->pop(row)) {
+        popped = true;
+        if (csv_->has_value()) {
+          csv_->value().print("{:.17g}\n", fmt::join(row, ","));
+        }
+      }
+      if (popped && latest_ != nullptr) {
+        latest_->set(row);
       }
       if (!printed && target_.tripped()) {
         printed = true;
@@ -139,6 +154,7 @@ class SideThread {
   const rths::TargetEmulator& target_;
   rths::RowQueue* rows_;
   std::optional<fmt::ostream>* csv_;
+  rths::LatestRow* latest_;
   std::atomic<bool> done_{false};
   std::thread thread_;
 };
@@ -184,15 +200,26 @@ int emulate(const std::filesystem::path& config, const Options& o, const std::at
   rths::UdpLink link(io, listen.host, listen.port);
   std::optional<rths::RowQueue> rows;
   std::optional<fmt::ostream> csv;
-  if (!o.out.empty()) {
-    const std::vector<std::string> columns =
-        rths::TargetEmulator::columns(rths::TargetEmulator::recorded_channels(site));
+  const std::vector<std::string> columns = rths::TargetEmulator::columns(rths::TargetEmulator::recorded_channels(site));
+  if (!o.out.empty() || !o.telemetry.console.empty()) {
     rows.emplace(columns.size(), kQueueRows);
+  }
+  if (!o.out.empty()) {
     csv.emplace(fmt::output_file((o.out / ("target_" + o.site + ".csv")).string()));
     csv->print("{}\n", fmt::join(columns, ","));
   }
   rths::TargetEmulator target(site, o.rate_hz, o.watchdog_s, link, rows ? &*rows : nullptr);
-  SideThread side(target, rows ? &*rows : nullptr, &csv);
+  std::optional<rths::LatestRow> latest;
+  std::optional<rths::TelemetryPublisher> telemetry;
+  if (!o.telemetry.console.empty()) {
+    latest.emplace(columns);
+    telemetry.emplace("target " + o.site, o.telemetry);
+    telemetry->add_stream("target", *latest);
+    telemetry->add_figure("watchdog_tripped", [&target] { return target.tripped() ? 1.0 : 0.0; });
+    telemetry->set_state(rths::NodeState::kRunning);
+    telemetry->start();
+  }
+  SideThread side(target, rows ? &*rows : nullptr, &csv, latest ? &*latest : nullptr);
 
   rths::RealtimeOptions rt;
   rt.rate_hz = o.rate_hz;
@@ -233,6 +260,9 @@ int emulate(const std::filesystem::path& config, const Options& o, const std::at
   spdlog::info("{}", summary);
   std::printf("%s\n", summary.c_str());
   std::fflush(stdout);
+  if (telemetry) {
+    telemetry->set_state(rths::NodeState::kStopped, target.fault().empty() ? watchdog : target.fault());
+  }
   if (const std::string fault = target.fault(); !fault.empty()) {
     spdlog::error("site {}: the emulated plant failed and the target stopped: {}", o.site, fault);
     return rths::kExitFailure;

@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -19,6 +20,24 @@ class Recorder;
 struct TelemetryOptions {
   std::string console;  // "HOST:PORT"; empty: no telemetry
   double rate_hz = 50.0;
+};
+
+// The newest row of a record that a thread other than the step's keeps up to date (the writer that
+// drains a real-time loop's row queue): the stream of a node without a Recorder (rths-target).
+// set() locks, so never from a real-time thread.
+class LatestRow {
+ public:
+  explicit LatestRow(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+  void set(std::span<const double> row);
+  // The newest row and the rows set so far (0: none yet, out untouched).
+  std::uint64_t get(std::vector<double>& out) const;
+  [[nodiscard]] const std::vector<std::string>& columns() const { return columns_; }
+
+ private:
+  std::vector<std::string> columns_;
+  mutable std::mutex mutex_;
+  std::vector<double> row_;
+  std::uint64_t rows_ = 0;
 };
 
 // A node's life as the console shows it.
@@ -54,6 +73,7 @@ class TelemetryPublisher {
 
   // Before start(): a recorder whose newest row goes out as stream `name` ("numerical", "site").
   void add_stream(std::string name, const Recorder& recorder);
+  void add_stream(std::string name, const LatestRow& latest);
   // Before start(): a figure read at every publication (an atomic the step writes, say).
   void add_figure(std::string name, std::function<double()> read);
   // Before start(): what a stop request from the console calls (on the publisher's thread).
@@ -74,7 +94,8 @@ class TelemetryPublisher {
  private:
   struct Stream {
     std::string name;
-    const Recorder* recorder;
+    const Recorder* recorder = nullptr;
+    const LatestRow* latest = nullptr;
   };
   struct Socket;
   void loop();
