@@ -119,7 +119,7 @@ scale_config() {
 # and telemetry_at.
 start_console() {
   local log=$1 i web=""
-  "$bin/rths-console" --listen 127.0.0.1:0 --telemetry 127.0.0.1:0 --quiet >"$log" 2>&1 &
+  "$bin/rths-console" --listen 127.0.0.1:0 --telemetry 127.0.0.1:0 >"$log" 2>&1 &
   console_pid=$!
   for i in $(seq 1 100); do
     web=$(sed -n 's/^serving //p' "$log")
@@ -173,15 +173,18 @@ console_bench() {
   mkdir -p "$run"
   scale_config "$n" "$run.textproto"
   start_console "$out/console-scale.log"
-  local before after
+  local before after began ended
   before=$(cpu_s "$console_pid")
+  began=$(date +%s.%N)
   echo "== rths-console serving $n remote sites, 20 s, privileged"
   "$bin/rths-numerical" loopback "$run.textproto" --quiet --no-plots --out "$run" --set duration_s=20 \
     --set realtime.priority=80 --set realtime.spin_s=0 --console "$telemetry_at" || true
   after=$(cpu_s "$console_pid")
+  ended=$(date +%s.%N)
   stop_console
   echo -n "numerical loop: "; json "$run/summary.json" exit_code run_time_s lateness_p99_us compute_p99_us
-  echo "console CPU: $(awk -v a="$after" -v b="$before" 'BEGIN { printf "%.2f s", a - b }') over the run" \
+  echo "console CPU: $(awk -v a="$after" -v b="$before" -v s="$began" -v e="$ended" \
+    'BEGIN { printf "%.2f s in %.1f s of wall clock (%.1f %% of one core)", a - b, e - s, 100 * (a - b) / (e - s) }')" \
     "($(grep -o '[0-9]* telemetry datagrams accepted' "$out/console-scale.log" || echo "see $out/console-scale.log"))"
   echo "outputs: $out"
 }

@@ -342,8 +342,12 @@ int serve(Options o) {
   udp.join();  // until SIGINT or SIGTERM
   mg_stop(ctx);
   mg_exit_library();
-  spdlog::info("stopped: {} telemetry datagrams accepted, {} refused", console.hub().accepted(),
-               console.hub().rejected());
+  const std::string stopped = fmt::format("stopped: {} telemetry datagrams accepted, {} refused",
+                                          console.hub().accepted(), console.hub().rejected());
+  spdlog::info("{}", stopped);
+  if (!o.quiet) {
+    std::printf("%s\n", stopped.c_str());
+  }
   return rths::kExitCompleted;
 }
 
