@@ -6,6 +6,7 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -86,6 +87,33 @@ TEST_F(RunPlots, EveryFigureOfAVirtualTimeRunIsDrawn) {
                                     "site_purdue_loop", "site_purdue_model_error"});
   // A virtual-time run has no wall-clock timing to draw.
   EXPECT_FALSE(fs::exists(dir_ / "run/plots/lateness.png"));
+}
+
+// A run draws its plots when it ends, unless --no-plots or RTHS_NO_PLOTS says not to (the suite sets
+// that variable for every test; this one takes it away for its first run).
+TEST_F(RunPlots, ARunDrawsItsPlotsAtItsEndUnlessToldNot) {
+  const std::string suite_setting = std::getenv("RTHS_NO_PLOTS") != nullptr ? std::getenv("RTHS_NO_PLOTS") : "";
+  const auto run = [&](const std::string& name, std::vector<std::string> extra) {
+    std::vector<std::string> args{"run",   test::example("seed002/spring.textproto").string(),
+                                  "--out", (dir_ / name).string(),
+                                  "--set", "duration_s=2"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Process p("rths-numerical", args, dir_ / name);
+    EXPECT_EQ(p.wait(std::chrono::seconds(60)), kExitCompleted) << p.err();
+    return p.out();
+  };
+  unsetenv("RTHS_NO_PLOTS");
+  const std::string drawn = run("drawn", {});
+  run("flag", {"--no-plots"});
+  setenv("RTHS_NO_PLOTS", "1", 1);
+  run("environment", {});
+  if (suite_setting.empty()) {
+    unsetenv("RTHS_NO_PLOTS");
+  }
+  expect_drawn(dir_ / "drawn/plots", {"response_x1", "response_x2", "site_spring_tracking"});
+  EXPECT_NE(drawn.find("plots: "), std::string::npos) << drawn;
+  EXPECT_FALSE(fs::exists(dir_ / "flag/plots"));
+  EXPECT_FALSE(fs::exists(dir_ / "environment/plots"));
 }
 
 TEST_F(RunPlots, AFolderWithoutARunIsRefusedNamingTheFile) {

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <limits>
 #include <string>
 #include <thread>
@@ -12,10 +13,13 @@
 
 #include <asio/io_context.hpp>
 
+#include "process.hpp"
+#include "rths/common/exit_codes.hpp"
 #include "rths/common/recorder.hpp"
 #include "rths/common/telemetry.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/console/hub.hpp"
+#include "test_support.hpp"
 
 namespace rths {
 namespace {
@@ -199,6 +203,54 @@ TEST(ConsoleHub, AWaitingClientWakesOnTheNextDatagram) {
   const auto batch = hub.after(0, 5000ms);
   sender.join();
   ASSERT_EQ(batch.datagrams.size(), 1U);
+}
+
+}  // namespace
+}  // namespace rths
+
+namespace rths {
+namespace {
+
+// The relay and the target emulator publish as the nodes do: their first datagram, named, with their
+// figures or their tick rows.
+class TelemetryNodes : public test::RunFolderTest {
+ protected:
+  // The first datagram of `node` that `program args --console ...` sends within 10 s; the program is
+  // then stopped as a user would (SIGINT) and must end with 0.
+  std::string first_datagram(const std::string& program, std::vector<std::string> args, const std::string& node) {
+    FakeConsole console;
+    args.insert(args.end(), {"--console", console.address(), "--out", (dir_ / program).string()});
+    test::Process p(program, args, dir_ / program);
+    std::string found;
+    for (int i = 0; i < 100 && found.empty(); ++i) {
+      const std::string d = console.next(std::chrono::milliseconds(100));
+      if (console::json_string_field(d, "node") == node) found = d;
+    }
+    p.signal(SIGINT);
+    EXPECT_EQ(p.wait(std::chrono::seconds(10)), kExitCompleted) << p.err();
+    return found;
+  }
+};
+
+TEST_F(TelemetryNodes, TheRelayPublishesEachDirectionsCounters) {
+  const std::string d = first_datagram("rths-relay",
+                                       {test::example("seed002/spring.textproto").string(), "--site", "spring",
+                                        "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9", "--idle-exit", "0"},
+                                       "relay spring");
+  ASSERT_FALSE(d.empty()) << "no telemetry from the relay";
+  EXPECT_EQ(console::json_string_field(d, "state"), "running") << d;
+  EXPECT_NE(d.find(R"("forward_received":0)"), std::string::npos) << d;
+  EXPECT_NE(d.find(R"("backward_lost":0)"), std::string::npos) << d;
+}
+
+TEST_F(TelemetryNodes, TheTargetEmulatorPublishesItsTickRows) {
+  const std::string d = first_datagram(
+      "rths-target",
+      {test::example("hardware/spring_bridge.textproto").string(), "--site", "spring", "--listen", "127.0.0.1:0"},
+      "target spring");
+  ASSERT_FALSE(d.empty()) << "no telemetry from the target";
+  EXPECT_NE(d.find(R"("stream":"target")"), std::string::npos) << d;
+  EXPECT_NE(d.find(R"("watchdog_tripped":)"), std::string::npos) << d;
 }
 
 }  // namespace
