@@ -421,14 +421,11 @@ int relay(const std::filesystem::path& config, const Options& o, const std::file
     for (int d = 0; d < 2; ++d) {
       const LiveDirection& live = relay.live(d);
       const std::string name = d == 0 ? "forward_" : "backward_";
-      const auto figure = [&](const char* what, const std::atomic<std::uint64_t>& counter) {
-        telemetry->add_figure(name + what, [&counter] { return static_cast<double>(counter.load()); });
-      };
-      figure("received", live.received);
-      figure("delivered", live.delivered);
-      figure("lost", live.lost);
-      figure("reordered", live.reordered);
-      figure("dropped_overflow", live.dropped_overflow);
+      telemetry->add_figure(name + "received", live.received);
+      telemetry->add_figure(name + "delivered", live.delivered);
+      telemetry->add_figure(name + "lost", live.lost);
+      telemetry->add_figure(name + "reordered", live.reordered);
+      telemetry->add_figure(name + "dropped_overflow", live.dropped_overflow);
     }
     telemetry->set_state(rths::NodeState::kRunning);
     telemetry->start();

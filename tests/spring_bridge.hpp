@@ -117,10 +117,11 @@ inline bool bridge_kept_time(const results::SiteSummary& site) {
   if (share <= kSpringBridgeMaxMissedShare) {
     return true;
   }
-  std::printf("[ overload ] the bridge missed %llu of %.0f replies (%.2f %%, longest run %llu), more than the %.1f %% "
-              "the comparison assumes: this machine did not keep the target's time\n",
-              static_cast<unsigned long long>(bridge.missed()), steps, 100.0 * share,
-              static_cast<unsigned long long>(bridge.longest_missed_run()), 100.0 * kSpringBridgeMaxMissedShare);
+  std::printf(
+      "[ overload ] the bridge missed %llu of %.0f replies (%.2f %%, longest run %llu), more than the %.1f %% "
+      "the comparison assumes: this machine did not keep the target's time\n",
+      static_cast<unsigned long long>(bridge.missed()), steps, 100.0 * share,
+      static_cast<unsigned long long>(bridge.longest_missed_run()), 100.0 * kSpringBridgeMaxMissedShare);
   return false;
 }
 

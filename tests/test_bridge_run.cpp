@@ -37,11 +37,11 @@ class BridgeRun : public test::RunFolderTest {
   // out: its run folder.
   std::string start_target(std::optional<Process>& target, const std::string& watchdog_s,
                            const std::filesystem::path& out) const {
-    target.emplace("rths-target",
-                   std::vector<std::string>{config(), "--site", kSite, "--listen", "127.0.0.1:0", "--out",
-                                            out.string(), "--realtime-priority", "70", "--watchdog-s",
-                                            watchdog_s, "--set", calibration_set()},
-                   out);
+    target.emplace(
+        "rths-target",
+        std::vector<std::string>{config(), "--site", kSite, "--listen", "127.0.0.1:0", "--out", out.string(),
+                                 "--realtime-priority", "70", "--watchdog-s", watchdog_s, "--set", calibration_set()},
+        out);
     return target->wait_for_line("listening on ", std::chrono::seconds(10));
   }
 };
@@ -65,8 +65,7 @@ TEST_F(BridgeRun, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
     ASSERT_FALSE(target_at.empty()) << target->err();
     sets = {calibration_set(), "site[spring].driver.udp_bridge.target=" + target_at,
             "site[spring].link.forward.delay_s=0.025", "site[spring].link.backward.delay_s=0.025"};
-    ASSERT_EQ(test::run_through_relay(attempt_dir, config(), kSite, sets, test::kSpringBridgeSeconds),
-              kExitCompleted);
+    ASSERT_EQ(test::run_through_relay(attempt_dir, config(), kSite, sets, test::kSpringBridgeSeconds), kExitCompleted);
     target->signal(SIGINT);
     ASSERT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
     if (test::bridge_kept_time(test::read_site_summary(attempt_dir / "site/site_spring.json"))) {

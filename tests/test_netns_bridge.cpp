@@ -86,8 +86,7 @@ TEST_F(NetnsBridge, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) 
       GTEST_SKIP() << test::last_line(err_);
     }
     ASSERT_EQ(code, kExitCompleted) << err_;
-    EXPECT_NE(err_.find("exit codes: numerical 0, spring 0, relay of spring 0, target of spring 0"),
-              std::string::npos)
+    EXPECT_NE(err_.find("exit codes: numerical 0, spring 0, relay of spring 0, target of spring 0"), std::string::npos)
         << err_;
     if (test::bridge_kept_time(test::read_site_summary(rt / "site_spring.json"))) {
       break;

@@ -82,8 +82,8 @@ struct TelemetryPublisher::Socket {
   }
 };
 
-TelemetryPublisher::TelemetryPublisher(std::string node, const TelemetryOptions& options)
-    : node_(std::move(node)), options_(options), token_(random_token()) {
+TelemetryPublisher::TelemetryPublisher(std::string node, TelemetryOptions options)
+    : node_(std::move(node)), options_(std::move(options)), token_(random_token()) {
   if (!(options_.rate_hz > 0.0 && options_.rate_hz <= 1000.0)) {
     throw std::invalid_argument(
         fmt::format("telemetry rate {} Hz: expected more than 0 and at most 1000 Hz", options_.rate_hz));
@@ -104,13 +104,13 @@ TelemetryPublisher::~TelemetryPublisher() {
 }
 
 void LatestRow::set(std::span<const double> row) {
-  const std::lock_guard lock(mutex_);
+  const std::scoped_lock lock(mutex_);
   row_.assign(row.begin(), row.end());
   ++rows_;
 }
 
 std::uint64_t LatestRow::get(std::vector<double>& out) const {
-  const std::lock_guard lock(mutex_);
+  const std::scoped_lock lock(mutex_);
   if (rows_ > 0) {
     out = row_;
   }
@@ -138,7 +138,7 @@ void TelemetryPublisher::start() {
 }
 
 void TelemetryPublisher::set_state(NodeState state, std::string reason) {
-  const std::lock_guard lock(state_mutex_);
+  const std::scoped_lock lock(state_mutex_);
   state_ = state;
   reason_ = std::move(reason);
 }
@@ -147,7 +147,7 @@ std::string TelemetryPublisher::datagram(std::size_t stream) const {
   std::string state;
   std::string reason;
   {
-    const std::lock_guard lock(state_mutex_);
+    const std::scoped_lock lock(state_mutex_);
     state = node_state_name(state_);
     reason = reason_;
   }
@@ -213,7 +213,9 @@ void TelemetryPublisher::publish() {
 void TelemetryPublisher::serve_requests() {
   std::array<std::byte, 512> rx{};
   for (std::size_t n = 0; (n = socket_->link.receive(rx)) != 0;) {
-    const std::string_view request(reinterpret_cast<const char*>(rx.data()), n);
+    const std::string_view request(
+        reinterpret_cast<const char*>(rx.data()),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+        n);
     if (request == fmt::format(R"({{"stop":"{}"}})", token_) && on_stop_) {
       on_stop_();
     }

@@ -24,7 +24,7 @@ bool TelemetryHub::accept(std::string_view datagram, const std::string& source) 
   const auto node = json_string_field(datagram, "node");
   const auto token = json_string_field(datagram, "token");
   const auto state = json_string_field(datagram, "state");
-  const std::lock_guard lock(mutex_);
+  const std::scoped_lock lock(mutex_);
   if (datagram.empty() || datagram.front() != '{' || datagram.back() != '}' || !node || !token || !state) {
     ++rejected_;
     return false;
@@ -65,8 +65,9 @@ TelemetryHub::Batch TelemetryHub::after(std::uint64_t from, std::chrono::millise
 }
 
 std::vector<std::string> TelemetryHub::latest() const {
-  const std::lock_guard lock(mutex_);
+  const std::scoped_lock lock(mutex_);
   std::vector<std::string> out;
+  out.reserve(latest_.size());
   for (const auto& [key, datagram] : latest_) {
     out.push_back(datagram);
   }
@@ -74,13 +75,14 @@ std::vector<std::string> TelemetryHub::latest() const {
 }
 
 std::uint64_t TelemetryHub::next() const {
-  const std::lock_guard lock(mutex_);
+  const std::scoped_lock lock(mutex_);
   return first_ + recent_.size();
 }
 
 std::vector<NodeSeen> TelemetryHub::nodes() const {
-  const std::lock_guard lock(mutex_);
+  const std::scoped_lock lock(mutex_);
   std::vector<NodeSeen> out;
+  out.reserve(nodes_.size());
   for (const auto& [name, seen] : nodes_) {
     out.push_back(seen);
   }
@@ -88,12 +90,12 @@ std::vector<NodeSeen> TelemetryHub::nodes() const {
 }
 
 std::uint64_t TelemetryHub::accepted() const {
-  const std::lock_guard lock(mutex_);
+  const std::scoped_lock lock(mutex_);
   return accepted_;
 }
 
 std::uint64_t TelemetryHub::rejected() const {
-  const std::lock_guard lock(mutex_);
+  const std::scoped_lock lock(mutex_);
   return rejected_;
 }
 

@@ -82,8 +82,8 @@ reachable page without a token, a replay folder that is not there).
 // The console's state shared by the HTTP server's threads and the UDP thread.
 class Console {
  public:
-  Console(const Options& o, const rths::HostPort& telemetry)
-      : options_(o), link_(io_, telemetry.host, telemetry.port) {}
+  Console(Options o, const rths::HostPort& telemetry)
+      : options_(std::move(o)), link_(io_, telemetry.host, telemetry.port) {}
 
   [[nodiscard]] std::uint16_t telemetry_port() const { return link_.local_port(); }
 
@@ -93,7 +93,10 @@ class Console {
     while (!stop.load()) {
       link_.wait_readable(50'000'000);
       for (std::size_t n = 0; (n = link_.receive(rx)) != 0;) {
-        hub_.accept(std::string_view(reinterpret_cast<const char*>(rx.data()), n), link_.last_source_description());
+        const std::string_view datagram(
+            reinterpret_cast<const char*>(rx.data()),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+            n);
+        hub_.accept(datagram, link_.last_source_description());
       }
       serve_stop();
     }
@@ -115,7 +118,7 @@ class Console {
 
  private:
   void serve_stop() {
-    const std::lock_guard lock(stop_mutex_);
+    const std::scoped_lock lock(stop_mutex_);
     if (!stop_pending_) {
       return;
     }
@@ -285,7 +288,7 @@ int log_message(const mg_connection* /*conn*/, const char* message) {
 // Where the page's files are: --web, else the installed tree's, else the source tree's.
 std::filesystem::path default_web_dir() {
   std::error_code ec;
-  const std::filesystem::path installed =
+  std::filesystem::path installed =
       std::filesystem::canonical("/proc/self/exe", ec).parent_path().parent_path() / "share" / "rths" / "console";
   if (!ec && std::filesystem::exists(installed / "index.html")) {
     return installed;

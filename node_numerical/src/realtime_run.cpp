@@ -341,16 +341,13 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
 
 void Experiment::publish_numerical_telemetry(TelemetryPublisher& telemetry, const LiveFigures& live) const {
   telemetry.add_stream("numerical", hybrid_->recorder());
-  const auto figure = [&](const char* name, const auto& atomic, double scale) {
-    telemetry.add_figure(name, [&atomic, scale] { return static_cast<double>(atomic.load()) * scale; });
-  };
-  figure("steps_done", live.steps_done, 1.0);
-  figure("late_ticks", live.late_ticks, 1.0);
-  figure("drops", live.drops, 1.0);
-  figure("held_steps", live.held_steps, 1.0);
-  figure("lateness_us", live.lateness_ns, 1e-3);
-  figure("max_lateness_us", live.max_lateness_ns, 1e-3);
-  figure("compute_us", live.compute_ns, 1e-3);
+  telemetry.add_figure("steps_done", live.steps_done);
+  telemetry.add_figure("late_ticks", live.late_ticks);
+  telemetry.add_figure("drops", live.drops);
+  telemetry.add_figure("held_steps", live.held_steps);
+  telemetry.add_figure("lateness_us", live.lateness_ns, 1e-3);
+  telemetry.add_figure("max_lateness_us", live.max_lateness_ns, 1e-3);
+  telemetry.add_figure("compute_us", live.compute_ns, 1e-3);
   telemetry.add_figure("round_trip_p50_ms", [&live] { return live.round_trip_p50_ms(); });
   telemetry.add_figure("rate_hz", [rate = rate_hz_] { return rate; });
   telemetry.add_figure("steps", [steps = steps_] { return static_cast<double>(steps); });

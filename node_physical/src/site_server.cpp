@@ -255,16 +255,13 @@ class SiteTick final : public TickHandler {
 // The site's stream and figures on telemetry, started.
 void publish_site_telemetry(TelemetryPublisher& telemetry, const PhysicalNode& node, const SiteLive& live) {
   telemetry.add_stream("site", node.recorder());
-  const auto figure = [&](const char* name, const auto& atomic, double scale) {
-    telemetry.add_figure(name, [&atomic, scale] { return static_cast<double>(atomic.load()) * scale; });
-  };
-  figure("steps_done", live.steps_done, 1.0);
-  figure("lateness_us", live.lateness_ns, 1e-3);
-  figure("max_lateness_us", live.max_lateness_ns, 1e-3);
-  figure("compute_us", live.compute_ns, 1e-3);
-  figure("held_steps", live.held_steps, 1.0);
-  figure("drops", live.dropped_packets, 1.0);
-  figure("interlock_tripped", live.tripped, 1.0);
+  telemetry.add_figure("steps_done", live.steps_done);
+  telemetry.add_figure("lateness_us", live.lateness_ns, 1e-3);
+  telemetry.add_figure("max_lateness_us", live.max_lateness_ns, 1e-3);
+  telemetry.add_figure("compute_us", live.compute_ns, 1e-3);
+  telemetry.add_figure("held_steps", live.held_steps);
+  telemetry.add_figure("drops", live.dropped_packets);
+  telemetry.add_figure("interlock_tripped", live.tripped);
   telemetry.start();
 }
 

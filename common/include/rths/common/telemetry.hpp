@@ -63,7 +63,7 @@ class TelemetryPublisher {
  public:
   // node: "numerical", "site spring", "relay spring", "target spring". Throws std::invalid_argument
   // on a bad address or rate (the caller's CLI turns it into exit code 2).
-  TelemetryPublisher(std::string node, const TelemetryOptions& options);
+  TelemetryPublisher(std::string node, TelemetryOptions options);
   TelemetryPublisher(const TelemetryPublisher&) = delete;
   TelemetryPublisher& operator=(const TelemetryPublisher&) = delete;
   TelemetryPublisher(TelemetryPublisher&&) = delete;
@@ -76,6 +76,12 @@ class TelemetryPublisher {
   void add_stream(std::string name, const LatestRow& latest);
   // Before start(): a figure read at every publication (an atomic the step writes, say).
   void add_figure(std::string name, std::function<double()> read);
+  // Before start(): an atomic the step stores (relaxed), times scale (1e-3: ns as us).
+  template <class T>
+  void add_figure(std::string name, const std::atomic<T>& value, double scale = 1.0) {
+    add_figure(std::move(name),
+               [&value, scale] { return static_cast<double>(value.load(std::memory_order_relaxed)) * scale; });
+  }
   // Before start(): what a stop request from the console calls (on the publisher's thread).
   void on_stop(std::function<void()> stop);
   void start();
