@@ -540,7 +540,7 @@ TEST(Override, ErrorsNameTheOverrideAndWhatWasExpected) {
             "--set output.reference_csv=yes: output.reference_csv: \"yes\" is not a bool; expected true or false");
   EXPECT_EQ(override_error(experiment, "integrator=RK5"),
             "--set integrator=RK5: integrator: \"RK5\" is not a value of Integrator; did you mean \"RK4\"? expected "
-            "one of: RK4, NEWMARK_AVERAGE_ACCELERATION");
+            "one of: RK4, NEWMARK_AVERAGE_ACCELERATION, CHEN_RICLES");
   EXPECT_EQ(override_error(experiment, "structure.mass_kg=1000"),
             "--set structure.mass_kg=1000: structure.mass_kg: is a list; expected all its values in brackets, e.g. "
             "structure.mass_kg=[1, 2], or one element as structure.mass_kg[0]=1");

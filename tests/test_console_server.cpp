@@ -22,14 +22,15 @@ namespace {
 const std::string kToken = "0123456789abcdef0123";
 
 // One HTTP/1.1 request's status code from host:port ("" request headers beyond Host).
-int http_status(const std::string& address, const std::string& target, const std::string& headers = "") {
+int http_status(const std::string& address, const std::string& target, const std::string& headers = "",
+                const std::string& method = "GET") {
   const HostPort at = parse_host_port(address);
   asio::io_context io;
   asio::ip::tcp::socket socket(io);
   asio::ip::tcp::resolver resolver(io);
   asio::connect(socket, resolver.resolve(at.host, std::to_string(at.port)));
   const std::string request =
-      "GET " + target + " HTTP/1.1\r\nHost: " + address + "\r\n" + headers + "Connection: close\r\n\r\n";
+      method + " " + target + " HTTP/1.1\r\nHost: " + address + "\r\n" + headers + "Connection: close\r\n\r\n";
   asio::write(socket, asio::buffer(request));
   std::string response;
   asio::error_code ec;
@@ -54,8 +55,12 @@ TEST_F(ConsoleServer, WithATokenEveryRequestMustCarryIt) {
   EXPECT_EQ(http_status(page, "/api/mode?token=" + kToken.substr(1)), 403);
   EXPECT_EQ(http_status(page, "/api/mode?token=" + kToken), 200);
   EXPECT_EQ(http_status(page, "/", "X-Rths-Token: " + kToken + "\r\n"), 200);
-  // The stop request is a POST; a GET, even with the token, stops nothing.
+  // The stop request is a POST with its own header; a GET, or a POST a cross-site form could send,
+  // stops nothing, even with the token.
   EXPECT_EQ(http_status(page, "/api/stop?token=" + kToken), 405);
+  EXPECT_EQ(http_status(page, "/api/stop?token=" + kToken, "Content-Length: 0\r\n", "POST"), 403);
+  EXPECT_EQ(http_status(page, "/api/stop?token=" + kToken, "Content-Length: 0\r\nX-Rths-Request: stop\r\n", "POST"),
+            200);
   console.signal(SIGINT);
   EXPECT_EQ(console.wait(std::chrono::seconds(10)), kExitCompleted) << console.err();
 }

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <Eigen/Dense>
+#include <Eigen/Eigenvalues>
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <functional>
 #include <numbers>
 #include <stdexcept>
@@ -392,6 +394,92 @@ TEST(Newmark, PeriodElongationMatchesAverageAccelerationFormula) {
   EXPECT_GT(measured_period_s, 1.03);  // the elongation is really there (3.1 %)
 }
 
+// Chen and Ricles (2008), J. Eng. Mech. 134(8): for a linear undamped SDOF the CR amplification
+// matrix has the trapezoidal rule's eigenvalues (the paper's Figs. 2 and 3: spectral radius 1 at
+// every Omega = omega dt, period elongation equal to the average-acceleration method's):
+// lambda = exp(+-i Omega_bar) with tan(Omega_bar / 2) = Omega / 2, so
+// T_bar / T = Omega / (2 atan(Omega / 2)). The matrix is read off one step from (x, v) = (1, 0)
+// and (0, 1) with no force.
+TEST(ChenRicles, SpectralRadiusIsOneAndPeriodElongationIsTheTrapezoidalRulesAtEveryOmega) {
+  constexpr double kDt = 1.0 / 1024.0;
+  for (const double big_omega : {0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 200.0}) {
+    const double omega = big_omega / kDt;
+    const auto cr = make_chen_ricles(sdof(1.0, 0.0, omega * omega), kDt);
+    Eigen::Matrix2d amplification;
+    for (int column = 0; column < 2; ++column) {
+      StructuralState s = state_of(Eigen::VectorXd::Constant(1, column == 0 ? 1.0 : 0.0),
+                                   Eigen::VectorXd::Constant(1, column == 1 ? omega : 0.0));
+      cr->initialise(s, Eigen::VectorXd::Zero(1), GroundMotion(), 0.0);
+      cr->step(s, Eigen::VectorXd::Zero(1), GroundMotion(), 0.0, kDt);
+      amplification(0, column) = s.displacement(0);
+      amplification(1, column) = s.velocity(0) / omega;  // v / omega: both columns of order 1
+    }
+    const Eigen::EigenSolver<Eigen::Matrix2d> eigen(amplification);
+    const std::complex<double> lambda = eigen.eigenvalues()(0);
+    const double expected_angle = 2.0 * std::atan(big_omega / 2.0);
+    EXPECT_NEAR(std::abs(lambda), 1.0, 1e-12) << "Omega " << big_omega;
+    EXPECT_NEAR(std::abs(std::arg(lambda)), expected_angle, 1e-12 * std::max(1.0, expected_angle))
+        << "Omega " << big_omega;
+    const double elongation = big_omega / std::abs(std::arg(lambda)) - 1.0;
+    if (big_omega == 1.0) {
+      EXPECT_NEAR(elongation, 0.0784, 1e-4);  // 1 / (2 atan 0.5) - 1: 7.8 % at Omega = 1
+    }
+  }
+}
+
+// From rest under a ground motion, as a test starts, CR is second order: at dt / 2 the error of the
+// closed form falls by 4 (measured log2 ratio 2.00), within the average-acceleration bound.
+TEST(ChenRicles, GroundMotionFromRestIsSecondOrder) {
+  constexpr double kDuration = 5.0;
+  constexpr double kForcing = 15.0;
+  constexpr double kAmplitude = 1.0;
+  const HarmonicResponse exact{kOmega_rad_s, kZeta, kForcing, -kAmplitude / (kOmega_rad_s * kOmega_rad_s)};
+  double errors[2] = {0.0, 0.0};
+  for (int i = 0; i < 2; ++i) {
+    const double dt = i == 0 ? 2.5e-4 : 1.25e-4;
+    const auto cr = make_chen_ricles(test_sdof(), dt);
+    errors[i] = harmonic_error(*cr, exact, harmonic_ground(kAmplitude, kForcing, dt, kDuration), dt, kDuration);
+  }
+  const double bound = kOmega_rad_s * kDuration * (kOmega_rad_s * 2.5e-4) * (kOmega_rad_s * 2.5e-4) / 12.0;
+  EXPECT_LT(errors[0], bound * exact.steady_amplitude()) << errors[0] << " of " << exact.steady_amplitude();
+  EXPECT_NEAR(std::log2(errors[0] / errors[1]), 2.0, 0.1);
+}
+
+// From a state with an acceleration (free vibration from x0, v0), CR's first step moves the
+// displacement by dt^2 alpha a0 where the motion moves by dt^2 a0 / 2: a start-up error of
+// dt^2 a0 / 2 that the neutrally stable oscillation carries on as a constant phase error of order
+// dt. The error then falls only as dt (measured log2 ratio 1.00), while the period error stays
+// second order (the spectral test above). A test starting from rest never has it.
+TEST(ChenRicles, FreeVibrationFromAnAcceleratedStateCarriesAFirstOrderStartUpError) {
+  constexpr double kDt = 1e-3;
+  constexpr double kDuration = 5.0;
+  const auto cr = make_chen_ricles(test_sdof(), kDt);
+  const auto finer = make_chen_ricles(test_sdof(), kDt / 2.0);
+  const double error = free_vibration_error(*cr, kOmega_rad_s, kZeta, kDt, kDuration);
+  const double finer_error = free_vibration_error(*finer, kOmega_rad_s, kZeta, kDt / 2.0, kDuration);
+  EXPECT_NEAR(std::log2(error / finer_error), 1.0, 0.1);
+  // The phase error is about (omega dt / 2) of the amplitude (0.012 m): 0.01 x 0.012 m at 1 ms.
+  EXPECT_LT(error, 1.5 * 0.5 * kOmega_rad_s * kDt * 0.012) << error;
+}
+
+TEST(ChenRicles, StaysBoundedOnAStiffModelWhereAnExplicitStepWouldDiverge) {
+  // The frame with its second storey 10^6 times stiffer: Omega of the stiff mode at 1024 Hz is
+  // sqrt(2 k2 / m) dt = 14, far beyond the central-difference limit of 2, where an explicit step
+  // would grow by orders of magnitude each step. Undamped, CR's motion stays of the size it started
+  // with (the two modes' beating reaches a few times the initial 1 um).
+  StructuralModel stiff = seed002_frame();
+  stiff.damping.setZero();
+  stiff.stiffness = Eigen::Matrix2d{{279171.0 + 2.79171e11, -2.79171e11}, {-2.79171e11, 2.79171e11}};
+  constexpr double kDt = 1.0 / 1024.0;
+  const auto cr = make_chen_ricles(stiff, kDt);
+  StructuralState state = state_of(Eigen::Vector2d{0.0, 1e-6}, Eigen::Vector2d{0.0, 0.0});
+  double largest = 0.0;
+  run(*cr, state, GroundMotion(), kDt, 20000,
+      [&](double, const StructuralState& s) { largest = std::max(largest, s.displacement.cwiseAbs().maxCoeff()); });
+  EXPECT_LT(largest, 1e-5);
+  EXPECT_TRUE(state.displacement.allFinite());
+}
+
 TEST(Integrators, AccelerationIsInEquilibriumWithHeldForceAndGround) {
   // state.acceleration after initialise (at t) and after a step (at t + dt, same held F) satisfies
   // M a + C v + K x = F - M Gamma a_g; only rounding of ~1e6 N/m x 1e-2 m terms remains.
@@ -405,13 +493,15 @@ TEST(Integrators, AccelerationIsInEquilibriumWithHeldForceAndGround) {
   };
   constexpr double kDt = 0.004;
   constexpr double kScale_n = 1e4;  // size of the largest terms
-  for (const bool use_rk4 : {true, false}) {
-    const auto integrator = use_rk4 ? make_rk4(frame) : make_newmark(frame, kDt);
+  for (const std::string name : {"RK4", "Newmark", "Chen-Ricles"}) {
+    const auto integrator = name == "RK4"       ? make_rk4(frame)
+                            : name == "Newmark" ? make_newmark(frame, kDt)
+                                                : make_chen_ricles(frame, kDt);
     StructuralState state = state_of(Eigen::Vector2d{0.01, 0.02}, Eigen::Vector2d{0.1, -0.1});
     integrator->initialise(state, force, ground, 0.003);
-    EXPECT_LT(residual(state, 0.003), 1e-10 * kScale_n) << (use_rk4 ? "RK4" : "Newmark");
+    EXPECT_LT(residual(state, 0.003), 1e-10 * kScale_n) << name;
     integrator->step(state, force, ground, 0.003, kDt);
-    EXPECT_LT(residual(state, 0.003 + kDt), 1e-10 * kScale_n) << (use_rk4 ? "RK4" : "Newmark");
+    EXPECT_LT(residual(state, 0.003 + kDt), 1e-10 * kScale_n) << name;
   }
 }
 
@@ -421,6 +511,11 @@ TEST(Integrators, RejectInconsistentSizes) {
   EXPECT_THROW((void)make_rk4(broken), std::invalid_argument);
   EXPECT_THROW((void)make_newmark(broken, 0.001), std::invalid_argument);
   EXPECT_THROW((void)make_newmark(seed002_frame(), 0.0), std::invalid_argument);
+  EXPECT_THROW((void)make_chen_ricles(broken, 0.001), std::invalid_argument);
+  EXPECT_THROW((void)make_chen_ricles(seed002_frame(), 0.0), std::invalid_argument);
+  StructuralModel massless = seed002_frame();
+  massless.mass(1, 1) = 0.0;
+  EXPECT_THROW((void)make_chen_ricles(massless, 0.001), std::invalid_argument);
 
   const auto rk4 = make_rk4(seed002_frame());
   StructuralState unsized;

@@ -260,6 +260,13 @@ int handle(mg_connection* conn, void* data) {
       reply(conn, 405, "text/plain", "POST to stop the test\n");
       return 405;
     }
+    // A header a cross-site form or a no-cors fetch cannot send: another site's page open in the
+    // operator's browser cannot stop the test through this console.
+    const char* intent = mg_get_header(conn, "X-Rths-Request");
+    if (intent == nullptr || std::strcmp(intent, "stop") != 0) {
+      reply(conn, 403, "text/plain", "a stop request carries the header X-Rths-Request: stop\n");
+      return 403;
+    }
     std::string sent;
     for (const auto& to : console.request_stop()) {
       sent += (sent.empty() ? "" : ",") + json_string(to);

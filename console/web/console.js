@@ -181,7 +181,7 @@ function live() {
     const result = document.getElementById("stop-result");
     result.textContent = "stop requested…";
     try {
-      const res = await fetch(withToken("api/stop"), { method: "POST" });
+      const res = await fetch(withToken("api/stop"), { method: "POST", headers: { "X-Rths-Request": "stop" } });
       const body = await res.json();
       result.textContent = body.sent_to.length
         ? `stop sent to ${body.sent_to.join(", ")}`

@@ -70,6 +70,9 @@ const config::Model& prediction_of(const config::Channel& channel) {
 }
 
 std::unique_ptr<Integrator> make_integrator(const config::Experiment& cfg, const StructuralModel& model) {
+  if (cfg.integrator() == config::CHEN_RICLES) {
+    return make_chen_ricles(model, 1.0 / cfg.rate_hz());
+  }
   if (cfg.integrator() == config::NEWMARK_AVERAGE_ACCELERATION) {
     return make_newmark(model, 1.0 / cfg.rate_hz());
   }

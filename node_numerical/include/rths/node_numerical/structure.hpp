@@ -66,5 +66,9 @@ std::unique_ptr<Integrator> make_rk4(const StructuralModel& model);
 // Newmark constant average acceleration (beta = 1/4, gamma = 1/2), unconditionally stable; the
 // force held over the step is the one applied at the end of the step.
 std::unique_ptr<Integrator> make_newmark(const StructuralModel& model, double dt_s);
+// Chen and Ricles (2008): explicit in displacement and velocity (the step's command needs only the
+// state at t), unconditionally stable on a linear model, no numerical damping; the force is held
+// over the step as with RK4.
+std::unique_ptr<Integrator> make_chen_ricles(const StructuralModel& model, double dt_s);
 
 }  // namespace rths
