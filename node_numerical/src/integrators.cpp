@@ -36,38 +36,60 @@ void check_state(const StructuralState& state, const Eigen::VectorXd& force, Eig
   }
 }
 
-// Classical RK4 on z = [x; v], z' = [v; M^-1 (F - C v - K x) - Gamma a_g(t)] (seed 002 Eq. 7), F
-// held over the step as the numerical node holds the interface force (DESIGN §3 step 3).
-class Rk4Integrator final : public Integrator {
+// The relative acceleration of an integrator that solves equilibrium for it with M^-1 formed once:
+// a = M^-1 (F - C v - K x) - Gamma a_g (seed 002 Eq. 6 solved for x''). set_force() takes the
+// force the step holds; at() allocates nothing.
+class ExplicitAcceleration {
  public:
-  explicit Rk4Integrator(const StructuralModel& model) {
-    check_model(model, "RK4");
-    const Eigen::Index n = model.dofs();
+  ExplicitAcceleration(const StructuralModel& model, const char* integrator) {
     const Eigen::FullPivLU<Eigen::MatrixXd> mass_lu(model.mass);
     if (!mass_lu.isInvertible()) {
-      throw std::invalid_argument(
-          "RK4: the mass matrix is singular; every DOF needs mass (condense massless DOFs first)");
+      throw std::invalid_argument(std::string(integrator) +
+                                  ": the mass matrix is singular; every DOF needs mass (condense massless DOFs first)");
     }
     mass_inverse_ = mass_lu.inverse();
     mass_inverse_damping_ = mass_inverse_ * model.damping;
     mass_inverse_stiffness_ = mass_inverse_ * model.stiffness;
     ground_influence_ = model.ground_influence;
-    for (Eigen::VectorXd* v :
-         {&mass_inverse_force_, &k1x_, &k1v_, &k2x_, &k2v_, &k3x_, &k3v_, &k4x_, &k4v_, &stage_x_, &stage_v_}) {
-      v->setZero(n);
+    mass_inverse_force_.setZero(model.dofs());
+  }
+
+  void set_force(const Eigen::VectorXd& force) { mass_inverse_force_.noalias() = mass_inverse_.lazyProduct(force); }
+  void at(const Eigen::VectorXd& x, const Eigen::VectorXd& v, double ground_m_per_s2, Eigen::VectorXd& out) const {
+    out = mass_inverse_force_ - ground_m_per_s2 * ground_influence_;
+    out.noalias() -= mass_inverse_damping_.lazyProduct(v);
+    out.noalias() -= mass_inverse_stiffness_.lazyProduct(x);
+  }
+  [[nodiscard]] Eigen::Index dofs() const { return mass_inverse_.rows(); }
+
+ private:
+  Eigen::MatrixXd mass_inverse_;
+  Eigen::MatrixXd mass_inverse_damping_;
+  Eigen::MatrixXd mass_inverse_stiffness_;
+  Eigen::VectorXd ground_influence_;
+  Eigen::VectorXd mass_inverse_force_;
+};
+
+// Classical RK4 on z = [x; v], z' = [v; M^-1 (F - C v - K x) - Gamma a_g(t)] (seed 002 Eq. 7), F
+// held over the step as the numerical node holds the interface force (DESIGN §3 step 3).
+class Rk4Integrator final : public Integrator {
+ public:
+  explicit Rk4Integrator(const StructuralModel& model) : acceleration_((check_model(model, "RK4"), model), "RK4") {
+    for (Eigen::VectorXd* v : {&k1x_, &k1v_, &k2x_, &k2v_, &k3x_, &k3v_, &k4x_, &k4v_, &stage_x_, &stage_v_}) {
+      v->setZero(model.dofs());
     }
   }
 
   void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
                   double t_s) override {
-    check_state(state, force, mass_inverse_.rows(), "RK4");
-    mass_inverse_force_.noalias() = mass_inverse_.lazyProduct(force);
-    acceleration(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
+    check_state(state, force, acceleration_.dofs(), "RK4");
+    acceleration_.set_force(force);
+    acceleration_.at(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
   }
 
   void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
             double dt_s) override {
-    mass_inverse_force_.noalias() = mass_inverse_.lazyProduct(force);
+    acceleration_.set_force(force);
     const double half_dt_s = 0.5 * dt_s;
     const double ground_start = ground.at(t_s);
     const double ground_middle = ground.at(t_s + half_dt_s);
@@ -76,42 +98,29 @@ class Rk4Integrator final : public Integrator {
     Eigen::VectorXd& v = state.velocity;
 
     k1x_ = v;
-    acceleration(x, v, ground_start, k1v_);
+    acceleration_.at(x, v, ground_start, k1v_);
     stage_x_ = x + half_dt_s * k1x_;
     stage_v_ = v + half_dt_s * k1v_;
     k2x_ = stage_v_;
-    acceleration(stage_x_, stage_v_, ground_middle, k2v_);
+    acceleration_.at(stage_x_, stage_v_, ground_middle, k2v_);
     stage_x_ = x + half_dt_s * k2x_;
     stage_v_ = v + half_dt_s * k2v_;
     k3x_ = stage_v_;
-    acceleration(stage_x_, stage_v_, ground_middle, k3v_);
+    acceleration_.at(stage_x_, stage_v_, ground_middle, k3v_);
     stage_x_ = x + dt_s * k3x_;
     stage_v_ = v + dt_s * k3v_;
     k4x_ = stage_v_;
-    acceleration(stage_x_, stage_v_, ground_end, k4v_);
+    acceleration_.at(stage_x_, stage_v_, ground_end, k4v_);
 
     const double sixth_dt_s = dt_s / 6.0;
     x += sixth_dt_s * (k1x_ + 2.0 * k2x_ + 2.0 * k3x_ + k4x_);
     v += sixth_dt_s * (k1v_ + 2.0 * k2v_ + 2.0 * k3v_ + k4v_);
     // The relative acceleration at t + dt under the same held F, what the next command reports.
-    acceleration(x, v, ground_end, state.acceleration);
+    acceleration_.at(x, v, ground_end, state.acceleration);
   }
 
  private:
-  // Relative acceleration M^-1 (F - C v - K x) - Gamma a_g, with M^-1 F already in
-  // mass_inverse_force_ (seed 002 Eq. 6 solved for x'').
-  void acceleration(const Eigen::VectorXd& x, const Eigen::VectorXd& v, double ground_m_per_s2,
-                    Eigen::VectorXd& out) const {
-    out = mass_inverse_force_ - ground_m_per_s2 * ground_influence_;
-    out.noalias() -= mass_inverse_damping_.lazyProduct(v);
-    out.noalias() -= mass_inverse_stiffness_.lazyProduct(x);
-  }
-
-  Eigen::MatrixXd mass_inverse_;
-  Eigen::MatrixXd mass_inverse_damping_;
-  Eigen::MatrixXd mass_inverse_stiffness_;
-  Eigen::VectorXd ground_influence_;
-  Eigen::VectorXd mass_inverse_force_;
+  ExplicitAcceleration acceleration_;
   // Stage slopes of x and v, and the stage state.
   Eigen::VectorXd k1x_;
   Eigen::VectorXd k1v_;
@@ -244,39 +253,26 @@ class NewmarkIntegrator final : public Integrator {
 // acceleration reported at t + dt is the one in equilibrium under that same force.
 class ChenRiclesIntegrator final : public Integrator {
  public:
-  ChenRiclesIntegrator(const StructuralModel& model, double dt_s) : dt_s_(dt_s) {
-    check_model(model, "Chen-Ricles");
+  ChenRiclesIntegrator(const StructuralModel& model, double dt_s)
+      : dt_s_(dt_s), acceleration_((check_model(model, "Chen-Ricles"), model), "Chen-Ricles") {
     if (!(dt_s > 0.0) || !std::isfinite(dt_s)) {
       throw std::invalid_argument("Chen-Ricles: time step is " + std::to_string(dt_s) +
                                   " s, expected a finite value > 0");
     }
-    const Eigen::Index n = model.dofs();
-    const Eigen::FullPivLU<Eigen::MatrixXd> mass_lu(model.mass);
-    if (!mass_lu.isInvertible()) {
-      throw std::invalid_argument(
-          "Chen-Ricles: the mass matrix is singular; every DOF needs mass (condense massless DOFs first)");
-    }
-    const Eigen::MatrixXd mass_inverse = mass_lu.inverse();
-    mass_inverse_damping_ = mass_inverse * model.damping;
-    mass_inverse_stiffness_ = mass_inverse * model.stiffness;
-    mass_inverse_ = mass_inverse;
-    ground_influence_ = model.ground_influence;
     const Eigen::MatrixXd denominator = 4.0 * model.mass + 2.0 * dt_s * model.damping + dt_s * dt_s * model.stiffness;
     const Eigen::FullPivLU<Eigen::MatrixXd> denominator_lu(denominator);
     if (!denominator_lu.isInvertible()) {
       throw std::invalid_argument("Chen-Ricles: 4M + 2 dt C + dt^2 K is singular");
     }
     alpha_ = 4.0 * denominator_lu.solve(model.mass);
-    for (Eigen::VectorXd* v : {&mass_inverse_force_, &alpha_a_}) {
-      v->setZero(n);
-    }
+    alpha_a_.setZero(model.dofs());
   }
 
   void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
                   double t_s) override {
-    check_state(state, force, mass_inverse_.rows(), "Chen-Ricles");
-    mass_inverse_force_.noalias() = mass_inverse_.lazyProduct(force);
-    acceleration(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
+    check_state(state, force, acceleration_.dofs(), "Chen-Ricles");
+    acceleration_.set_force(force);
+    acceleration_.at(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
   }
 
   void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
@@ -288,29 +284,18 @@ class ChenRiclesIntegrator final : public Integrator {
     Eigen::VectorXd& x = state.displacement;
     Eigen::VectorXd& v = state.velocity;
     Eigen::VectorXd& a = state.acceleration;
-    mass_inverse_force_.noalias() = mass_inverse_.lazyProduct(force);
-    acceleration(x, v, ground.at(t_s), a);  // a(i) under the force this step holds
+    acceleration_.set_force(force);
+    acceleration_.at(x, v, ground.at(t_s), a);  // a(i) under the force this step holds
     alpha_a_.noalias() = alpha_.lazyProduct(a);
     x += dt_s_ * v + (dt_s_ * dt_s_) * alpha_a_;
     v += dt_s_ * alpha_a_;
-    acceleration(x, v, ground.at(t_s + dt_s_), a);
+    acceleration_.at(x, v, ground.at(t_s + dt_s_), a);
   }
 
  private:
-  void acceleration(const Eigen::VectorXd& x, const Eigen::VectorXd& v, double ground_m_per_s2,
-                    Eigen::VectorXd& out) const {
-    out = mass_inverse_force_ - ground_m_per_s2 * ground_influence_;
-    out.noalias() -= mass_inverse_damping_.lazyProduct(v);
-    out.noalias() -= mass_inverse_stiffness_.lazyProduct(x);
-  }
-
   double dt_s_;
-  Eigen::MatrixXd mass_inverse_;
-  Eigen::MatrixXd mass_inverse_damping_;
-  Eigen::MatrixXd mass_inverse_stiffness_;
+  ExplicitAcceleration acceleration_;
   Eigen::MatrixXd alpha_;
-  Eigen::VectorXd ground_influence_;
-  Eigen::VectorXd mass_inverse_force_;
   Eigen::VectorXd alpha_a_;
 };
 
