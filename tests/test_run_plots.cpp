@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -92,7 +93,8 @@ TEST_F(RunPlots, EveryFigureOfAVirtualTimeRunIsDrawn) {
 // A run draws its plots when it ends, unless --no-plots or RTHS_NO_PLOTS says not to (the suite sets
 // that variable for every test; this one takes it away for its first run).
 TEST_F(RunPlots, ARunDrawsItsPlotsAtItsEndUnlessToldNot) {
-  const std::string suite_setting = std::getenv("RTHS_NO_PLOTS") != nullptr ? std::getenv("RTHS_NO_PLOTS") : "";
+  const char* suite = std::getenv("RTHS_NO_PLOTS");
+  const std::optional<std::string> suite_setting = suite != nullptr ? std::optional<std::string>(suite) : std::nullopt;
   const auto run = [&](const std::string& name, std::vector<std::string> extra) {
     std::vector<std::string> args{"run",   test::example("seed002/spring.textproto").string(),
                                   "--out", (dir_ / name).string(),
@@ -107,7 +109,9 @@ TEST_F(RunPlots, ARunDrawsItsPlotsAtItsEndUnlessToldNot) {
   run("flag", {"--no-plots"});
   setenv("RTHS_NO_PLOTS", "1", 1);
   run("environment", {});
-  if (suite_setting.empty()) {
+  if (suite_setting) {  // as the suite had it
+    setenv("RTHS_NO_PLOTS", suite_setting->c_str(), 1);
+  } else {
     unsetenv("RTHS_NO_PLOTS");
   }
   expect_drawn(dir_ / "drawn/plots", {"response_x1", "response_x2", "site_spring_tracking"});

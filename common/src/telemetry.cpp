@@ -26,8 +26,21 @@ std::string json_number(double v) {
   return std::isfinite(v) ? fmt::format("{:.9g}", v) : std::string("null");  // JSON has no NaN: null shows it
 }
 
-// A JSON string's body: the names and reasons rths writes are printable, but a reason may quote a
-// path or a peer's words.
+std::string random_token() {
+  if (sodium_init() < 0) {
+    throw std::runtime_error("libsodium could not initialise");
+  }
+  std::array<unsigned char, 16> bytes{};
+  randombytes_buf(bytes.data(), bytes.size());
+  std::string hex;
+  for (const unsigned char b : bytes) {
+    hex += fmt::format("{:02x}", b);
+  }
+  return hex;
+}
+
+}  // namespace
+
 std::string json_escape(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -43,21 +56,6 @@ std::string json_escape(std::string_view text) {
   }
   return out;
 }
-
-std::string random_token() {
-  if (sodium_init() < 0) {
-    throw std::runtime_error("libsodium could not initialise");
-  }
-  std::array<unsigned char, 16> bytes{};
-  randombytes_buf(bytes.data(), bytes.size());
-  std::string hex;
-  for (const unsigned char b : bytes) {
-    hex += fmt::format("{:02x}", b);
-  }
-  return hex;
-}
-
-}  // namespace
 
 const char* node_state_name(NodeState state) {
   switch (state) {

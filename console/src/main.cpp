@@ -25,6 +25,7 @@
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/telemetry.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/console/hub.hpp"
 
@@ -161,7 +162,11 @@ std::string query_var(const mg_request_info* info, const char* name) {
 }
 
 void reply(mg_connection* conn, int status, const char* type, const std::string& body) {
-  const char* text = status == 200 ? "OK" : status == 403 ? "Forbidden" : status == 404 ? "Not Found" : "Error";
+  const char* text = status == 200   ? "OK"
+                     : status == 403 ? "Forbidden"
+                     : status == 404 ? "Not Found"
+                     : status == 405 ? "Method Not Allowed"
+                                     : "Error";
   mg_printf(conn,
             "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nCache-Control: no-store\r\n"
             "Connection: close\r\n\r\n",
@@ -169,15 +174,9 @@ void reply(mg_connection* conn, int status, const char* type, const std::string&
   mg_write(conn, body.data(), body.size());
 }
 
+// A JSON string literal, quotes included.
 std::string json_string(const std::string& s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-    }
-    out.push_back(static_cast<unsigned char>(c) < 0x20 ? ' ' : c);
-  }
-  return out + "\"";
+  return "\"" + rths::json_escape(s) + "\"";
 }
 
 // The record files of a run folder the replay serves: its CSVs and summaries by the names rths writes.

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -39,6 +40,10 @@ class LatestRow {
   std::vector<double> row_;
   std::uint64_t rows_ = 0;
 };
+
+// A JSON string's body (without its quotes): quotes and backslashes escaped, control characters as
+// \u00XX. Names and reasons are printable, but a reason may quote a path or a peer's words.
+std::string json_escape(std::string_view text);
 
 // A node's life as the console shows it.
 enum class NodeState { kHandshake, kRunning, kStopping, kStopped };
