@@ -2,7 +2,8 @@
 # Builds the test suite with sanitizers, each in its own folder, and runs it (docs/reliability.md).
 #   asan   AddressSanitizer + UndefinedBehaviorSanitizer (build-asan): the whole suite, the
 #          real-time tests included, against sanitized rths-numerical, rths-physical, rths-relay
-#          and rths-study, and the fuzz targets' corpora and regression inputs.
+#          and rths-study, and the fuzz targets' corpora and regression inputs. With clang the
+#          build also holds the libFuzzer targets (RTHS_FUZZ), for deploy/fuzz.sh --build build-asan.
 #   tsan   ThreadSanitizer (build-tsan): the tests of threaded code (TSAN_TESTS below).
 # Usage: deploy/check-sanitizers.sh [asan|tsan]... [--jobs N] [--compiler CXX]
 #   (no stage named: both)   --jobs N  build and test jobs (default: nproc)
@@ -52,22 +53,30 @@ export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 # The sanitized executables that the tests start inherit these.
 
-# configure_and_build DIR SANITIZERS CXX TARGET...: a build with every target instrumented, at -O1 with
-# asserts (Eigen's too). Measured under ASan+UBSan: -O2 -DNDEBUG built for 400 s more CPU than it
-# saved in the suite (1131 + 275 s against 735 + 307 s).
+# configure_and_build DIR SANITIZERS CXX FUZZ TARGET...: a build with every target instrumented, at -O1
+# with asserts (Eigen's too), and with FUZZ (ON/OFF) the libFuzzer targets' coverage. Measured under
+# ASan+UBSan: -O2 -DNDEBUG built for 400 s more CPU than it saved in the suite (1131 + 275 s against
+# 735 + 307 s).
 # shellcheck disable=SC2317  # called through stage
 configure_and_build() {
-  local dir=$1 sanitizers=$2 cxx=$3
-  shift 3
+  local dir=$1 sanitizers=$2 cxx=$3 fuzz=$4
+  shift 4
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done
   deploy/setup.sh "${targets[@]}" "$dir" -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE=-O1 \
-    -DCMAKE_CXX_COMPILER="$cxx" -DRTHS_WERROR=ON -DRTHS_SANITIZE="$sanitizers"
+    -DCMAKE_CXX_COMPILER="$cxx" -DRTHS_WERROR=ON -DRTHS_SANITIZE="$sanitizers" -DRTHS_FUZZ="$fuzz"
 }
 
 asan() {
-  # rths_tests depends on the executables the tests start and on the fuzz replays.
-  stage "asan: build" configure_and_build build-asan address,undefined "${compiler:-clang++-14}" rths_tests || return 1
+  # rths_tests depends on the executables the tests start and on the fuzz replays. With clang the
+  # libFuzzer targets come along (their coverage instrumentation costs the suite about a tenth), so
+  # that the fuzz stage need not build the libraries a second time.
+  local cxx=${compiler:-clang++-14} fuzz=OFF targets=(rths_tests)
+  if [[ $cxx == clang* ]]; then
+    fuzz=ON
+    targets+=(rths_fuzz)
+  fi
+  stage "asan: build" configure_and_build build-asan address,undefined "$cxx" "$fuzz" "${targets[@]}" || return 1
   # The acceptance tests are the seed tables: the unit tests' code paths run for minutes each under
   # instrumentation (Eigen 20-40 times slower), so this stage leaves them to the Release suite. So
   # too the namespace and container comparisons: the same processes as the real-time tests here,
@@ -77,7 +86,7 @@ asan() {
 }
 
 tsan() {
-  stage "tsan: build" configure_and_build build-tsan thread "${compiler:-g++}" rths_thread_tests || return 1
+  stage "tsan: build" configure_and_build build-tsan thread "${compiler:-g++}" OFF rths_thread_tests || return 1
   stage "tsan: test" ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R "$TSAN_TESTS"
 }
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets with clang, ASan and UBSan (build-fuzz) and runs each for a bounded
 # time (docs/reliability.md). Targets (tests/fuzz/fuzz_<target>.cpp): config, ground_motion, nodes.
-# Usage: deploy/fuzz.sh [TARGET]... [--seconds S] [--jobs N] [--replay-only]
+# Usage: deploy/fuzz.sh [TARGET]... [--seconds S] [--jobs N] [--replay-only] [--build DIR]
 #   (no target named: all)  --seconds S  fuzzing time per target (default 60)
 #   --jobs N       targets fuzzed at once (default: nproc)
 #   --replay-only  only replay the seed corpus and the regression inputs
+#   --build DIR    use DIR, a build configured with RTHS_FUZZ=ON (CI passes build-asan, whose clang
+#                  ASan build holds the targets), if it is one; otherwise build-fuzz is configured
 # First every input in tests/fuzz/regressions/<target>/ and tests/fuzz/corpus/<target>/ runs once;
 # then each target fuzzes from its corpus (new inputs go to build-fuzz/corpus/<target>/, never into
 # the repository). A crash, sanitizer report, leak, timeout or out-of-memory fails the stage, with
@@ -23,12 +25,14 @@ targets=()
 seconds=60
 jobs=$(nproc)
 replay_only=false
+build_dir=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seconds) need_value "$@"; seconds=$2; shift 2 ;;
     --jobs) need_value "$@"; jobs=$2; shift 2 ;;
     --replay-only) replay_only=true; shift ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --build) need_value "$@"; build_dir=$2; shift 2 ;;
+    -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) bad_usage "unknown option $1" ;;
     *)
       [[ " ${all_targets[*]} " == *" $1 "* ]] || bad_usage "unknown target $1; expected one of ${all_targets[*]}"
@@ -42,11 +46,18 @@ done
 # libFuzzer comes with clang's runtime libraries; nothing else is needed beyond deploy/setup.sh's.
 install_missing --no-install-recommends clang-14 libclang-rt-14-dev
 export CMAKE_BUILD_PARALLEL_LEVEL=$jobs
-build="build-fuzz"
 fuzz_targets=()
 for t in "${targets[@]}"; do fuzz_targets+=(--target "rths_fuzz_$t"); done
-deploy/setup.sh "${fuzz_targets[@]}" "$build" -DCMAKE_CXX_COMPILER=clang++-14 -DRTHS_FUZZ=ON -DRTHS_BUILD_TESTS=OFF \
-  -DRTHS_WERROR=ON -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE=-O1
+if [[ -n $build_dir ]] && grep -qx 'RTHS_FUZZ:BOOL=ON' "$build_dir/CMakeCache.txt" 2>/dev/null; then
+  build=$build_dir
+  echo "fuzz: the targets of $build"
+  cmake --build "$build" "${fuzz_targets[@]}"
+else
+  [[ -z $build_dir ]] || echo "fuzz: $build_dir is not a build with RTHS_FUZZ=ON; configuring build-fuzz"
+  build="build-fuzz"
+  deploy/setup.sh "${fuzz_targets[@]}" "$build" -DCMAKE_CXX_COMPILER=clang++-14 -DRTHS_FUZZ=ON \
+    -DRTHS_BUILD_TESTS=OFF -DRTHS_WERROR=ON -DCMAKE_BUILD_TYPE=Sanitize -DCMAKE_CXX_FLAGS_SANITIZE=-O1
+fi
 
 export ASAN_OPTIONS=detect_leaks=1:check_initialization_order=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

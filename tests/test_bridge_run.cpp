@@ -86,6 +86,11 @@ TEST_F(BridgeRun, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
 // host stall of the site of several milliseconds, which this VM has under a parallel suite, must not
 // trip it before the kill.
 TEST_F(BridgeRun, KilledSiteTripsTheTargetsWatchdogWithinTenMilliseconds) {
+#ifdef RTHS_SANITIZED
+  GTEST_SKIP() << "the subject is the watchdog's timing, which a sanitized build's stalls of the site trip "
+                  "before the kill; the plain suite runs it (the killed-site paths run under sanitizers in "
+                  "the signal campaign)";
+#endif
   calibrate();
   std::optional<Process> target;
   const std::string target_at = start_target(target, "0.008", dir_ / "target");

@@ -206,11 +206,28 @@ TEST(UdpBridge, AStaleReplyIsDiscardedAndCounted) {
   EXPECT_TRUE(ok);
   EXPECT_EQ(m.displacement_m, 0.002);
   EXPECT_EQ(o->driver->status(0), driver_status::kReplyLate);
-  EXPECT_EQ(report(*o->driver).late(), 2U);
+  EXPECT_EQ(report(*o->driver).late(), 1U);
+  EXPECT_EQ(report(*o->driver).probe_echoes(), 1U);
   // The late bit is the step's own: the next step, answered in time, has it clear.
   o->target.reply(3, 0.003, 3.0);
   step(*o->driver, 0.0, ok);
   EXPECT_EQ(o->driver->status(0), 0U);
+}
+
+// A target slower than the probe interval answers every probe open() sent: the answers after the
+// first concern no step and flag none (a step flagged late for them would be a false alarm).
+TEST(UdpBridge, AnswersToFurtherProbesAreDiscardedWithoutFlaggingTheStep) {
+  const auto o = open_bridge();
+  bool ok = false;
+  o->target.reply(0, 0.7, 7.0);
+  o->target.reply(0, 0.8, 8.0);
+  o->target.reply(1, 0.001, 1.0);
+  const Measurement m = step(*o->driver, 0.0, ok);
+  EXPECT_TRUE(ok);
+  EXPECT_EQ(m.displacement_m, 0.001);
+  EXPECT_EQ(o->driver->status(0), 0U);
+  EXPECT_EQ(report(*o->driver).probe_echoes(), 2U);
+  EXPECT_EQ(report(*o->driver).late(), 0U);
 }
 
 TEST(UdpBridge, AMissingReplyHoldsTheLastMeasurementAndIsCounted) {

@@ -182,6 +182,12 @@ class UdpBridgeDriver final : public PlantDriver {
       }
       BridgeFrame reply{0, false, in_};
       reply_.unpack(std::span<const std::byte>(rx_.data(), n), reply);
+      if (reply.counter == 0) {
+        // An answer to one of open()'s probes that arrived after the first: a target slower to
+        // answer than the probe interval gets several. It is about no step, so it flags none.
+        ++probe_echoes_;
+        continue;
+      }
       if (reply.counter != counter_) {
         ++late_;
         set_bits(driver_status::kReplyLate);
@@ -259,6 +265,7 @@ class UdpBridgeDriver final : public PlantDriver {
     b.set_missed(missed_);
     b.set_longest_missed_run(longest_missed_run_);
     b.set_late(late_);
+    b.set_probe_echoes(probe_echoes_);
     b.set_foreign(link_->counters().foreign);
     b.set_saturated(saturated_[channel]);
     b.set_command_bytes(static_cast<std::uint32_t>(command_.bytes()));
@@ -307,6 +314,7 @@ class UdpBridgeDriver final : public PlantDriver {
   std::uint64_t missed_run_ = 0;
   std::uint64_t longest_missed_run_ = 0;
   std::uint64_t late_ = 0;
+  std::uint64_t probe_echoes_ = 0;
   LatencyHistogram round_trip_;
   Fault fault_ = Fault::kNone;
   std::size_t received_bytes_ = 0;  // of the refused datagram; 0: more than kMaxDatagramBytes

@@ -20,7 +20,8 @@ namespace rths {
 // half a step, bounds the wait; datagrams already waiting when it passes are still read, up to 64:
 // the thread may have been held up while the reply arrived in time). Sleeping rather than spinning
 // leaves the CPU to others: on a shared machine the target itself may need it to answer. Replies
-// echoing an earlier counter are discarded (driver_status::kReplyLate); no reply by the deadline
+// echoing an earlier step's counter are discarded (driver_status::kReplyLate), and so are answers to
+// probes that arrive after open() returned (counted, flagging no step); no reply by the deadline
 // holds the last measurement (kReplyMissing) and max_missed_replies of those in a row stop the site;
 // a reply of the wrong size stops it at once; datagrams from any other address are ignored and
 // counted. The target's status word (its low 16 bits) is bits 16-31 of status(c). exchange()
