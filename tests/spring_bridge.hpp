@@ -106,7 +106,24 @@ inline void expect_floors_match(const std::filesystem::path& bridged_csv, const 
 // 302 (2.4 %, runs of up to 7) and the floors moved 1.5 %: that run measured the machine.
 constexpr double kSpringBridgeMaxMissedShare = 0.005;
 // Real-time runs a test makes before it gives up on a machine that cannot keep the bridge's time.
-constexpr int kSpringBridgeAttempts = 2;
+constexpr int kSpringBridgeAttempts = 3;
+// Why such a test skips then. deploy/test.sh --no-skips lets this reason through (with the counts
+// each attempt printed): the comparison would measure the machine, not rths.
+constexpr const char* kSpringBridgeOverload =
+    "the bridge missed too many replies in every run: this machine cannot keep the target's time";
+
+// Whether a run ended because the site's bridge missed max_missed_replies replies in a row (a host
+// stall of that many steps on a loaded machine), by what the processes printed; says so when it did.
+inline bool missed_replies_abort(const std::string& printed) {
+  const bool missed =
+      printed.find("no reply from target") != std::string::npos && printed.find("steps in a row") != std::string::npos;
+  if (missed) {
+    std::printf(
+        "[ overload ] the site stopped: its bridge missed too many replies in a row (a stall of this "
+        "machine, not of the bridge)\n");
+  }
+  return missed;
+}
 
 // Whether the bridge answered enough steps in time for the comparison with virtual time to hold
 // (kSpringBridgeMaxMissedShare); prints the count when not.
