@@ -30,7 +30,7 @@ build_dir=${build_dir:-build}
 # Recommends would pull in about 260 packages (X libraries, documentation) that nothing here uses.
 install_missing --no-install-recommends g++ cmake make pkg-config libasio-dev libeigen3-dev libprotobuf-dev \
   protobuf-compiler libspdlog-dev libfmt-dev libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev iproute2 \
-  gnuplot-nox parallel libcivetweb-dev
+  gnuplot-nox parallel libcivetweb-dev libspectra-dev
 # The console's page draws with uPlot, from the npm registry at the version console/web/package-lock.json
 # pins (with playwright-core, which drives chromium in the console's test). Node.js and npm from
 # Debian unless the machine has them already (a NodeSource Node.js brings its own npm).

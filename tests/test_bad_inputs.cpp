@@ -105,8 +105,8 @@ TEST_F(MemoryBudget, ARunBeyondItIsRefusedBeforeAnythingIsReserved) {
               (dir_ / "budget.textproto").string() +
                   ": duration_s: 100000 s at 1024 Hz is 102400001 steps; the records need 24219 MB (31 columns x 8 "
                   "bytes per step: numerical node 11, reference 11, site lab 9), over output.memory_budget_mb = "
-                  "4096 MB; expected a shorter duration_s, or a larger output.memory_budget_mb on a machine with "
-                  "the memory");
+                  "4096 MB; expected a shorter duration_s, fewer recorded DOFs (structure.record_dof), or a larger "
+                  "output.memory_budget_mb on a machine with the memory");
   }
   // An absurd duration is refused in floating point, not overflowed into a small integer.
   EXPECT_THROW(Experiment(load(valid_config(), {"duration_s=1e300"})), ConfigError);

@@ -217,8 +217,8 @@ struct Tool {
 const std::vector<Tool>& tools() {
   static const std::vector<Tool> kTools{
       {"rths-numerical",
-       {"realtime", "out", "plants", "first-seed", "jobs", "set", "console", "telemetry-hz", "no-plots", "quiet",
-        "help", "version"}},
+       {"realtime", "out", "plants", "first-seed", "jobs", "steps", "share", "storeys", "bays", "name", "ground-motion",
+        "set", "console", "telemetry-hz", "no-plots", "quiet", "help", "version"}},
       {"rths-physical",
        {"site", "listen", "out", "set", "wait", "console", "telemetry-hz", "quiet", "help", "version"}},
       {"rths-relay",

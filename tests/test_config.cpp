@@ -174,7 +174,8 @@ TEST(Config, UnknownKeyNamesLineColumnAndTheValidFields) {
       error,
       std::string(kSource) + ":" + std::to_string(line_of(text, "mas_kg")) +
           ":3: unknown field \"mas_kg\" in Structure; did you mean \"mass_kg\"? expected one of: dofs, "
-          "mass_kg, stiffness_n_per_m, damping_ns_per_m, rayleigh, ground_influence, dof_name, matrix_files, removed");
+          "mass_kg, stiffness_n_per_m, damping_ns_per_m, rayleigh, ground_influence, dof_name, matrix_files, removed, "
+          "sparse, record_dof");
 }
 
 TEST(Config, UnknownEnumValueListsTheValues) {
@@ -203,6 +204,21 @@ TEST(Config, MissingFieldPointsAtItsEnclosingMessage) {
   EXPECT_EQ(error_of(text), at_line(text, "bouc_wen {") +
                                 "site[0].channel[0].specimen.bouc_wen.eta_per_s: missing; every Bouc-Wen parameter "
                                 "must be given except x0_m, n, voltage_v and substeps (seed 002 Eqs. 12-14)");
+}
+
+// rho_infinity belongs to the two alpha integrators and is a spectral radius: elsewhere it would be
+// silently ignored, outside 0..1 the integrator is unstable or undefined.
+TEST(Config, RhoInfinityOnlyWithAnAlphaIntegratorAndFromZeroToOne) {
+  const std::string text(kValid);
+  EXPECT_TRUE(
+      contains(error_of(text, {"rho_infinity=0.8"}),
+               "rho_infinity: is set, but integrator RK4 takes no rho_infinity; expected integrator: KR_ALPHA or "
+               "GENERALIZED_ALPHA, or no rho_infinity"));
+  EXPECT_TRUE(contains(error_of(text, {"integrator=KR_ALPHA", "rho_infinity=1.2"}),
+                       "rho_infinity: is 1.2, expected a spectral radius from 0"));
+  EXPECT_TRUE(contains(error_of(text, {"integrator=GENERALIZED_ALPHA", "rho_infinity=-0.5"}), "rho_infinity: is -0.5"));
+  EXPECT_EQ(parse_experiment(text, kSource, {"integrator=KR_ALPHA", "rho_infinity=0"}).rho_infinity(), 0.0);
+  EXPECT_EQ(parse_experiment(text, kSource, {"integrator=GENERALIZED_ALPHA"}).rho_infinity(), 0.5);
 }
 
 TEST(Config, MissingDofs) {
@@ -523,7 +539,7 @@ TEST(Override, ErrorsNameTheOverrideAndWhatWasExpected) {
   EXPECT_EQ(override_error(experiment, "structure.mas_kg=[1]"),
             "--set structure.mas_kg=[1]: structure: unknown field \"mas_kg\" in Structure; did you mean \"mass_kg\"? "
             "expected one of: dofs, mass_kg, stiffness_n_per_m, damping_ns_per_m, rayleigh, ground_influence, "
-            "dof_name, matrix_files, removed");
+            "dof_name, matrix_files, removed, sparse, record_dof");
   EXPECT_EQ(override_error(experiment, "site[5].name=x"),
             "--set site[5].name=x: site: index 5 is out of range: there are 2 elements; expected 0..1, or 2 to append "
             "one");
@@ -540,7 +556,7 @@ TEST(Override, ErrorsNameTheOverrideAndWhatWasExpected) {
             "--set output.reference_csv=yes: output.reference_csv: \"yes\" is not a bool; expected true or false");
   EXPECT_EQ(override_error(experiment, "integrator=RK5"),
             "--set integrator=RK5: integrator: \"RK5\" is not a value of Integrator; did you mean \"RK4\"? expected "
-            "one of: RK4, NEWMARK_AVERAGE_ACCELERATION, CHEN_RICLES");
+            "one of: RK4, NEWMARK_AVERAGE_ACCELERATION, CHEN_RICLES, KR_ALPHA, GENERALIZED_ALPHA");
   EXPECT_EQ(override_error(experiment, "structure.mass_kg=1000"),
             "--set structure.mass_kg=1000: structure.mass_kg: is a list; expected all its values in brackets, e.g. "
             "structure.mass_kg=[1, 2], or one element as structure.mass_kg[0]=1");

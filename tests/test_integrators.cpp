@@ -5,8 +5,10 @@
 #include <Eigen/Dense>
 #include <Eigen/Eigenvalues>
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <complex>
+#include <cstdint>
 #include <functional>
 #include <numbers>
 #include <stdexcept>
@@ -14,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "alloc_counter.hpp"
 #include "experiment.pb.h"
 #include "rths/common/ground_motion.hpp"
 #include "rths/node_numerical/structure.hpp"
@@ -478,6 +481,352 @@ TEST(ChenRicles, StaysBoundedOnAStiffModelWhereAnExplicitStepWouldDiverge) {
       [&](double, const StructuralState& s) { largest = std::max(largest, s.displacement.cwiseAbs().maxCoeff()); });
   EXPECT_LT(largest, 1e-5);
   EXPECT_TRUE(state.displacement.allFinite());
+}
+
+// ---------------------------------------------------------------------------------------------
+// KR-alpha (Kolay and Ricles 2014) and generalised-alpha (Chung and Hulbert 1993)
+
+// The parameters both take from rho_inf (Chung and Hulbert 1993, Eq. 25 and 17-19).
+struct Alpha {
+  double am, af, gamma, beta;
+  explicit Alpha(double rho)
+      : am((2.0 * rho - 1.0) / (rho + 1.0)),
+        af(rho / (rho + 1.0)),
+        gamma(0.5 - am + af),
+        beta(0.25 * (1.0 - am + af) * (1.0 - am + af)) {}
+};
+
+// One step of either scheme on an SDOF, written out scalar from the papers' equations (state x, v, a;
+// the force f0 at t, f1 at t + dt, as each weighs it).
+struct Sdof {
+  double m, c, k, dt;
+};
+std::array<double, 3> kr_alpha_step(const Sdof& s, const Alpha& p, std::array<double, 3> xva, double f0, double f1) {
+  const auto [x, v, a] = xva;
+  const double denominator = s.m + p.gamma * s.dt * s.c + p.beta * s.dt * s.dt * s.k;
+  const double alpha1 = s.m / denominator;
+  const double alpha2 = (0.5 + p.gamma) * alpha1;
+  const double alpha3 = (p.am * s.m + p.af * p.gamma * s.dt * s.c + p.af * p.beta * s.dt * s.dt * s.k) / denominator;
+  const double x1 = x + s.dt * v + s.dt * s.dt * alpha2 * a;
+  const double v1 = v + s.dt * alpha1 * a;
+  const double a1 = ((1.0 - p.af) * f1 + p.af * f0 - s.c * ((1.0 - p.af) * v1 + p.af * v) -
+                     s.k * ((1.0 - p.af) * x1 + p.af * x) - s.m * alpha3 * a) /
+                    (s.m * (1.0 - alpha3));
+  return {x1, v1, a1};
+}
+std::array<double, 3> generalized_alpha_step(const Sdof& s, const Alpha& p, std::array<double, 3> xva, double f) {
+  const auto [x, v, a] = xva;
+  const double xt = x + s.dt * v + s.dt * s.dt * (0.5 - p.beta) * a;
+  const double vt = v + s.dt * (1.0 - p.gamma) * a;
+  const double a1 = (f - p.am * s.m * a - s.c * ((1.0 - p.af) * vt + p.af * v) - s.k * ((1.0 - p.af) * xt + p.af * x)) /
+                    ((1.0 - p.am) * s.m + (1.0 - p.af) * (p.gamma * s.dt * s.c + p.beta * s.dt * s.dt * s.k));
+  return {xt + p.beta * s.dt * s.dt * a1, vt + p.gamma * s.dt * a1, a1};
+}
+
+// The characteristic polynomial lambda^3 - A1 lambda^2 + A2 lambda - A3 of a step's amplification
+// matrix (undamped, m = 1, dt = 1, k = Omega^2): {A1, A2, A3} = trace, principal 2x2 minors, det.
+template <typename Step>
+Eigen::Vector3d invariants(const Step& step) {
+  Eigen::Matrix3d amplification;
+  for (int j = 0; j < 3; ++j) {
+    const std::array<double, 3> column = step({j == 0 ? 1.0 : 0.0, j == 1 ? 1.0 : 0.0, j == 2 ? 1.0 : 0.0});
+    for (int i = 0; i < 3; ++i) amplification(i, j) = column[static_cast<std::size_t>(i)];
+  }
+  double minors = 0.0;
+  for (const auto& [i, j] : {std::pair{0, 1}, std::pair{0, 2}, std::pair{1, 2}}) {
+    minors += amplification(i, i) * amplification(j, j) - amplification(i, j) * amplification(j, i);
+  }
+  return {amplification.trace(), minors, amplification.determinant()};
+}
+
+// Kolay and Ricles (2014) built KR-alpha's alpha3 so that its characteristic equation is the
+// generalised-alpha method's: the same spectral radius and period error at every Omega. Chung and
+// Hulbert (1993, Eq. 25) chose alpha_m and alpha_f so that as Omega -> infinity all three roots
+// meet at -rho_inf: the polynomial tends to (lambda + rho)^3, and rho_inf = 1 is the trapezoidal rule
+// (Chen-Ricles, average acceleration). The published curves are these polynomials' roots; the two
+// tests after this one hold the integrators to the scalar steps they come from.
+TEST(KrAlpha, HasTheGeneralisedAlphaMethodsCharacteristicEquationAtEveryOmega) {
+  for (const double rho : {0.0, 0.25, 0.5, 0.75, 1.0}) {
+    const Alpha p(rho);
+    for (const double big_omega : {0.01, 0.1, 0.5, 1.0, 2.0, 5.0, 20.0, 200.0, 1e6}) {
+      const Sdof s{1.0, 0.0, big_omega * big_omega, 1.0};
+      const Eigen::Vector3d kr = invariants([&](std::array<double, 3> z) { return kr_alpha_step(s, p, z, 0.0, 0.0); });
+      const Eigen::Vector3d ga =
+          invariants([&](std::array<double, 3> z) { return generalized_alpha_step(s, p, z, 0.0); });
+      EXPECT_LT((kr - ga).cwiseAbs().maxCoeff(), 1e-12 * std::max(1.0, ga.cwiseAbs().maxCoeff()))
+          << "rho_inf " << rho << ", Omega " << big_omega << ": " << kr.transpose() << " against " << ga.transpose();
+      if (big_omega == 1e6) {
+        const Eigen::Vector3d at_infinity{-3.0 * rho, 3.0 * rho * rho, -rho * rho * rho};
+        EXPECT_LT((kr - at_infinity).cwiseAbs().maxCoeff(), 1e-5) << "rho_inf " << rho;
+      }
+    }
+  }
+}
+
+// The integrator against the scalar step above on a damped SDOF, with a force that changes every
+// step: KR-alpha fixes a(i) once the force of step i (the measurement of x(i)) is known, weighing
+// it with the step before's as (1 - alpha_f) F(i) + alpha_f F(i-1). Holding the force one step
+// longer or weighing it the other way moves x by far more than the tolerance.
+TEST(KrAlpha, FollowsItsScalarStepWithTheForceOfEachStepWeighedIn) {
+  constexpr double kDt = 1.0 / 1024.0;
+  for (const double rho : {0.0, 0.5, 1.0}) {
+    for (const double big_omega : {0.05, 2.0, 40.0}) {
+      const double omega = big_omega / kDt;
+      const Sdof s{50.0, 2.0 * 0.03 * omega * 50.0, omega * omega * 50.0, kDt};
+      const auto force = [&](long i) { return 0.01 * s.k * std::sin(0.3 * static_cast<double>(i)); };
+      StructuralModel model = sdof(s.m, s.c, s.k);
+      const auto kr = make_kr_alpha(model, kDt, rho);
+      StructuralState state = state_of(Eigen::VectorXd::Constant(1, 0.002), Eigen::VectorXd::Constant(1, -0.05));
+      Eigen::VectorXd f = Eigen::VectorXd::Constant(1, force(0));
+      kr->initialise(state, f, GroundMotion(), 0.0);
+      std::array<double, 3> expected{0.002, -0.05, (force(0) - s.c * -0.05 - s.k * 0.002) / s.m};
+      for (long i = 0; i < 300; ++i) {
+        f(0) = force(i);
+        kr->step(state, f, GroundMotion(), static_cast<double>(i) * kDt, kDt);
+        expected = kr_alpha_step(s, Alpha(rho), expected, force(i), force(i + 1));
+        const double scale = std::abs(expected[0]) + kDt * std::abs(expected[1]) + 1e-6;
+        ASSERT_NEAR(state.displacement(0), expected[0], 1e-9 * scale)
+            << "rho " << rho << " Omega " << big_omega << " step " << i;
+      }
+    }
+  }
+}
+
+TEST(GeneralizedAlpha, FollowsItsScalarStepWithTheHeldForceAtTheStepsEnd) {
+  constexpr double kDt = 1.0 / 1024.0;
+  for (const double rho : {0.0, 0.5, 1.0}) {
+    for (const double big_omega : {0.05, 2.0, 40.0}) {
+      const double omega = big_omega / kDt;
+      const Sdof s{50.0, 2.0 * 0.03 * omega * 50.0, omega * omega * 50.0, kDt};
+      const auto force = [&](long i) { return 0.01 * s.k * std::sin(0.3 * static_cast<double>(i)); };
+      const auto ga = make_generalized_alpha(sdof(s.m, s.c, s.k), kDt, rho);
+      StructuralState state = state_of(Eigen::VectorXd::Constant(1, 0.002), Eigen::VectorXd::Constant(1, -0.05));
+      Eigen::VectorXd f = Eigen::VectorXd::Constant(1, force(0));
+      ga->initialise(state, f, GroundMotion(), 0.0);
+      std::array<double, 3> expected{0.002, -0.05, (force(0) - s.c * -0.05 - s.k * 0.002) / s.m};
+      for (long i = 0; i < 300; ++i) {
+        f(0) = force(i);
+        ga->step(state, f, GroundMotion(), static_cast<double>(i) * kDt, kDt);
+        expected = generalized_alpha_step(s, Alpha(rho), expected, force(i));
+        const double scale = std::abs(expected[0]) + kDt * std::abs(expected[1]) + 1e-6;
+        ASSERT_NEAR(state.displacement(0), expected[0], 1e-9 * scale)
+            << "rho " << rho << " Omega " << big_omega << " step " << i;
+        // a is a difference of terms of size omega^2 x: its rounding is relative to those.
+        const double a_scale = std::abs(expected[2]) + s.k / s.m * std::abs(expected[0]) + 1e-6;
+        ASSERT_NEAR(state.acceleration(0), expected[2], 1e-9 * a_scale) << "step " << i;
+      }
+    }
+  }
+}
+
+// Runs two integrators side by side on the seed 002 frame under a ground motion and a site force
+// that changes every step; returns the largest difference of displacement over the largest displacement.
+double relative_difference(Integrator& one, Integrator& other) {
+  constexpr double kDt = 1.0 / 1024.0;
+  const GroundMotion ground = harmonic_ground(3.0, 11.0, kDt, 3.0);
+  StructuralState a = state_of(Eigen::Vector2d::Zero(), Eigen::Vector2d::Zero());
+  StructuralState b = a;
+  Eigen::VectorXd force = Eigen::Vector2d::Zero();
+  one.initialise(a, force, ground, 0.0);
+  other.initialise(b, force, ground, 0.0);
+  double difference = 0.0;
+  double largest = 0.0;
+  for (long i = 0; i < 3 * 1024; ++i) {
+    force(1) = 2000.0 * std::sin(0.05 * static_cast<double>(i)) * std::cos(0.013 * static_cast<double>(i));
+    one.step(a, force, ground, static_cast<double>(i) * kDt, kDt);
+    other.step(b, force, ground, static_cast<double>(i) * kDt, kDt);
+    difference = std::max(difference, (a.displacement - b.displacement).cwiseAbs().maxCoeff());
+    largest = std::max(largest, b.displacement.cwiseAbs().maxCoeff());
+  }
+  return difference / largest;
+}
+
+// rho_inf = 1 makes alpha3 = I / 2 and alpha_f = 1/2: the weighted equilibrium of steps i-1 and i is
+// their average, which with equilibrium at i-1 is equilibrium at i, and alpha1 = 4 (4M + 2dtC + dt^2K)^-1 M.
+TEST(KrAlpha, WithRhoInfinityOneIsChenRicles) {
+  constexpr double kDt = 1.0 / 1024.0;
+  const auto kr = make_kr_alpha(seed002_frame(), kDt, 1.0);
+  const auto cr = make_chen_ricles(seed002_frame(), kDt);
+  EXPECT_LT(relative_difference(*kr, *cr), 1e-9);
+  // and rho_inf below 1 is another integrator: the check above can tell them apart.
+  const auto damped = make_kr_alpha(seed002_frame(), kDt, 0.9);
+  const auto cr_again = make_chen_ricles(seed002_frame(), kDt);
+  EXPECT_GT(relative_difference(*damped, *cr_again), 1e-7);
+}
+
+// rho_inf = 1: alpha_m = alpha_f = 1/2, gamma = 1/2, beta = 1/4, the average of equilibrium at both
+// ends; with the force held over the step standing at its end, as Newmark's.
+TEST(GeneralizedAlpha, WithRhoInfinityOneIsNewmarkAverageAcceleration) {
+  constexpr double kDt = 1.0 / 1024.0;
+  const auto ga = make_generalized_alpha(seed002_frame(), kDt, 1.0);
+  const auto newmark = make_newmark(seed002_frame(), kDt);
+  // With a force that changes, the two weigh it differently (Newmark takes F(i) at t + dt, G-alpha
+  // at t + dt/2 from F(i) held); without one, they are the same scheme.
+  constexpr double kDtOnly = kDt;
+  const GroundMotion ground = harmonic_ground(3.0, 11.0, kDtOnly, 3.0);
+  StructuralState a = state_of(Eigen::Vector2d::Zero(), Eigen::Vector2d::Zero());
+  StructuralState b = a;
+  const Eigen::VectorXd none = Eigen::Vector2d::Zero();
+  ga->initialise(a, none, ground, 0.0);
+  newmark->initialise(b, none, ground, 0.0);
+  double difference = 0.0;
+  for (long i = 0; i < 3 * 1024; ++i) {
+    ga->step(a, none, ground, static_cast<double>(i) * kDt, kDt);
+    newmark->step(b, none, ground, static_cast<double>(i) * kDt, kDt);
+    difference = std::max(difference, (a.displacement - b.displacement).cwiseAbs().maxCoeff());
+  }
+  EXPECT_LT(difference, 1e-9 * b.displacement.cwiseAbs().maxCoeff() + 1e-15);
+}
+
+// From rest under a ground motion both are second order: at dt / 2 the error of the closed form falls
+// by 4 (log2 ratio 2 within 0.15), for every rho_inf.
+TEST(AlphaIntegrators, GroundMotionFromRestIsSecondOrder) {
+  constexpr double kDuration = 5.0;
+  constexpr double kForcing = 15.0;
+  constexpr double kAmplitude = 1.0;
+  const HarmonicResponse exact{kOmega_rad_s, kZeta, kForcing, -kAmplitude / (kOmega_rad_s * kOmega_rad_s)};
+  for (const double rho : {0.0, 0.5, 0.8}) {
+    for (const bool explicit_kr : {true, false}) {
+      double errors[2] = {0.0, 0.0};
+      for (int i = 0; i < 2; ++i) {
+        const double dt = i == 0 ? 2.5e-4 : 1.25e-4;
+        const auto integrator =
+            explicit_kr ? make_kr_alpha(test_sdof(), dt, rho) : make_generalized_alpha(test_sdof(), dt, rho);
+        errors[i] =
+            harmonic_error(*integrator, exact, harmonic_ground(kAmplitude, kForcing, dt, kDuration), dt, kDuration);
+      }
+      EXPECT_NEAR(std::log2(errors[0] / errors[1]), 2.0, 0.15)
+          << (explicit_kr ? "KR-alpha" : "generalised-alpha") << " rho_inf " << rho << ": " << errors[0] << ", "
+          << errors[1];
+      EXPECT_LT(errors[0], 0.01 * exact.steady_amplitude());
+    }
+  }
+}
+
+// The stiff frame of the CR test above (its stiff mode at Omega = 14): with rho_inf = 0.5 the stiff
+// mode, whose roots are near -0.5, dies out within a hundred steps (0.5^100), while Chen-Ricles keeps
+// it for ever; the flexible mode (Omega = 0.016) keeps its amplitude in both.
+TEST(KrAlpha, DampsTheStiffModeOfAStiffModelAndKeepsTheFlexibleOne) {
+  StructuralModel stiff = seed002_frame();
+  stiff.damping.setZero();
+  stiff.stiffness = Eigen::Matrix2d{{279171.0 + 2.79171e11, -2.79171e11}, {-2.79171e11, 2.79171e11}};
+  constexpr double kDt = 1.0 / 1024.0;
+  for (const double rho : {0.5, 1.0}) {
+    const auto kr = make_kr_alpha(stiff, kDt, rho);
+    // Storey drift 1 um (the stiff mode) on a 1 mm sway (the flexible one).
+    StructuralState state = state_of(Eigen::Vector2d{1e-3, 1e-3 + 1e-6}, Eigen::Vector2d{0.0, 0.0});
+    double late_drift = 0.0;
+    double late_sway = 0.0;
+    run(*kr, state, GroundMotion(), kDt, 2000, [&](double t, const StructuralState& s) {
+      if (t < 1000 * kDt) return;
+      late_drift = std::max(late_drift, std::abs(s.displacement(1) - s.displacement(0)));
+      late_sway = std::max(late_sway, std::abs(s.displacement(0)));
+    });
+    EXPECT_GT(late_sway, 0.9e-3) << "rho_inf " << rho;
+    if (rho < 1.0) {
+      // What is left is the flexible mode's own storey drift, m omega^2 x / k2 ~ 5e-10 m.
+      EXPECT_LT(late_drift, 1e-8) << "rho_inf " << rho;
+    } else {
+      EXPECT_GT(late_drift, 0.5e-6) << "rho_inf " << rho;
+    }
+  }
+}
+
+TEST(AlphaIntegrators, RhoInfinityOutsideZeroToOneIsRefusedNamingIt) {
+  for (const double rho : {-0.1, 1.5, std::nan("")}) {
+    EXPECT_THROW((void)make_kr_alpha(test_sdof(), 1e-3, rho), std::invalid_argument) << rho;
+    EXPECT_THROW((void)make_generalized_alpha(test_sdof(), 1e-3, rho), std::invalid_argument) << rho;
+  }
+  try {
+    (void)make_kr_alpha(test_sdof(), 1e-3, 1.5);
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("rho_infinity is 1.5"), std::string::npos) << e.what();
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sparse models: the same integrators with sparse products and factorisations
+
+// A uniform shear building of n storeys (m per floor, k per storey), 2 % Rayleigh damping at modes
+// 1 and 3: tridiagonal K, diagonal M, the shape of the example ladder's models.
+StructuralModel shear_building(Eigen::Index n) {
+  StructuralModel model;
+  model.mass = 1.0e5 * Eigen::MatrixXd::Identity(n, n);
+  model.stiffness = Eigen::MatrixXd::Zero(n, n);
+  constexpr double kStorey = 2.0e8;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    model.stiffness(i, i) = i + 1 < n ? 2.0 * kStorey : kStorey;
+    if (i + 1 < n) model.stiffness(i, i + 1) = model.stiffness(i + 1, i) = -kStorey;
+  }
+  model.damping = rayleigh_damping(model.mass, model.stiffness, 1, 0.02, 3, 0.02);
+  model.ground_influence = Eigen::VectorXd::Ones(n);
+  return model;
+}
+
+using IntegratorFactory = std::function<std::unique_ptr<Integrator>(const StructuralModel&, double)>;
+std::vector<std::pair<std::string, IntegratorFactory>> sparse_capable_integrators() {
+  return {
+      {"RK4", [](const StructuralModel& m, double) { return make_rk4(m); }},
+      {"Chen-Ricles", [](const StructuralModel& m, double dt) { return make_chen_ricles(m, dt); }},
+      {"KR-alpha", [](const StructuralModel& m, double dt) { return make_kr_alpha(m, dt, 0.5); }},
+      {"generalised-alpha", [](const StructuralModel& m, double dt) { return make_generalized_alpha(m, dt, 0.5); }}};
+}
+
+// The sparse form runs the same algorithm with products and solves in another order: the two agree
+// to rounding (1e-10 of the peak) under a ground motion and a force on one DOF that changes every step.
+TEST(SparseModels, EveryIntegratorGivesTheDenseFormsMotion) {
+  constexpr double kDt = 1.0 / 1024.0;
+  for (const auto& dense : {seed002_frame(), shear_building(40)}) {
+    const StructuralModel sparse = sparse_form(dense);
+    ASSERT_TRUE(sparse.is_sparse());
+    ASSERT_EQ(sparse.dofs(), dense.dofs());
+    for (const auto& [name, make] : sparse_capable_integrators()) {
+      const auto one = make(dense, kDt);
+      const auto other = make(sparse, kDt);
+      const Eigen::Index n = dense.dofs();
+      const GroundMotion ground = harmonic_ground(3.0, 11.0, kDt, 2.0);
+      StructuralState a = state_of(Eigen::VectorXd::Zero(n), Eigen::VectorXd::Zero(n));
+      StructuralState b = a;
+      Eigen::VectorXd force = Eigen::VectorXd::Zero(n);
+      one->initialise(a, force, ground, 0.0);
+      other->initialise(b, force, ground, 0.0);
+      double difference = 0.0;
+      double largest = 0.0;
+      for (long i = 0; i < 2048; ++i) {
+        force(n - 1) = 1e4 * std::sin(0.05 * static_cast<double>(i));
+        one->step(a, force, ground, static_cast<double>(i) * kDt, kDt);
+        other->step(b, force, ground, static_cast<double>(i) * kDt, kDt);
+        difference = std::max(difference, (a.displacement - b.displacement).cwiseAbs().maxCoeff());
+        largest = std::max(largest, a.displacement.cwiseAbs().maxCoeff());
+      }
+      EXPECT_LT(difference, 1e-10 * largest) << name << " on " << n << " DOFs";
+    }
+  }
+}
+
+TEST(SparseModels, AStepAllocatesNothing) {
+  constexpr double kDt = 1.0 / 1024.0;
+  const StructuralModel sparse = sparse_form(shear_building(30));
+  const GroundMotion ground = harmonic_ground(3.0, 11.0, kDt, 1.0);
+  for (const auto& [name, make] : sparse_capable_integrators()) {
+    const auto integrator = make(sparse, kDt);
+    StructuralState state = state_of(Eigen::VectorXd::Zero(30), Eigen::VectorXd::Zero(30));
+    const Eigen::VectorXd force = Eigen::VectorXd::Constant(30, 10.0);
+    integrator->initialise(state, force, ground, 0.0);
+    integrator->step(state, force, ground, 0.0, kDt);
+    const std::uint64_t before = test::allocations();
+    for (long i = 1; i < 100; ++i) integrator->step(state, force, ground, static_cast<double>(i) * kDt, kDt);
+    EXPECT_EQ(test::allocations() - before, 0U) << name;
+  }
+}
+
+TEST(SparseModels, NewmarkRefusesASparseModelNamingTheAlternative) {
+  try {
+    (void)make_newmark(sparse_form(seed002_frame()), 1e-3);
+    ADD_FAILURE() << "Newmark accepted a sparse model";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("GENERALIZED_ALPHA with rho_infinity 1"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Integrators, AccelerationIsInEquilibriumWithHeldForceAndGround) {

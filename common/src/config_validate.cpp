@@ -7,6 +7,8 @@
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
 #include <Eigen/Eigenvalues>
+#include <Eigen/SparseCholesky>
+#include <Eigen/SparseCore>
 
 #include <fmt/format.h>
 
@@ -17,6 +19,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 
 #include "rths/common/address.hpp"
 #include "rths/common/config.hpp"
@@ -110,7 +113,7 @@ void check_finite(const pb::Message& message, const std::string& path, const Che
     const std::string field_path = child(path, field->name());
     const int count = field->is_repeated() ? reflection->FieldSize(message, field) : 1;
     for (int i = 0; i < count; ++i) {
-      const std::string at = field->is_repeated() ? element(field_path, i) : field_path;
+      const auto at = [&] { return field->is_repeated() ? element(field_path, i) : field_path; };
       double value = 0;
       switch (field->cpp_type()) {
         case FieldDescriptor::CPPTYPE_DOUBLE:
@@ -124,12 +127,12 @@ void check_finite(const pb::Message& message, const std::string& path, const Che
         case FieldDescriptor::CPPTYPE_MESSAGE:
           check_finite(field->is_repeated() ? reflection->GetRepeatedMessage(message, field, i)
                                             : reflection->GetMessage(message, field),
-                       at, check);
+                       at(), check);
           continue;
         default:
           continue;
       }
-      check.require(std::isfinite(value), at, fmt::format("is {}, expected a finite number", value));
+      if (!std::isfinite(value)) check.fail(at(), fmt::format("is {}, expected a finite number", value));
     }
   }
 }
@@ -177,11 +180,9 @@ void check_not_negative(const Checker& check, const std::string& path, const Row
                                lowest, largest, kEigenvalueTolerance, what));
 }
 
-void check_structure(const config::Structure& structure, config::Integrator integrator, const Checker& check) {
-  check.require(structure.has_dofs(), "structure.dofs", "missing; expected the number of degrees of freedom (>= 1)");
+// The dense matrices of a structure: sizes, symmetry, definiteness, damping and the removed parts.
+void check_dense_matrices(const config::Structure& structure, config::Integrator integrator, const Checker& check) {
   const std::uint32_t dofs = structure.dofs();
-  check.require(dofs >= 1, "structure.dofs", "is 0, expected the number of degrees of freedom (>= 1)");
-
   check_square(check, "structure.mass_kg", structure.mass_kg_size(), dofs);
   const RowMajor mass = to_matrix(structure.mass_kg(), dofs);
   check_symmetric(check, "structure.mass_kg", mass);
@@ -296,25 +297,166 @@ void check_structure(const config::Structure& structure, config::Integrator inte
       check_symmetric(check, child(at, field), to_matrix(*values, static_cast<std::uint32_t>(n)));
     }
   }
+}
+
+// Sparse entries: as many rows, columns and values, every one within the matrix.
+Eigen::SparseMatrix<double> sparse_matrix(const config::SparseMatrix& m, const std::string& path, std::uint32_t dofs,
+                                          const Checker& check) {
+  if (m.row_size() != m.value_size() || m.column_size() != m.value_size()) {
+    check.fail(path, fmt::format("has {} rows, {} columns and {} values; expected one row and column per value",
+                                 m.row_size(), m.column_size(), m.value_size()));
+  }
+  std::vector<Eigen::Triplet<double>> entries;
+  entries.reserve(static_cast<std::size_t>(m.value_size()));
+  for (int k = 0; k < m.value_size(); ++k) {
+    if (m.row(k) < 1 || m.row(k) > dofs || m.column(k) < 1 || m.column(k) > dofs) {
+      check.fail(element(child(path, "row"), k),
+                 fmt::format("entry ({}, {}) is outside the {} x {} matrix; expected rows and columns from 1 to dofs",
+                             m.row(k), m.column(k), dofs, dofs));
+    }
+    entries.emplace_back(static_cast<int>(m.row(k)) - 1, static_cast<int>(m.column(k)) - 1, m.value(k));
+  }
+  Eigen::SparseMatrix<double> out(static_cast<Eigen::Index>(dofs), static_cast<Eigen::Index>(dofs));
+  out.setFromTriplets(entries.begin(), entries.end());
+  return out;
+}
+
+void check_sparse_symmetric(const Checker& check, const std::string& path, const Eigen::SparseMatrix<double>& m) {
+  const Eigen::SparseMatrix<double> transpose = m.transpose();
+  const Eigen::SparseMatrix<double> difference = m - transpose;
+  const double scale = m.coeffs().cwiseAbs().maxCoeff();
+  for (Eigen::Index col = 0; col < difference.outerSize(); ++col) {
+    for (Eigen::SparseMatrix<double>::InnerIterator it(difference, col); it; ++it) {
+      if (std::abs(it.value()) <= kSymmetryTolerance * scale) continue;
+      check.fail(path, fmt::format("is not symmetric: entry (row {}, column {}) is {} but (row {}, column {}) is {}; "
+                                   "expected a symmetric matrix (relative tolerance {})",
+                                   it.row() + 1, it.col() + 1, m.coeff(it.row(), it.col()), it.col() + 1, it.row() + 1,
+                                   m.coeff(it.col(), it.row()), kSymmetryTolerance));
+    }
+  }
+}
+
+// The pivots of a sparse LDL^T: their signs are those of the eigenvalues (Sylvester's law of
+// inertia), which a sparse model cannot afford to compute all of. Empty when the factorisation met
+// a zero pivot (a singular matrix).
+Eigen::VectorXd ldlt_pivots(const Eigen::SparseMatrix<double>& m) {
+  const Eigen::SimplicialLDLT<Eigen::SparseMatrix<double>> ldlt(m);
+  if (ldlt.info() != Eigen::Success) return {};
+  return ldlt.vectorD();
+}
+
+// The sparse matrices of a structure: entries within the matrix, symmetric, a positive-definite
+// mass (every DOF with mass: sparse models hold no massless DOFs), no negative stiffness or damping.
+void check_sparse_matrices(const config::Structure& structure, config::Integrator integrator, const Checker& check) {
+  const std::uint32_t dofs = structure.dofs();
+  const config::SparseMatrices& sparse = structure.sparse();
+  check.require(
+      structure.mass_kg_size() == 0 && structure.stiffness_n_per_m_size() == 0 && !structure.has_damping_ns_per_m(),
+      "structure.sparse",
+      "given with mass_kg, stiffness_n_per_m or damping_ns_per_m; expected the "
+      "matrices either dense or sparse");
+  check.require(sparse.has_damping_ns_per_m() ? !structure.has_rayleigh() : true, "structure.sparse.damping_ns_per_m",
+                "given with structure.rayleigh; expected one damping");
+  check.require(structure.removed_size() == 0, "structure.removed",
+                "given with a sparse structure; expected the numerical substructure's own matrices (removing parts "
+                "is for dense models)");
+  check.require(integrator != config::NEWMARK_AVERAGE_ACCELERATION, "integrator",
+                "is NEWMARK_AVERAGE_ACCELERATION, which steps dense models only; expected GENERALIZED_ALPHA with "
+                "rho_infinity: 1 (the same average-acceleration method), CHEN_RICLES, KR_ALPHA or RK4");
+  for (const auto& [field, given] :
+       {std::pair{"mass_kg", sparse.has_mass_kg()}, std::pair{"stiffness_n_per_m", sparse.has_stiffness_n_per_m()}}) {
+    check.require(given, child("structure.sparse", field), "missing; expected the matrix's entries");
+  }
+  const Eigen::SparseMatrix<double> mass = sparse_matrix(sparse.mass_kg(), "structure.sparse.mass_kg", dofs, check);
+  check_sparse_symmetric(check, "structure.sparse.mass_kg", mass);
+  const Eigen::VectorXd mass_pivots = ldlt_pivots(mass);
+  if (mass_pivots.size() == 0 || !(mass_pivots.minCoeff() > kMassConditionLimit * mass_pivots.cwiseAbs().maxCoeff())) {
+    check.fail("structure.sparse.mass_kg",
+               mass_pivots.size() == 0
+                   ? std::string("is singular; expected a symmetric positive-definite mass matrix (a sparse model "
+                                 "needs mass on every DOF: condense massless DOFs first)")
+                   : fmt::format("is not positive definite (smallest LDL^T pivot {:.6g}, largest {:.6g}); expected a "
+                                 "symmetric positive-definite mass matrix, with mass on every DOF",
+                                 mass_pivots.minCoeff(), mass_pivots.cwiseAbs().maxCoeff()));
+  }
+  for (const auto& [field, given, matrix] :
+       {std::tuple{"stiffness_n_per_m", true, &sparse.stiffness_n_per_m()},
+        std::tuple{"damping_ns_per_m", sparse.has_damping_ns_per_m(), &sparse.damping_ns_per_m()}}) {
+    if (!given) continue;
+    const std::string path = child("structure.sparse", field);
+    const Eigen::SparseMatrix<double> m = sparse_matrix(*matrix, path, dofs, check);
+    check_sparse_symmetric(check, path, m);
+    const Eigen::VectorXd pivots = ldlt_pivots(m);
+    if (pivots.size() == 0) continue;  // singular: semi-definite at best, which is allowed
+    const double largest = pivots.cwiseAbs().maxCoeff();
+    check.require(pivots.minCoeff() >= -kEigenvalueTolerance * largest, path,
+                  fmt::format("has a negative LDL^T pivot {:.6g} (largest magnitude {:.6g}): a negative eigenvalue; "
+                              "expected a positive semi-definite matrix (a negative one feeds energy into the "
+                              "structure and the response grows without bound)",
+                              pivots.minCoeff(), largest));
+  }
+  if (structure.has_rayleigh()) {
+    const auto& rayleigh = structure.rayleigh();
+    for (const auto& [name, mode] : {std::pair{"mode_a", rayleigh.mode_a()}, std::pair{"mode_b", rayleigh.mode_b()}}) {
+      check.require(mode >= 1 && mode <= dofs, child("structure.rayleigh", name),
+                    fmt::format("is {}, expected a mode number from 1 to dofs = {}", mode, dofs));
+    }
+    check.require(rayleigh.mode_a() != rayleigh.mode_b(), "structure.rayleigh.mode_b",
+                  fmt::format("is {} like mode_a; expected two distinct modes", rayleigh.mode_b()));
+    for (const auto& [name, zeta] : {std::pair{"zeta_a", rayleigh.zeta_a()}, std::pair{"zeta_b", rayleigh.zeta_b()}}) {
+      check.require(zeta >= 0 && zeta < 1, child("structure.rayleigh", name),
+                    fmt::format("is {}, expected a modal damping ratio in [0, 1)", zeta));
+    }
+  }
+}
+
+void check_structure(const config::Structure& structure, config::Integrator integrator, const Checker& check) {
+  check.require(structure.has_dofs(), "structure.dofs", "missing; expected the number of degrees of freedom (>= 1)");
+  const std::uint32_t dofs = structure.dofs();
+  check.require(dofs >= 1, "structure.dofs", "is 0, expected the number of degrees of freedom (>= 1)");
+
+  if (structure.has_sparse()) {
+    check_sparse_matrices(structure, integrator, check);
+  } else {
+    check_dense_matrices(structure, integrator, check);
+  }
 
   const int ground = structure.ground_influence_size();
   check.require(ground == 0 || static_cast<std::uint32_t>(ground) == dofs, "structure.ground_influence",
                 fmt::format("has {} entries, expected none (a column of ones) or dofs = {}", ground, dofs));
 
+  // (Messages are formatted only on failure here too.)
+  std::vector<bool> recorded(dofs, false);
+  for (int i = 0; i < structure.record_dof_size(); ++i) {
+    const std::uint32_t d = structure.record_dof(i);
+    if (d < 1 || d > dofs) {
+      check.fail(element("structure.record_dof", i), fmt::format("is {}, expected a DOF from 1 to dofs = {}", d, dofs));
+    }
+    if (recorded[d - 1]) {
+      check.fail(element("structure.record_dof", i), fmt::format("is {} again; expected each DOF once", d));
+    }
+    recorded[d - 1] = true;
+  }
+
   const int names = structure.dof_name_size();
   check.require(names == 0 || static_cast<std::uint32_t>(names) == dofs, "structure.dof_name",
                 fmt::format("has {} entries, expected none (x1..x{}) or dofs = {}", names, dofs, dofs));
   // The names head CSV columns.
+  // (Messages are formatted only on failure: a finite-element model has thousands of names.)
+  std::unordered_map<std::string_view, int> first_of;
   for (int i = 0; i < names; ++i) {
     const std::string& name = structure.dof_name(i);
-    const std::string path = element("structure.dof_name", i);
-    check.require(!name.empty(), path, "is empty; expected a name for the DOF's columns in the results");
-    check.require(
-        name.find_first_of(",\"\n") == std::string::npos, path,
-        fmt::format("\"{}\" contains a comma, quote or newline; expected a name usable as a CSV column", name));
-    for (int j = 0; j < i; ++j) {
-      check.require(structure.dof_name(j) != name, path,
-                    fmt::format("\"{}\" is also dof_name[{}]; expected distinct names", name, j));
+    if (name.empty()) {
+      check.fail(element("structure.dof_name", i), "is empty; expected a name for the DOF's columns in the results");
+    }
+    if (name.find_first_of(",\"\n") != std::string::npos) {
+      check.fail(
+          element("structure.dof_name", i),
+          fmt::format("\"{}\" contains a comma, quote or newline; expected a name usable as a CSV column", name));
+    }
+    if (const auto [at, fresh] = first_of.emplace(name, i); !fresh) {
+      check.fail(element("structure.dof_name", i),
+                 fmt::format("\"{}\" is also dof_name[{}]; expected distinct names", name, at->second));
     }
   }
 }
@@ -1139,6 +1281,12 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
                   fmt::format("\"{}\" is also the name of site[{}]; expected unique site names", name, other));
   }
 
+  // The multi-axial evaluation reads the reference's whole motion from its records.
+  check.require(!site.has_setup() || experiment.structure().record_dof_size() == 0, "structure.record_dof",
+                fmt::format("names {} DOFs, but site \"{}\" has a setup, whose evaluation needs every DOF recorded; "
+                            "expected no record_dof",
+                            experiment.structure().record_dof_size(), name));
+
   const int channels = site.channel_size();
   check.require(channels >= 1, child(path, "channel"),
                 fmt::format("missing; site \"{}\" needs at least one channel {{ specimen {{ ... }} }}", name));
@@ -1268,6 +1416,16 @@ void validate(const config::Experiment& experiment, const std::string& source_na
   check.require(experiment.has_structure(), "structure",
                 "missing; expected structure { dofs: ... mass_kg: [...] stiffness_n_per_m: [...] }");
   check_structure(experiment.structure(), experiment.integrator(), check);
+  const bool alpha_integrator =
+      experiment.integrator() == config::KR_ALPHA || experiment.integrator() == config::GENERALIZED_ALPHA;
+  check.require(!experiment.has_rho_infinity() || alpha_integrator, "rho_infinity",
+                fmt::format("is set, but integrator {} takes no rho_infinity; expected integrator: KR_ALPHA or "
+                            "GENERALIZED_ALPHA, or no rho_infinity",
+                            config::Integrator_Name(experiment.integrator())));
+  check.require(experiment.rho_infinity() >= 0.0 && experiment.rho_infinity() <= 1.0, "rho_infinity",
+                fmt::format("is {}, expected a spectral radius from 0 (the high modes damped out) to 1 (no numerical "
+                            "damping)",
+                            experiment.rho_infinity()));
 
   check.require(
       experiment.has_ground_motion(), "ground_motion",

@@ -33,8 +33,10 @@ std::size_t numerical_record_columns(const config::Experiment& experiment) {
     channels += static_cast<std::size_t>(site.channel_size());
     if (site.placement() == config::LOCAL) actuators += recorded_actuators(site);
   }
-  return 2 + 2 * static_cast<std::size_t>(experiment.structure().dofs()) + kColumnsPerNumericalChannel * channels +
-         kColumnsPerActuator * actuators;
+  const config::Structure& structure = experiment.structure();
+  const std::size_t recorded = structure.record_dof_size() > 0 ? static_cast<std::size_t>(structure.record_dof_size())
+                                                               : static_cast<std::size_t>(structure.dofs());
+  return 2 + 2 * recorded + kColumnsPerNumericalChannel * channels + kColumnsPerActuator * actuators;
 }
 
 std::size_t site_record_columns(const config::Site& site) {
@@ -68,8 +70,8 @@ std::string over_memory_budget(const config::Experiment& experiment, const Recor
   }
   return fmt::format(
       "the records need {} MB ({} columns x 8 bytes per step: {}), over output.memory_budget_mb = "
-      "{:g} MB; expected a shorter duration_s, or a larger output.memory_budget_mb on a machine with "
-      "the memory",
+      "{:g} MB; expected a shorter duration_s, fewer recorded DOFs (structure.record_dof), or a larger "
+      "output.memory_budget_mb on a machine with the memory",
       count_text(std::ceil(records.megabytes())), records.columns, records.parts, budget_mb);
 }
 

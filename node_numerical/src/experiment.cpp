@@ -13,6 +13,7 @@
 #include "rths/common/digest.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/memory_budget.hpp"
+#include "rths/common/realtime_loop.hpp"
 #include "rths/common/record_writer.hpp"
 #include "rths/common/results.hpp"
 #include "rths/common/secret_key.hpp"
@@ -67,16 +68,6 @@ Eigen::MatrixXd influence_matrix(const config::Site& site, std::uint32_t dofs) {
 
 const config::Model& prediction_of(const config::Channel& channel) {
   return channel.has_prediction() ? channel.prediction() : channel.specimen();
-}
-
-std::unique_ptr<Integrator> make_integrator(const config::Experiment& cfg, const StructuralModel& model) {
-  if (cfg.integrator() == config::CHEN_RICLES) {
-    return make_chen_ricles(model, 1.0 / cfg.rate_hz());
-  }
-  if (cfg.integrator() == config::NEWMARK_AVERAGE_ACCELERATION) {
-    return make_newmark(model, 1.0 / cfg.rate_hz());
-  }
-  return make_rk4(model);
 }
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -280,7 +271,8 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
         clock_, make_physical_substructure(site, rate_hz_), make_part2(site), make_frame_part2(site)));
   }
 
-  const NumericalNode::Setup setup{session, rate_hz_, rows, dof_names(config_.structure())};
+  NumericalNode::Setup setup{session, rate_hz_, rows, recorded_dof_names(config_.structure()), {}};
+  for (const std::uint32_t d : recorded_dofs(config_.structure())) setup.recorded_dofs.push_back(d);
   hybrid_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_, node_clock,
                                             std::move(hybrid_sites));
   reference_ =
@@ -296,7 +288,8 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
   report_.ground_motion = ground_.source();
 }
 
-std::int64_t Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last) {
+std::int64_t Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last,
+                                          std::vector<std::int64_t>* numerical_step_ns) {
   for (std::int64_t k = first; k < last; ++k) {
     // Sites run half a period ahead of the numerical node (VirtualClock): site step k, then step k.
     clock_.set_site_step(k);
@@ -307,7 +300,13 @@ std::int64_t Experiment::run_hybrid_steps(std::int64_t first, std::int64_t last)
       }
     }
     clock_.set_numerical_step(k);
-    hybrid_->step(k);
+    if (numerical_step_ns != nullptr) {
+      const std::int64_t start = monotonic_ns();
+      hybrid_->step(k);
+      numerical_step_ns->push_back(monotonic_ns() - start);
+    } else {
+      hybrid_->step(k);
+    }
     if (const auto s = hybrid_->tripped_site()) {
       return stop_on_site(k + 1 - first, hybrid_->sites()[*s].name, *hybrid_->sites()[*s].local);
     }
@@ -381,7 +380,7 @@ void Experiment::evaluate() {
   const Recorder& hyb = hybrid_->recorder();
   const Recorder& ref = reference_->recorder();
   report_.responses.clear();
-  for (const auto& name : dof_names(config_.structure())) {
+  for (const auto& name : recorded_dof_names(config_.structure())) {
     const std::size_t c = hyb.column_index(name);
     report_.responses.emplace_back(name, compare_responses(hyb.column(c), ref.column(c)));
   }

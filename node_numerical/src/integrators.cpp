@@ -1,7 +1,11 @@
+#include <Eigen/SparseCholesky>
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "rths/node_numerical/structure.hpp"
@@ -12,6 +16,18 @@ namespace {
 
 void check_model(const StructuralModel& model, const char* integrator) {
   const Eigen::Index n = model.dofs();
+  if (model.is_sparse()) {
+    const auto square = [n](const Eigen::SparseMatrix<double>& m) { return m.rows() == n && m.cols() == n; };
+    if (n < 1 || !square(model.sparse_mass) || !square(model.sparse_damping) || !square(model.sparse_stiffness) ||
+        model.ground_influence.size() != n) {
+      throw std::invalid_argument(
+          std::string(integrator) + ": sparse structural model has mass " + std::to_string(model.sparse_mass.rows()) +
+          " rows, damping " + std::to_string(model.sparse_damping.rows()) + ", stiffness " +
+          std::to_string(model.sparse_stiffness.rows()) + ", ground influence " +
+          std::to_string(model.ground_influence.size()) + "; expected n x n matrices and n entries");
+    }
+    return;
+  }
   const auto square = [n](const Eigen::MatrixXd& m) { return m.rows() == n && m.cols() == n; };
   if (n < 1 || !square(model.mass) || !square(model.damping) || !square(model.stiffness) ||
       model.ground_influence.size() != n) {
@@ -36,42 +52,150 @@ void check_state(const StructuralState& state, const Eigen::VectorXd& force, Eig
   }
 }
 
-// The relative acceleration of an integrator that solves equilibrium for it with M^-1 formed once:
-// a = M^-1 (F - C v - K x) - Gamma a_g (seed 002 Eq. 6 solved for x''). set_force() takes the
-// force the step holds; at() allocates nothing.
-class ExplicitAcceleration {
- public:
-  ExplicitAcceleration(const StructuralModel& model, const char* integrator) {
-    const Eigen::FullPivLU<Eigen::MatrixXd> mass_lu(model.mass);
-    if (!mass_lu.isInvertible()) {
-      throw std::invalid_argument(std::string(integrator) +
-                                  ": the mass matrix is singular; every DOF needs mass (condense massless DOFs first)");
-    }
-    mass_inverse_ = mass_lu.inverse();
-    mass_inverse_damping_ = mass_inverse_ * model.damping;
-    mass_inverse_stiffness_ = mass_inverse_ * model.stiffness;
-    ground_influence_ = model.ground_influence;
-    mass_inverse_force_.setZero(model.dofs());
+void check_step(double dt_s, const char* integrator) {
+  if (!(dt_s > 0.0) || !std::isfinite(dt_s)) {
+    throw std::invalid_argument(std::string(integrator) + ": time step is " + std::to_string(dt_s) +
+                                " s, expected a finite value > 0");
   }
+}
 
-  void set_force(const Eigen::VectorXd& force) { mass_inverse_force_.noalias() = mass_inverse_.lazyProduct(force); }
-  void at(const Eigen::VectorXd& x, const Eigen::VectorXd& v, double ground_m_per_s2, Eigen::VectorXd& out) const {
-    out = mass_inverse_force_ - ground_m_per_s2 * ground_influence_;
-    out.noalias() -= mass_inverse_damping_.lazyProduct(v);
-    out.noalias() -= mass_inverse_stiffness_.lazyProduct(x);
+void check_same_step(double dt_s, double built_for_s, const char* integrator) {
+  if (!(std::abs(dt_s - built_for_s) <= 1e-9 * built_for_s)) {  // negated: a NaN dt fails it too
+    // Its matrices were formed for one step; a different dt would be silently wrong.
+    throw std::invalid_argument(std::string(integrator) + ": step called with dt = " + std::to_string(dt_s) +
+                                " s, but its matrices were built for dt = " + std::to_string(built_for_s) + " s");
   }
-  [[nodiscard]] Eigen::Index dofs() const { return mass_inverse_.rows(); }
+}
+
+// How an integrator holds the model's matrices. Dense: Eigen::MatrixXd, and every chain of products
+// and solves an integrator applies is formed once into one matrix (a product per use). Sparse:
+// Eigen::SparseMatrix, and a chain is applied link by link, each solve with a sparse LDL^T
+// factorised once (the matrices are symmetric), so that a step costs sparse products and
+// triangular solves, never a dense n x n product.
+struct DenseBackend {
+  using Matrix = Eigen::MatrixXd;
+  static const Matrix& mass(const StructuralModel& m) { return m.mass; }
+  static const Matrix& damping(const StructuralModel& m) { return m.damping; }
+  static const Matrix& stiffness(const StructuralModel& m) { return m.stiffness; }
+};
+struct SparseBackend {
+  using Matrix = Eigen::SparseMatrix<double>;
+  using Factor = Eigen::SimplicialLDLT<Matrix>;
+  static const Matrix& mass(const StructuralModel& m) { return m.sparse_mass; }
+  static const Matrix& damping(const StructuralModel& m) { return m.sparse_damping; }
+  static const Matrix& stiffness(const StructuralModel& m) { return m.sparse_stiffness; }
+};
+
+// A linear map built as a chain of products and solves, applied to a vector without allocating:
+// Operator<B>(n).times(M).solve(D, ...) is D^-1 M. Dense chains are one matrix; sparse ones keep
+// their links and two scratch vectors.
+template <class B>
+class Operator;
+
+template <>
+class Operator<DenseBackend> {
+ public:
+  explicit Operator(Eigen::Index n) : matrix_(Eigen::MatrixXd::Identity(n, n)) {}
+  Operator& times(const Eigen::MatrixXd& m) {
+    matrix_ = (m * matrix_).eval();
+    return *this;
+  }
+  Operator& solve(const Eigen::MatrixXd& m, const char* integrator, const std::string& what) {
+    const Eigen::FullPivLU<Eigen::MatrixXd> lu(m);
+    if (!lu.isInvertible()) throw std::invalid_argument(std::string(integrator) + ": " + what + " is singular");
+    matrix_ = lu.solve(matrix_);
+    return *this;
+  }
+  // y = s op x, y += s op x; y must not be x.
+  void set(const Eigen::VectorXd& x, Eigen::VectorXd& y, double s = 1.0) const {
+    y.noalias() = s * matrix_.lazyProduct(x);
+  }
+  void add(const Eigen::VectorXd& x, Eigen::VectorXd& y, double s = 1.0) const {
+    y.noalias() += s * matrix_.lazyProduct(x);
+  }
 
  private:
-  Eigen::MatrixXd mass_inverse_;
-  Eigen::MatrixXd mass_inverse_damping_;
-  Eigen::MatrixXd mass_inverse_stiffness_;
+  Eigen::MatrixXd matrix_;
+};
+
+template <>
+class Operator<SparseBackend> {
+ public:
+  explicit Operator(Eigen::Index n) : first_(Eigen::VectorXd::Zero(n)), second_(Eigen::VectorXd::Zero(n)) {}
+  Operator& times(const Eigen::SparseMatrix<double>& m) {
+    links_.push_back(Link{m, nullptr});
+    return *this;
+  }
+  Operator& solve(const Eigen::SparseMatrix<double>& m, const char* integrator, const std::string& what) {
+    auto factor = std::make_shared<SparseBackend::Factor>(m);
+    const bool ok = factor->info() == Eigen::Success && factor->vectorD().allFinite() &&
+                    factor->vectorD().cwiseAbs().minCoeff() > 1e-13 * factor->vectorD().cwiseAbs().maxCoeff();
+    if (!ok) throw std::invalid_argument(std::string(integrator) + ": " + what + " is singular");
+    links_.push_back(Link{{}, std::move(factor)});
+    return *this;
+  }
+  void set(const Eigen::VectorXd& x, Eigen::VectorXd& y, double s = 1.0) const { y = s * run(x); }
+  void add(const Eigen::VectorXd& x, Eigen::VectorXd& y, double s = 1.0) const { y += s * run(x); }
+
+ private:
+  struct Link {
+    Eigen::SparseMatrix<double> product;                  // multiply by this, or
+    std::shared_ptr<const SparseBackend::Factor> factor;  // solve with this
+  };
+  const Eigen::VectorXd& run(const Eigen::VectorXd& x) const {
+    first_ = x;
+    for (const Link& link : links_) {
+      if (link.factor) {
+        second_ = link.factor->solve(first_);
+      } else {
+        second_.noalias() = link.product * first_;
+      }
+      first_.swap(second_);
+    }
+    return first_;
+  }
+  std::vector<Link> links_;
+  mutable Eigen::VectorXd first_;
+  mutable Eigen::VectorXd second_;
+};
+
+// The relative acceleration of an integrator that solves equilibrium for it:
+// a = M^-1 (F - C v - K x) - Gamma a_g (seed 002 Eq. 6 solved for x''), with M^-1, M^-1 C and M^-1 K
+// as operators. set_force() takes the force the step holds; at() allocates nothing.
+template <class B>
+class ExplicitAcceleration {
+ public:
+  ExplicitAcceleration(const StructuralModel& model, const char* integrator)
+      : mass_inverse_(Operator<B>(model.dofs())
+                          .solve(B::mass(model), integrator,
+                                 "the mass matrix (every DOF needs mass: condense massless "
+                                 "DOFs first)")),
+        mass_inverse_damping_(
+            Operator<B>(model.dofs()).times(B::damping(model)).solve(B::mass(model), integrator, "the mass matrix")),
+        mass_inverse_stiffness_(
+            Operator<B>(model.dofs()).times(B::stiffness(model)).solve(B::mass(model), integrator, "the mass matrix")),
+        ground_influence_(model.ground_influence),
+        mass_inverse_force_(Eigen::VectorXd::Zero(model.dofs())) {}
+
+  void set_force(const Eigen::VectorXd& force) { mass_inverse_.set(force, mass_inverse_force_); }
+  void at(const Eigen::VectorXd& x, const Eigen::VectorXd& v, double ground_m_per_s2, Eigen::VectorXd& out) const {
+    out = mass_inverse_force_ - ground_m_per_s2 * ground_influence_;
+    mass_inverse_damping_.add(v, out, -1.0);
+    mass_inverse_stiffness_.add(x, out, -1.0);
+  }
+  [[nodiscard]] Eigen::Index dofs() const { return ground_influence_.size(); }
+
+ private:
+  Operator<B> mass_inverse_;
+  Operator<B> mass_inverse_damping_;
+  Operator<B> mass_inverse_stiffness_;
   Eigen::VectorXd ground_influence_;
   Eigen::VectorXd mass_inverse_force_;
 };
 
 // Classical RK4 on z = [x; v], z' = [v; M^-1 (F - C v - K x) - Gamma a_g(t)] (seed 002 Eq. 7), F
 // held over the step as the numerical node holds the interface force (DESIGN §3 step 3).
+template <class B>
 class Rk4Integrator final : public Integrator {
  public:
   explicit Rk4Integrator(const StructuralModel& model) : acceleration_((check_model(model, "RK4"), model), "RK4") {
@@ -79,7 +203,6 @@ class Rk4Integrator final : public Integrator {
       v->setZero(model.dofs());
     }
   }
-
   void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
                   double t_s) override {
     check_state(state, force, acceleration_.dofs(), "RK4");
@@ -120,7 +243,7 @@ class Rk4Integrator final : public Integrator {
   }
 
  private:
-  ExplicitAcceleration acceleration_;
+  ExplicitAcceleration<B> acceleration_;
   // Stage slopes of x and v, and the stage state.
   Eigen::VectorXd k1x_;
   Eigen::VectorXd k1v_;
@@ -251,22 +374,18 @@ class NewmarkIntegrator final : public Integrator {
 // hybrid test needs. The interface force is held over the step as with RK4: a(i) is taken again
 // at the start of each step with the force this step holds (the measurement of x(i)), and the
 // acceleration reported at t + dt is the one in equilibrium under that same force.
+template <class B>
 class ChenRiclesIntegrator final : public Integrator {
  public:
   ChenRiclesIntegrator(const StructuralModel& model, double dt_s)
-      : dt_s_(dt_s), acceleration_((check_model(model, "Chen-Ricles"), model), "Chen-Ricles") {
-    if (!(dt_s > 0.0) || !std::isfinite(dt_s)) {
-      throw std::invalid_argument("Chen-Ricles: time step is " + std::to_string(dt_s) +
-                                  " s, expected a finite value > 0");
-    }
-    const Eigen::MatrixXd denominator = 4.0 * model.mass + 2.0 * dt_s * model.damping + dt_s * dt_s * model.stiffness;
-    const Eigen::FullPivLU<Eigen::MatrixXd> denominator_lu(denominator);
-    if (!denominator_lu.isInvertible()) {
-      throw std::invalid_argument("Chen-Ricles: 4M + 2 dt C + dt^2 K is singular");
-    }
-    alpha_ = 4.0 * denominator_lu.solve(model.mass);
-    alpha_a_.setZero(model.dofs());
-  }
+      : dt_s_((check_step(dt_s, "Chen-Ricles"), dt_s)),
+        acceleration_((check_model(model, "Chen-Ricles"), model), "Chen-Ricles"),
+        alpha_(Operator<B>(model.dofs())
+                   .times(typename B::Matrix(4.0 * B::mass(model)))
+                   .solve(typename B::Matrix(4.0 * B::mass(model) + 2.0 * dt_s * B::damping(model) +
+                                             dt_s * dt_s * B::stiffness(model)),
+                          "Chen-Ricles", "4M + 2 dt C + dt^2 K")),
+        alpha_a_(Eigen::VectorXd::Zero(model.dofs())) {}
 
   void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
                   double t_s) override {
@@ -277,16 +396,13 @@ class ChenRiclesIntegrator final : public Integrator {
 
   void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
             double dt_s) override {
-    if (!(std::abs(dt_s - dt_s_) <= 1e-9 * dt_s_)) {  // negated: a NaN dt fails it too
-      throw std::invalid_argument("Chen-Ricles: step called with dt = " + std::to_string(dt_s) +
-                                  " s, but its alpha was built for dt = " + std::to_string(dt_s_) + " s");
-    }
+    check_same_step(dt_s, dt_s_, "Chen-Ricles");
     Eigen::VectorXd& x = state.displacement;
     Eigen::VectorXd& v = state.velocity;
     Eigen::VectorXd& a = state.acceleration;
     acceleration_.set_force(force);
     acceleration_.at(x, v, ground.at(t_s), a);  // a(i) under the force this step holds
-    alpha_a_.noalias() = alpha_.lazyProduct(a);
+    alpha_.set(a, alpha_a_);
     x += dt_s_ * v + (dt_s_ * dt_s_) * alpha_a_;
     v += dt_s_ * alpha_a_;
     acceleration_.at(x, v, ground.at(t_s + dt_s_), a);
@@ -294,23 +410,256 @@ class ChenRiclesIntegrator final : public Integrator {
 
  private:
   double dt_s_;
-  ExplicitAcceleration acceleration_;
-  Eigen::MatrixXd alpha_;
+  ExplicitAcceleration<B> acceleration_;
+  Operator<B> alpha_;
   Eigen::VectorXd alpha_a_;
+};
+
+// The generalised-alpha parameters of Chung and Hulbert (1993), "A time integration algorithm for
+// structural dynamics with improved numerical dissipation: the generalized-alpha method", J. Appl.
+// Mech. 60(2), 371-375, Eq. 25 and 17-19, from the high-frequency spectral radius rho_inf in [0, 1]:
+// alpha_m = (2 rho - 1) / (rho + 1), alpha_f = rho / (rho + 1), gamma = 1/2 - alpha_m + alpha_f,
+// beta = (1 - alpha_m + alpha_f)^2 / 4. alpha_m and alpha_f weigh the state at the step's start
+// (x(i+1-alpha) = (1 - alpha) x(i+1) + alpha x(i)). Kolay and Ricles (2014) use the same four.
+struct AlphaParameters {
+  double alpha_m;
+  double alpha_f;
+  double gamma;
+  double beta;
+
+  AlphaParameters(double rho_infinity, const char* integrator) {
+    if (!(rho_infinity >= 0.0 && rho_infinity <= 1.0)) {  // negated: NaN fails it too
+      throw std::invalid_argument(std::string(integrator) + ": rho_infinity is " + std::to_string(rho_infinity) +
+                                  ", expected a value from 0 (the most numerical damping) to 1 (none)");
+    }
+    alpha_m = (2.0 * rho_infinity - 1.0) / (rho_infinity + 1.0);
+    alpha_f = rho_infinity / (rho_infinity + 1.0);
+    gamma = 0.5 - alpha_m + alpha_f;
+    beta = 0.25 * (1.0 - alpha_m + alpha_f) * (1.0 - alpha_m + alpha_f);
+  }
+};
+
+// Kolay and Ricles (2014), "Development of a family of unconditionally stable explicit direct
+// integration algorithms with controllable numerical energy dissipation", Earthquake Engng Struct.
+// Dyn. 43(9), 1361-1380 (KR-alpha):
+//   x(i+1) = x(i) + dt v(i) + dt^2 alpha2 a(i),   v(i+1) = v(i) + dt alpha1 a(i),
+//   M a~(i+1) + C v(i+1-alpha_f) + K x(i+1-alpha_f) = F(i+1-alpha_f),  a~ = (I - alpha3) a(i+1) + alpha3 a(i),
+//   alpha1 = A^-1 M,  alpha2 = (1/2 + gamma) alpha1,  A = M + gamma dt C + beta dt^2 K,
+//   alpha3 = A^-1 B,  B = alpha_m M + alpha_f (gamma dt C + beta dt^2 K),
+// with the generalised-alpha parameters of rho_inf: on a linear model it has the generalised-alpha
+// method's spectral radius and period error, and rho_inf = 1 is Chen-Ricles. As with CR the step's
+// displacement needs only the state at t. M (I - alpha3) = M A^-1 E with E = A - B, so
+//   a(i+1) = E^-1 (A M^-1 r - B a(i)),  r = F(i+1-alpha_f) - M Gamma a_g - C v(i+1-alpha_f) - K x(i+1-alpha_f).
+// The force: a(i) is fixed by the weighted equilibrium once the force of step i (the measurement of
+// x(i), held over the step) is known, at the start of step i, with F(i-alpha_f) = (1 - alpha_f) F(i)
+// + alpha_f F(i-1) and the ground acceleration weighted alike. The acceleration reported at t + dt
+// is the one that equilibrium gives with the force still held; the next step adds
+// (1 - alpha_f) E^-1 A M^-1 (F(i+1) - F(i)).
+template <class B>
+class KrAlphaIntegrator final : public Integrator {
+ public:
+  KrAlphaIntegrator(const StructuralModel& model, double dt_s, double rho_infinity)
+      : dt_s_((check_step(dt_s, "KR-alpha"), dt_s)),
+        alpha_(rho_infinity, "KR-alpha"),
+        equilibrium_((check_model(model, "KR-alpha"), model), "KR-alpha"),
+        alpha1_(Operator<B>(model.dofs()).times(B::mass(model)).solve(a_matrix(model), "KR-alpha", kAName)),
+        residual_(Operator<B>(model.dofs())
+                      .solve(B::mass(model), "KR-alpha", "the mass matrix")
+                      .times(a_matrix(model))
+                      .solve(e_matrix(model), "KR-alpha", kEName)),
+        previous_(Operator<B>(model.dofs()).times(b_matrix(model)).solve(e_matrix(model), "KR-alpha", kEName)),
+        damping_(Operator<B>(model.dofs()).times(B::damping(model))),
+        stiffness_(Operator<B>(model.dofs()).times(B::stiffness(model))),
+        mass_ground_(B::mass(model) * model.ground_influence) {
+    for (Eigen::VectorXd* v :
+         {&next_a_, &previous_force_, &alpha1_a_, &mixed_x_, &mixed_v_, &old_x_, &old_v_, &residual_vector_}) {
+      v->setZero(model.dofs());
+    }
+  }
+
+  void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
+                  double t_s) override {
+    check_state(state, force, equilibrium_.dofs(), "KR-alpha");
+    equilibrium_.set_force(force);
+    equilibrium_.at(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
+    started_ = false;
+  }
+
+  void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
+            double dt_s) override {
+    check_same_step(dt_s, dt_s_, "KR-alpha");
+    Eigen::VectorXd& x = state.displacement;
+    Eigen::VectorXd& v = state.velocity;
+    Eigen::VectorXd& a = state.acceleration;
+    const double weight = 1.0 - alpha_.alpha_f;
+    if (started_) {
+      // a(i) from the weighted equilibrium, now that the force of step i is known.
+      previous_force_ = force - previous_force_;
+      a = next_a_;
+      residual_.add(previous_force_, a, weight);
+    } else {
+      // The first step: the state's own equilibrium under the force it starts with.
+      equilibrium_.set_force(force);
+      equilibrium_.at(x, v, ground.at(t_s), a);
+      started_ = true;
+    }
+    previous_force_ = force;
+    old_x_ = x;
+    old_v_ = v;
+    alpha1_.set(a, alpha1_a_);
+    x += dt_s_ * v + ((0.5 + alpha_.gamma) * dt_s_ * dt_s_) * alpha1_a_;
+    v += dt_s_ * alpha1_a_;
+    // a(i+1) with the force still held: F(i+1-alpha_f) = F(i).
+    const double ground_mixed = weight * ground.at(t_s + dt_s_) + alpha_.alpha_f * ground.at(t_s);
+    mixed_x_ = weight * x + alpha_.alpha_f * old_x_;
+    mixed_v_ = weight * v + alpha_.alpha_f * old_v_;
+    residual_vector_ = force - ground_mixed * mass_ground_;
+    damping_.add(mixed_v_, residual_vector_, -1.0);
+    stiffness_.add(mixed_x_, residual_vector_, -1.0);
+    residual_.set(residual_vector_, next_a_);
+    previous_.add(a, next_a_, -1.0);
+    a = next_a_;
+  }
+
+ private:
+  static constexpr const char* kAName = "M + gamma dt C + beta dt^2 K";
+  static constexpr const char* kEName = "(1 - alpha_m) M + (1 - alpha_f) (gamma dt C + beta dt^2 K)";
+  [[nodiscard]] typename B::Matrix a_matrix(const StructuralModel& model) const {
+    return B::mass(model) + alpha_.gamma * dt_s_ * B::damping(model) +
+           alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model);
+  }
+  [[nodiscard]] typename B::Matrix b_matrix(const StructuralModel& model) const {
+    return alpha_.alpha_m * B::mass(model) + alpha_.alpha_f * (alpha_.gamma * dt_s_ * B::damping(model) +
+                                                               alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model));
+  }
+  [[nodiscard]] typename B::Matrix e_matrix(const StructuralModel& model) const {
+    return typename B::Matrix(a_matrix(model) - b_matrix(model));
+  }
+
+  double dt_s_;
+  AlphaParameters alpha_;
+  ExplicitAcceleration<B> equilibrium_;  // the first step's a(0)
+  Operator<B> alpha1_;                   // A^-1 M
+  Operator<B> residual_;                 // E^-1 A M^-1
+  Operator<B> previous_;                 // E^-1 B
+  Operator<B> damping_;
+  Operator<B> stiffness_;
+  Eigen::VectorXd mass_ground_;  // M Gamma
+  bool started_ = false;
+  Eigen::VectorXd next_a_;          // a(i+1) under the held force
+  Eigen::VectorXd previous_force_;  // F(i-1), then F(i) - F(i-1)
+  Eigen::VectorXd alpha1_a_;
+  Eigen::VectorXd mixed_x_;
+  Eigen::VectorXd mixed_v_;
+  Eigen::VectorXd old_x_;
+  Eigen::VectorXd old_v_;
+  Eigen::VectorXd residual_vector_;
+};
+
+// Chung and Hulbert (1993), the generalised-alpha method (cited at AlphaParameters), implicit: Newmark's
+//   x(i+1) = x(i) + dt v(i) + dt^2 ((1/2 - beta) a(i) + beta a(i+1)),  v(i+1) = v(i) + dt ((1 - gamma) a(i) + gamma
+//   a(i+1))
+// with M a(i+1-alpha_m) + C v(i+1-alpha_f) + K x(i+1-alpha_f) = F(i+1-alpha_f) solved for a(i+1) with
+// E = (1 - alpha_m) M + (1 - alpha_f) (gamma dt C + beta dt^2 K) factorised once. Second order,
+// unconditionally stable, rho_inf = 1 is the average-acceleration method. Like Newmark it needs the
+// force at the step's end: the force held over the step is used there (F(i+1-alpha_f) = F(i)), and the
+// ground acceleration is weighted as (1 - alpha_f) a_g(t + dt) + alpha_f a_g(t).
+template <class B>
+class GeneralizedAlphaIntegrator final : public Integrator {
+ public:
+  GeneralizedAlphaIntegrator(const StructuralModel& model, double dt_s, double rho_infinity)
+      : dt_s_((check_step(dt_s, "generalised-alpha"), dt_s)),
+        alpha_(rho_infinity, "generalised-alpha"),
+        equilibrium_((check_model(model, "generalised-alpha"), model), "generalised-alpha"),
+        solve_(Operator<B>(model.dofs()).solve(effective(model), "generalised-alpha", kEName)),
+        mass_(Operator<B>(model.dofs()).times(B::mass(model))),
+        damping_(Operator<B>(model.dofs()).times(B::damping(model))),
+        stiffness_(Operator<B>(model.dofs()).times(B::stiffness(model))),
+        mass_ground_(B::mass(model) * model.ground_influence) {
+    for (Eigen::VectorXd* v : {&predicted_x_, &predicted_v_, &new_a_, &rhs_}) {
+      v->setZero(model.dofs());
+    }
+  }
+
+  void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
+                  double t_s) override {
+    check_state(state, force, equilibrium_.dofs(), "generalised-alpha");
+    equilibrium_.set_force(force);
+    equilibrium_.at(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
+  }
+
+  void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
+            double dt_s) override {
+    check_same_step(dt_s, dt_s_, "generalised-alpha");
+    Eigen::VectorXd& x = state.displacement;
+    Eigen::VectorXd& v = state.velocity;
+    Eigen::VectorXd& a = state.acceleration;
+    const double weight = 1.0 - alpha_.alpha_f;
+    // x(i+1-alpha_f) without a(i+1): (1 - alpha_f) x~ + alpha_f x(i), and so for v.
+    predicted_x_ = weight * (x + dt_s_ * v + ((0.5 - alpha_.beta) * dt_s_ * dt_s_) * a) + alpha_.alpha_f * x;
+    predicted_v_ = weight * (v + ((1.0 - alpha_.gamma) * dt_s_) * a) + alpha_.alpha_f * v;
+    const double ground_mixed = weight * ground.at(t_s + dt_s_) + alpha_.alpha_f * ground.at(t_s);
+    rhs_ = force - ground_mixed * mass_ground_;
+    mass_.add(a, rhs_, -alpha_.alpha_m);
+    damping_.add(predicted_v_, rhs_, -1.0);
+    stiffness_.add(predicted_x_, rhs_, -1.0);
+    solve_.set(rhs_, new_a_);
+    x += dt_s_ * v + (dt_s_ * dt_s_) * ((0.5 - alpha_.beta) * a + alpha_.beta * new_a_);
+    v += dt_s_ * ((1.0 - alpha_.gamma) * a + alpha_.gamma * new_a_);
+    a = new_a_;
+  }
+
+ private:
+  static constexpr const char* kEName = "(1 - alpha_m) M + (1 - alpha_f) (gamma dt C + beta dt^2 K)";
+  [[nodiscard]] typename B::Matrix effective(const StructuralModel& model) const {
+    return (1.0 - alpha_.alpha_m) * B::mass(model) +
+           (1.0 - alpha_.alpha_f) *
+               (alpha_.gamma * dt_s_ * B::damping(model) + alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model));
+  }
+
+  double dt_s_;
+  AlphaParameters alpha_;
+  ExplicitAcceleration<B> equilibrium_;  // a(0)
+  Operator<B> solve_;                    // E^-1
+  Operator<B> mass_;
+  Operator<B> damping_;
+  Operator<B> stiffness_;
+  Eigen::VectorXd mass_ground_;  // M Gamma
+  Eigen::VectorXd predicted_x_;
+  Eigen::VectorXd predicted_v_;
+  Eigen::VectorXd new_a_;
+  Eigen::VectorXd rhs_;
 };
 
 }  // namespace
 
 std::unique_ptr<Integrator> make_rk4(const StructuralModel& model) {
-  return std::make_unique<Rk4Integrator>(model);
+  if (model.is_sparse()) return std::make_unique<Rk4Integrator<SparseBackend>>(model);
+  return std::make_unique<Rk4Integrator<DenseBackend>>(model);
 }
 
 std::unique_ptr<Integrator> make_newmark(const StructuralModel& model, double dt_s) {
+  if (model.is_sparse()) {
+    throw std::invalid_argument(
+        "Newmark: the model is held sparse, and Newmark steps dense models only; expected integrator: "
+        "GENERALIZED_ALPHA with rho_infinity 1 (the same average-acceleration method) or another");
+  }
   return std::make_unique<NewmarkIntegrator>(model, dt_s);
 }
 
 std::unique_ptr<Integrator> make_chen_ricles(const StructuralModel& model, double dt_s) {
-  return std::make_unique<ChenRiclesIntegrator>(model, dt_s);
+  if (model.is_sparse()) return std::make_unique<ChenRiclesIntegrator<SparseBackend>>(model, dt_s);
+  return std::make_unique<ChenRiclesIntegrator<DenseBackend>>(model, dt_s);
+}
+
+std::unique_ptr<Integrator> make_kr_alpha(const StructuralModel& model, double dt_s, double rho_infinity) {
+  if (model.is_sparse()) return std::make_unique<KrAlphaIntegrator<SparseBackend>>(model, dt_s, rho_infinity);
+  return std::make_unique<KrAlphaIntegrator<DenseBackend>>(model, dt_s, rho_infinity);
+}
+
+std::unique_ptr<Integrator> make_generalized_alpha(const StructuralModel& model, double dt_s, double rho_infinity) {
+  if (model.is_sparse()) return std::make_unique<GeneralizedAlphaIntegrator<SparseBackend>>(model, dt_s, rho_infinity);
+  return std::make_unique<GeneralizedAlphaIntegrator<DenseBackend>>(model, dt_s, rho_infinity);
 }
 
 }  // namespace rths

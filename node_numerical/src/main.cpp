@@ -11,16 +11,19 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
+#include <unistd.h>
 
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/common/telemetry.hpp"
+#include "rths/node_numerical/budget.hpp"
 #include "rths/node_numerical/calibration.hpp"
 #include "rths/node_numerical/campaign.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/loopback.hpp"
+#include "rths/node_numerical/model_ladder.hpp"
 #include "rths/node_numerical/run_plots.hpp"
 
 namespace {
@@ -36,6 +39,12 @@ struct Options {
   int plants = 100;
   int first_seed = 1;
   int jobs = 0;
+  int budget_steps = 4096;
+  double share = 0.5;
+  int storeys = 0;
+  int bays = 0;
+  std::string name;
+  std::string ground_motion = "../../data/ground_motions/elcentro_1940_ns_g.dat";
 };
 
 rths::CommandLine command_line(Options& o) {
@@ -69,6 +78,18 @@ rths::CommandLine command_line(Options& o) {
               "force-displacement loop and Smith model error, and, for a real-time run, the step loop's\n"
               "lateness and compute histograms and each remote site's round trip. Writes NAME.png and the\n"
               "script NAME.gp that drew it into --out (default RUN_DIR/plots).");
+  cli.command("budget", "CONFIG",
+              "Measure the numerical node's step for CONFIG on this machine before a test: its model and\n"
+              "integrator stepped in virtual time (local sites inside the step, remote ones only as their\n"
+              "packets), p50/p99/max compute over --steps steps after a warm-up, then the integrator alone.\n"
+              "Says whether the p99 fits --share of the period and the largest rate at which it would.\n"
+              "Exit 0 when it fits, 1 when it does not.");
+  cli.command("model", "KIND",
+              "Write a structural model of the example ladder into --out: KIND shear-building (--storeys N:\n"
+              "a uniform shear building, its modes in closed form) or frame (--bays B --storeys S: a plane\n"
+              "steel moment frame, 3 (B + 1) S DOFs). Writes mass.mtx and stiffness.mtx (Matrix Market),\n"
+              "dofs.csv (the DOF map) and NAME.textproto, an experiment with one remote site, ready for\n"
+              "run, loopback and budget (docs/models.md).");
   cli.command("keygen", "FILE",
               "Write a new random pre-shared site key to FILE (mode 0600; an existing file is never\n"
               "overwritten). Give the same file to the numerical node and to the site (over a channel you\n"
@@ -77,6 +98,9 @@ rths::CommandLine command_line(Options& o) {
   cli.flag("realtime", o.realtime, "(run) Wall clock and UDP instead of virtual time.").only_for({"run"});
   cli.path("out", "DIR", o.out, "Run folder (created). Default: runs/<config name>-<date>-<time>")
       .only_for({"run", "loopback", "campaign"});
+  cli.path("out", "DIR", o.out, "(model) The folder of the model's files (created).")
+      .only_for({"model"})
+      .required_for({"model"});
   cli.path("out", "DIR", o.out, "(plot) The folder of the PNGs (created). Default RUN_DIR/plots.").only_for({"plot"});
   cli.whole("plants", "N", o.plants, {1, 100000, "a number of runs from 1"},
             "(campaign) Runs, one perturbed plant each. Default 100 (seed 001's campaign).")
@@ -88,11 +112,28 @@ rths::CommandLine command_line(Options& o) {
             "(campaign) Runs at a time. Default: one per core.")
       .only_for({"campaign"});
   cli.path("out", "FILE", o.out, "(calibrate) The calibration file to write (see calibrate).").only_for({"calibrate"});
+  cli.whole("steps", "N", o.budget_steps, {64, 10000000, "a number of steps from 64"},
+            "(budget) Steps timed (fewer when the run is shorter). Default 4096.")
+      .only_for({"budget"});
+  cli.number("share", "F", o.share, {0.0, 1.0, true, "a fraction above 0, at most 1"},
+             "(budget) The share of the period the step may take; the rest is the network's, the\n"
+             "operating system's and the host's stalls. Default 0.5.")
+      .only_for({"budget"});
+  cli.whole("storeys", "N", o.storeys, {1, 100000, "a number of storeys from 1"}, "(model) Storeys.")
+      .only_for({"model"})
+      .required_for({"model"});
+  cli.whole("bays", "B", o.bays, {1, 10000, "a number of bays from 1"}, "(model frame) Bays.").only_for({"model"});
+  cli.text("name", "NAME", o.name, "(model) The experiment's name and file. Default: the folder's name.")
+      .only_for({"model"});
+  cli.text("ground-motion", "FILE", o.ground_motion,
+           "(model) The record the config names, as written (relative to --out, or absolute).\n"
+           "Default ../../data/ground_motions/elcentro_1940_ns_g.dat, right for examples/models/NAME.")
+      .only_for({"model"});
   cli.repeated("set", "PATH=VALUE", o.overrides,
                "Override one config field, e.g. --set ground_motion.scale=0.4,\n"
                "--set site[0].link.forward.delay_s=0.025, --set site[purdue].compensation.mode=NONE.\n"
                "Repeatable; applied in order before validation.")
-      .only_for({"run", "loopback", "calibrate", "campaign"});
+      .only_for({"run", "loopback", "calibrate", "campaign", "budget"});
   cli.text("console", "HOST:PORT", o.telemetry.console,
            "(real time) Publish telemetry to rths-console listening there (its --telemetry), and take\n"
            "its stop button as SIGINT; loopback passes it to its sites. Default: none.")
@@ -291,6 +332,58 @@ void draw_plots(const std::filesystem::path& out, bool quiet) {
   }
 }
 
+int budget(const std::filesystem::path& config, const Options& o) {
+  try {
+    const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides);
+    rths::BudgetOptions options;
+    options.steps = o.budget_steps;
+    options.share = o.share;
+    const bool live = !o.quiet && isatty(STDERR_FILENO) != 0;
+    const rths::BudgetReport report =
+        rths::measure_budget(loaded, options, [live](std::int64_t done, std::int64_t total) {
+          if (live)
+            std::fprintf(stderr, "\rbudget: %lld of %lld steps timed", static_cast<long long>(done),
+                         static_cast<long long>(total));
+        });
+    if (live) std::fprintf(stderr, "\r%60s\r", "");
+    fmt::print("{}", rths::format_budget(report, o.share));
+    return report.fits ? rths::kExitCompleted : rths::kExitFailure;
+  } catch (const rths::ConfigError& e) {
+    std::fprintf(stderr, "rths-numerical: %s\n", e.what());
+    return rths::kExitBadInput;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rths-numerical: budget failed: %s\n", e.what());
+    return rths::kExitFailure;
+  }
+}
+
+int model(const std::string& kind, const Options& o) {
+  try {
+    rths::GeneratedModel generated;
+    std::string command;
+    if (kind == "shear-building") {
+      generated = rths::shear_building(static_cast<std::uint32_t>(o.storeys));
+      command = fmt::format("rths-numerical model shear-building --storeys {}", o.storeys);
+    } else if (kind == "frame") {
+      if (o.bays < 1) throw rths::ConfigError("--bays: missing; expected the number of bays of the frame");
+      generated = rths::plane_frame(static_cast<std::uint32_t>(o.bays), static_cast<std::uint32_t>(o.storeys));
+      command = fmt::format("rths-numerical model frame --bays {} --storeys {}", o.bays, o.storeys);
+    } else {
+      throw rths::ConfigError(fmt::format("model: unknown kind \"{}\"; expected shear-building or frame", kind));
+    }
+    const std::string name = o.name.empty() ? std::filesystem::absolute(o.out).filename().string() : o.name;
+    rths::write_model(generated, o.out, name, o.ground_motion, command);
+    if (!o.quiet) {
+      fmt::print("written: {} ({}) in {}: mass.mtx, stiffness.mtx, dofs.csv, {}.textproto\n", name,
+                 generated.description, o.out.string(), name);
+    }
+    return rths::kExitCompleted;
+  } catch (const rths::ConfigError& e) {
+    std::fprintf(stderr, "rths-numerical: %s\n", e.what());
+    return rths::kExitBadInput;
+  }
+}
+
 int keygen(const std::filesystem::path& file, bool quiet) {
   try {
     rths::write_key_file(file);
@@ -321,6 +414,12 @@ int main(int argc, char** argv) {
   }
   if (cli.command() == "keygen") {
     return keygen(config, o.quiet);
+  }
+  if (cli.command() == "budget") {
+    return budget(config, o);
+  }
+  if (cli.command() == "model") {
+    return model(config.string(), o);
   }
   if (cli.command() == "campaign") {
     return campaign(config, o);

@@ -1,7 +1,10 @@
 #include "rths/node_numerical/numerical_node.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -66,6 +69,17 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
       row_(recorder_.columns(), 0.0),
       dt_s_(1.0 / setup_.rate_hz) {
   const Eigen::Index n = structure_.dofs();
+  if (setup_.recorded_dofs.empty()) {
+    for (std::size_t i = 0; i < setup_.dof_names.size(); ++i)
+      setup_.recorded_dofs.push_back(static_cast<Eigen::Index>(i));
+  }
+  if (setup_.recorded_dofs.size() != setup_.dof_names.size() ||
+      std::any_of(setup_.recorded_dofs.begin(), setup_.recorded_dofs.end(),
+                  [n](Eigen::Index d) { return d < 0 || d >= n; })) {
+    throw std::invalid_argument("NumericalNode: " + std::to_string(setup_.dof_names.size()) + " DOF names for " +
+                                std::to_string(setup_.recorded_dofs.size()) + " recorded DOFs of " + std::to_string(n) +
+                                "; expected one name per recorded DOF, each DOF within the model");
+  }
   state_.displacement = Eigen::VectorXd::Zero(n);
   state_.velocity = Eigen::VectorXd::Zero(n);
   state_.acceleration = Eigen::VectorXd::Zero(n);
@@ -282,10 +296,10 @@ void NumericalNode::step(std::int64_t k) {
   std::size_t col = 0;
   row_[col++] = t;
   row_[col++] = ground_.at(t);
-  for (Eigen::Index i = 0; i < structure_.dofs(); ++i) {
+  for (const Eigen::Index i : setup_.recorded_dofs) {
     row_[col++] = state_.displacement(i);
   }
-  for (Eigen::Index i = 0; i < structure_.dofs(); ++i) {
+  for (const Eigen::Index i : setup_.recorded_dofs) {
     row_[col++] = state_.velocity(i);
   }
   for (std::size_t s = 0; s < sites_.size(); ++s) {

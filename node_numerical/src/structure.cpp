@@ -5,6 +5,10 @@
 #include <stdexcept>
 #include <string>
 
+#include <Spectra/MatOp/SparseSymMatProd.h>
+#include <Spectra/MatOp/SymShiftInvert.h>
+#include <Spectra/SymGEigsShiftSolver.h>
+
 #include "experiment.pb.h"
 #include "rths/common/structural_modes.hpp"
 
@@ -25,12 +29,99 @@ Eigen::MatrixXd square_matrix(const Field& values, Eigen::Index dofs, const std:
   return Eigen::Map<const RowMajorMatrix>(values.data(), dofs, dofs);
 }
 
+// a0 and a1 of C = a0 M + a1 K from zeta_i = a0 / (2 omega_i) + a1 omega_i / 2 at both modes
+// (Chopra, Dynamics of Structures, §11.4), given the squared frequencies of modes 1, 2, ...
+std::pair<double, double> rayleigh_coefficients(const Eigen::VectorXd& omega_squared, int mode_a, double zeta_a,
+                                                int mode_b, double zeta_b) {
+  const double omega_a = std::sqrt(std::max(omega_squared(mode_a - 1), 0.0));
+  const double omega_b = std::sqrt(std::max(omega_squared(mode_b - 1), 0.0));
+  const double denominator = omega_b * omega_b - omega_a * omega_a;
+  if (!(std::abs(denominator) > 1e-12 * omega_b * omega_b)) {
+    throw std::invalid_argument("structure.rayleigh: modes " + std::to_string(mode_a) + " and " +
+                                std::to_string(mode_b) +
+                                " have the same frequency; Rayleigh damping needs two distinct modes");
+  }
+  return {2.0 * omega_a * omega_b * (zeta_a * omega_b - zeta_b * omega_a) / denominator,
+          2.0 * (zeta_b * omega_b - zeta_a * omega_a) / denominator};
+}
+
+Eigen::SparseMatrix<double> sparse_matrix(const config::SparseMatrix& m, Eigen::Index dofs, const std::string& field) {
+  if (m.row_size() != m.value_size() || m.column_size() != m.value_size()) {
+    throw std::invalid_argument("structure.sparse." + field + ": has " + std::to_string(m.row_size()) + " rows, " +
+                                std::to_string(m.column_size()) + " columns and " + std::to_string(m.value_size()) +
+                                " values; expected one row and column per value");
+  }
+  std::vector<Eigen::Triplet<double>> entries;
+  entries.reserve(static_cast<std::size_t>(m.value_size()));
+  for (int k = 0; k < m.value_size(); ++k) {
+    if (m.row(k) < 1 || m.row(k) > dofs || m.column(k) < 1 || m.column(k) > dofs) {
+      throw std::invalid_argument("structure.sparse." + field + ": entry (" + std::to_string(m.row(k)) + ", " +
+                                  std::to_string(m.column(k)) + ") is outside the " + std::to_string(dofs) + " x " +
+                                  std::to_string(dofs) + " matrix");
+    }
+    entries.emplace_back(static_cast<int>(m.row(k)) - 1, static_cast<int>(m.column(k)) - 1, m.value(k));
+  }
+  Eigen::SparseMatrix<double> out(dofs, dofs);
+  out.setFromTriplets(entries.begin(), entries.end());  // entries given twice are added
+  out.makeCompressed();
+  return out;
+}
+
 }  // namespace
+
+Eigen::VectorXd lowest_squared_frequencies(const Eigen::SparseMatrix<double>& mass,
+                                           const Eigen::SparseMatrix<double>& stiffness, int count) {
+  const Eigen::Index n = mass.rows();
+  if (count < 1 || count > n) {
+    throw std::invalid_argument("lowest_squared_frequencies: " + std::to_string(count) + " modes of a " +
+                                std::to_string(n) + "-DOF model");
+  }
+  if (n <= 200) {  // small: the dense solver is exact and quick
+    return squared_frequencies(Eigen::MatrixXd(mass), Eigen::MatrixXd(stiffness)).head(count);
+  }
+  // Shift-invert about a shift just below zero (K may be singular: a free structure's rigid modes),
+  // so that the modes nearest it, the lowest, converge first (Spectra, Lanczos on (K - s M)^-1 M).
+  using Op = Spectra::SymShiftInvert<double, Eigen::Sparse, Eigen::Sparse>;
+  using BOp = Spectra::SparseSymMatProd<double>;
+  const double scale = stiffness.diagonal().cwiseAbs().maxCoeff() / mass.diagonal().cwiseAbs().maxCoeff();
+  const double shift = -1e-9 * scale;
+  Op op(stiffness, mass);
+  BOp bop(mass);
+  const auto basis = static_cast<Eigen::Index>(std::min<Eigen::Index>(n, std::max<Eigen::Index>(2 * count + 1, 20)));
+  Spectra::SymGEigsShiftSolver<Op, BOp, Spectra::GEigsMode::ShiftInvert> solver(op, bop, count, basis, shift);
+  solver.init();
+  solver.compute(Spectra::SortRule::LargestMagn, 1000, 1e-12);
+  if (solver.info() != Spectra::CompInfo::Successful) {
+    throw std::invalid_argument("the lowest " + std::to_string(count) + " modes of the " + std::to_string(n) +
+                                "-DOF model did not converge (Lanczos, shift-invert about 0)");
+  }
+  Eigen::VectorXd values = solver.eigenvalues();
+  std::sort(values.begin(), values.end());
+  return values;
+}
 
 Eigen::VectorXd StructuralModel::natural_frequencies_rad_s() const {
   // A singular (unrestrained) stiffness gives eigenvalues that are zero up to rounding, possibly
   // slightly negative: clamp so a rigid-body mode reads as 0 rad/s rather than NaN.
   return squared_frequencies(mass, stiffness).cwiseMax(0.0).cwiseSqrt();
+}
+
+StructuralModel sparse_form(StructuralModel model) {
+  if (model.is_sparse()) return model;
+  model.sparse_mass = model.mass.sparseView();
+  model.sparse_damping = model.damping.sparseView();
+  model.sparse_stiffness = model.stiffness.sparseView();
+  model.mass = model.damping = model.stiffness = Eigen::MatrixXd();
+  return model;
+}
+
+StructuralModel dense_form(StructuralModel model) {
+  if (!model.is_sparse()) return model;
+  model.mass = Eigen::MatrixXd(model.sparse_mass);
+  model.damping = Eigen::MatrixXd(model.sparse_damping);
+  model.stiffness = Eigen::MatrixXd(model.sparse_stiffness);
+  model.sparse_mass = model.sparse_damping = model.sparse_stiffness = Eigen::SparseMatrix<double>();
+  return model;
 }
 
 Eigen::MatrixXd rayleigh_damping(const Eigen::MatrixXd& mass, const Eigen::MatrixXd& stiffness, int mode_a,
@@ -44,19 +135,67 @@ Eigen::MatrixXd rayleigh_damping(const Eigen::MatrixXd& mass, const Eigen::Matri
                                   " mode(s) (numbered from 1)");
     }
   }
-  const double omega_a = std::sqrt(std::max(omega_squared(mode_a - 1), 0.0));
-  const double omega_b = std::sqrt(std::max(omega_squared(mode_b - 1), 0.0));
-  const double denominator = omega_b * omega_b - omega_a * omega_a;
-  if (!(std::abs(denominator) > 1e-12 * omega_b * omega_b)) {
-    throw std::invalid_argument("structure.rayleigh: modes " + std::to_string(mode_a) + " and " +
-                                std::to_string(mode_b) +
-                                " have the same frequency; Rayleigh damping needs two distinct modes");
-  }
-  // zeta_i = a0 / (2 omega_i) + a1 omega_i / 2 at both modes (Chopra, Dynamics of Structures, §11.4).
-  const double a0 = 2.0 * omega_a * omega_b * (zeta_a * omega_b - zeta_b * omega_a) / denominator;
-  const double a1 = 2.0 * (zeta_b * omega_b - zeta_a * omega_a) / denominator;
+  const auto [a0, a1] = rayleigh_coefficients(omega_squared, mode_a, zeta_a, mode_b, zeta_b);
   return a0 * mass + a1 * stiffness;
 }
+
+Eigen::SparseMatrix<double> rayleigh_damping(const Eigen::SparseMatrix<double>& mass,
+                                             const Eigen::SparseMatrix<double>& stiffness, int mode_a, double zeta_a,
+                                             int mode_b, double zeta_b) {
+  const int highest = std::max(mode_a, mode_b);
+  if (std::min(mode_a, mode_b) < 1 || highest > mass.rows()) {
+    throw std::invalid_argument("structure.rayleigh: modes " + std::to_string(mode_a) + " and " +
+                                std::to_string(mode_b) + " requested, the structure has " +
+                                std::to_string(mass.rows()) + " mode(s) (numbered from 1)");
+  }
+  const Eigen::VectorXd omega_squared = lowest_squared_frequencies(mass, stiffness, highest);
+  const auto [a0, a1] = rayleigh_coefficients(omega_squared, mode_a, zeta_a, mode_b, zeta_b);
+  return Eigen::SparseMatrix<double>(a0 * mass + a1 * stiffness);
+}
+
+namespace {
+
+// The matrices of a structure given sparse, Rayleigh damping from its lowest modes.
+void set_sparse_matrices(const config::Structure& spec, StructuralModel& model) {
+  const auto dofs = static_cast<Eigen::Index>(spec.dofs());
+  const config::SparseMatrices& sparse = spec.sparse();
+  model.sparse_mass = sparse_matrix(sparse.mass_kg(), dofs, "mass_kg");
+  model.sparse_stiffness = sparse_matrix(sparse.stiffness_n_per_m(), dofs, "stiffness_n_per_m");
+  if (sparse.has_damping_ns_per_m()) {
+    model.sparse_damping = sparse_matrix(sparse.damping_ns_per_m(), dofs, "damping_ns_per_m");
+  } else if (spec.has_rayleigh()) {
+    const config::RayleighDamping& rayleigh = spec.rayleigh();
+    model.sparse_damping =
+        rayleigh_damping(model.sparse_mass, model.sparse_stiffness, static_cast<int>(rayleigh.mode_a()),
+                         rayleigh.zeta_a(), static_cast<int>(rayleigh.mode_b()), rayleigh.zeta_b());
+  } else {
+    model.sparse_damping = Eigen::SparseMatrix<double>(dofs, dofs);
+  }
+}
+
+void set_dense_matrices(const config::Structure& spec, StructuralModel& model) {
+  const auto dofs = static_cast<Eigen::Index>(spec.dofs());
+  model.mass = square_matrix(spec.mass_kg(), dofs, "mass_kg");
+  model.stiffness = square_matrix(spec.stiffness_n_per_m(), dofs, "stiffness_n_per_m");
+  switch (spec.damping_case()) {
+    case config::Structure::kDampingNsPerM:
+      model.damping = square_matrix(spec.damping_ns_per_m().value(), dofs, "damping_ns_per_m.value");
+      break;
+    case config::Structure::kRayleigh: {
+      const config::RayleighDamping& rayleigh = spec.rayleigh();
+      model.damping = rayleigh_damping(model.mass, model.stiffness, static_cast<int>(rayleigh.mode_a()),
+                                       rayleigh.zeta_a(), static_cast<int>(rayleigh.mode_b()), rayleigh.zeta_b());
+      break;
+    }
+    case config::Structure::DAMPING_NOT_SET:
+    default:
+      // No damping given is a legitimate undamped structure (the validator decides whether to allow it).
+      model.damping = Eigen::MatrixXd::Zero(dofs, dofs);
+      break;
+  }
+}
+
+}  // namespace
 
 StructuralModel make_structure(const config::Structure& spec) {
   StructuralModel model = make_whole_structure(spec);
@@ -87,23 +226,10 @@ StructuralModel make_whole_structure(const config::Structure& spec) {
     throw std::invalid_argument("structure.dofs: is " + std::to_string(spec.dofs()) + ", expected at least 1");
   }
   StructuralModel model;
-  model.mass = square_matrix(spec.mass_kg(), dofs, "mass_kg");
-  model.stiffness = square_matrix(spec.stiffness_n_per_m(), dofs, "stiffness_n_per_m");
-  switch (spec.damping_case()) {
-    case config::Structure::kDampingNsPerM:
-      model.damping = square_matrix(spec.damping_ns_per_m().value(), dofs, "damping_ns_per_m.value");
-      break;
-    case config::Structure::kRayleigh: {
-      const config::RayleighDamping& rayleigh = spec.rayleigh();
-      model.damping = rayleigh_damping(model.mass, model.stiffness, static_cast<int>(rayleigh.mode_a()),
-                                       rayleigh.zeta_a(), static_cast<int>(rayleigh.mode_b()), rayleigh.zeta_b());
-      break;
-    }
-    case config::Structure::DAMPING_NOT_SET:
-    default:
-      // No damping given is a legitimate undamped structure (the validator decides whether to allow it).
-      model.damping = Eigen::MatrixXd::Zero(dofs, dofs);
-      break;
+  if (spec.has_sparse()) {
+    set_sparse_matrices(spec, model);
+  } else {
+    set_dense_matrices(spec, model);
   }
   if (spec.ground_influence_size() == 0) {
     // Every DOF moves with the ground: the shear-frame default (seed 002 Eq. 6, Gamma = ones).
@@ -116,6 +242,22 @@ StructuralModel make_whole_structure(const config::Structure& spec) {
     model.ground_influence = Eigen::Map<const Eigen::VectorXd>(spec.ground_influence().data(), dofs);
   }
   return model;
+}
+
+std::unique_ptr<Integrator> make_integrator(const config::Experiment& cfg, const StructuralModel& model) {
+  if (cfg.integrator() == config::CHEN_RICLES) {
+    return make_chen_ricles(model, 1.0 / cfg.rate_hz());
+  }
+  if (cfg.integrator() == config::KR_ALPHA) {
+    return make_kr_alpha(model, 1.0 / cfg.rate_hz(), cfg.rho_infinity());
+  }
+  if (cfg.integrator() == config::GENERALIZED_ALPHA) {
+    return make_generalized_alpha(model, 1.0 / cfg.rate_hz(), cfg.rho_infinity());
+  }
+  if (cfg.integrator() == config::NEWMARK_AVERAGE_ACCELERATION) {
+    return make_newmark(model, 1.0 / cfg.rate_hz());
+  }
+  return make_rk4(model);
 }
 
 }  // namespace rths

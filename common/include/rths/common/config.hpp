@@ -43,6 +43,10 @@ config::Experiment parse_experiment(const std::string& text, const std::string& 
 
 // The structure's DOF names: dof_name, else x1..xN (the numerical records' columns and responses).
 std::vector<std::string> dof_names(const config::Structure& structure);
+// The DOFs the run records (structure.record_dof, numbered from 0 here; every DOF when none is named)
+// and their names, in the order of the records' columns.
+std::vector<std::uint32_t> recorded_dofs(const config::Structure& structure);
+std::vector<std::string> recorded_dof_names(const config::Structure& structure);
 
 // One override: `site[0].link.forward.delay_s=0.025`, `ground_motion.scale=0.4`,
 // `site[purdue].compensation.mode=NONE` (a repeated message may be picked by index or by its

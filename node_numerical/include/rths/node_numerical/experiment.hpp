@@ -134,7 +134,10 @@ class Experiment {
   void run_hybrid_only();
   // Hybrid steps [first, last) alone, for tests that look inside a run. Stops after a step that went
   // non-finite (exit code 9) or tripped a site's interlock (exit code 8); returns how many steps ran.
-  std::int64_t run_hybrid_steps(std::int64_t first, std::int64_t last);
+  // With numerical_step_ns, the wall time of each step of the numerical node (its local sites
+  // included, the remote ones not: they run elsewhere) is appended to it (rths-numerical budget).
+  std::int64_t run_hybrid_steps(std::int64_t first, std::int64_t last,
+                                std::vector<std::int64_t>* numerical_step_ns = nullptr);
 
   // Opens the run folder of DESIGN §7 before the run: writes config.textproto and starts streaming
   // numerical.csv and (virtual time) every site_<name>.csv while the run records them, so a killed

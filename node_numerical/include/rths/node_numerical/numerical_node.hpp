@@ -101,7 +101,9 @@ class NumericalNode {
     std::uint64_t session = 0;  // of virtual time (real time: use_session())
     double rate_hz = 1024.0;
     std::size_t max_rows = 0;
-    std::vector<std::string> dof_names;
+    std::vector<std::string> dof_names;  // of the recorded DOFs
+    // The DOFs recorded (from 0), in dof_names' order; empty: the first dof_names.size() DOFs.
+    std::vector<Eigen::Index> recorded_dofs;
   };
 
   NumericalNode(Setup setup, StructuralModel structure, std::unique_ptr<Integrator> integrator,

@@ -1,32 +1,54 @@
 #pragma once
 
 #include <Eigen/Dense>
+#include <Eigen/SparseCore>
 #include <memory>
 
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/structural_modes.hpp"
 
 namespace rths::config {
+class Experiment;
 class Structure;
-}
+}  // namespace rths::config
 
 namespace rths {
 
-// Linear MDOF numerical substructure M x'' + C x' + K x = F - M Gamma a_g (seed 002 Eq. 6).
+// Linear MDOF numerical substructure M x'' + C x' + K x = F - M Gamma a_g (seed 002 Eq. 6), held
+// dense (mass, damping, stiffness) or, at an FE model's size, sparse (sparse_mass, sparse_damping,
+// sparse_stiffness, every one n x n; the dense ones then empty): the integrators then multiply and
+// factorise sparse.
 struct StructuralModel {
   Eigen::MatrixXd mass;
   Eigen::MatrixXd damping;
   Eigen::MatrixXd stiffness;
+  Eigen::SparseMatrix<double> sparse_mass;
+  Eigen::SparseMatrix<double> sparse_damping;
+  Eigen::SparseMatrix<double> sparse_stiffness;
   Eigen::VectorXd ground_influence;
 
-  [[nodiscard]] Eigen::Index dofs() const { return mass.rows(); }
+  [[nodiscard]] bool is_sparse() const { return sparse_mass.rows() > 0; }
+  [[nodiscard]] Eigen::Index dofs() const { return is_sparse() ? sparse_mass.rows() : mass.rows(); }
   // Undamped natural frequencies (rad/s), ascending.
   [[nodiscard]] Eigen::VectorXd natural_frequencies_rad_s() const;
 };
 
+// The same model held sparse (the dense matrices moved into sparse ones, the dense ones emptied), or
+// dense: to compare the two forms, or to hold a small sparse model dense.
+StructuralModel sparse_form(StructuralModel model);
+StructuralModel dense_form(StructuralModel model);
+
 // Rayleigh C = a0 M + a1 K with zeta at two modes (1-based mode numbers).
 Eigen::MatrixXd rayleigh_damping(const Eigen::MatrixXd& mass, const Eigen::MatrixXd& stiffness, int mode_a,
                                  double zeta_a, int mode_b, double zeta_b);
+
+Eigen::SparseMatrix<double> rayleigh_damping(const Eigen::SparseMatrix<double>& mass,
+                                             const Eigen::SparseMatrix<double>& stiffness, int mode_a, double zeta_a,
+                                             int mode_b, double zeta_b);
+// The squared natural frequencies (rad^2/s^2) of a sparse model's `count` lowest modes, ascending
+// (Lanczos with shift-invert, Spectra; dense below 200 DOFs).
+Eigen::VectorXd lowest_squared_frequencies(const Eigen::SparseMatrix<double>& mass,
+                                           const Eigen::SparseMatrix<double>& stiffness, int count);
 
 // The numerical substructure from a config the loader has validated: the structure's matrices and
 // damping minus every removed part (seed 000 Eq. 5).
@@ -70,5 +92,16 @@ std::unique_ptr<Integrator> make_newmark(const StructuralModel& model, double dt
 // state at t), unconditionally stable on a linear model, no numerical damping; the force is held
 // over the step as with RK4.
 std::unique_ptr<Integrator> make_chen_ricles(const StructuralModel& model, double dt_s);
+// Kolay and Ricles (2014), KR-alpha: explicit in displacement and velocity like Chen-Ricles, with
+// numerical damping set by the high-frequency spectral radius rho_infinity (0..1; 1 is Chen-Ricles).
+// a(i) comes from the weighted equilibrium once the force of step i is known, at the start of the step.
+std::unique_ptr<Integrator> make_kr_alpha(const StructuralModel& model, double dt_s, double rho_infinity);
+// Chung and Hulbert (1993), generalised-alpha: implicit, second order, numerical damping set by
+// rho_infinity (1 is Newmark average acceleration); like Newmark, the force held over the step
+// stands for the force at the step's end.
+std::unique_ptr<Integrator> make_generalized_alpha(const StructuralModel& model, double dt_s, double rho_infinity);
+
+// The integrator the config names (integrator, rho_infinity) at its rate, for model.
+std::unique_ptr<Integrator> make_integrator(const config::Experiment& cfg, const StructuralModel& model);
 
 }  // namespace rths

@@ -1,0 +1,37 @@
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace rths {
+
+// One entry of a sparse matrix, row and column numbered from 1 (as Matrix Market and the DOFs).
+struct MatrixEntry {
+  std::uint32_t row;
+  std::uint32_t column;
+  double value;
+};
+
+// A square matrix read from a Matrix Market file (math.nist.gov/MatrixMarket/formats.html, the
+// exchange format FE programs export or convert to): every nonzero entry of the full matrix, a
+// symmetric file's lower triangle mirrored above the diagonal.
+struct SparseEntries {
+  std::uint32_t size = 0;
+  std::vector<MatrixEntry> entries;
+};
+
+// Reads "%%MatrixMarket matrix coordinate|array real|integer general|symmetric". Anything else
+// (complex, pattern, skew-symmetric, a rectangular matrix, an entry outside the matrix or above the
+// diagonal of a symmetric file, a value that is not a finite number, fewer or more entries than the
+// size line says) throws ConfigError naming the file and line.
+SparseEntries read_matrix_market(const std::filesystem::path& file);
+
+// Writes `entries` as a coordinate real Matrix Market file (the example generators' and the tests'
+// output), every value to 17 significant digits; symmetric: the entries are a symmetric matrix's
+// lower triangle, and the file says so.
+void write_matrix_market(const std::filesystem::path& file, const SparseEntries& matrix, const std::string& comment,
+                         bool symmetric = false);
+
+}  // namespace rths

@@ -1,0 +1,232 @@
+// Structures at an FE model's size: Matrix Market files, sparse structures in the config and their
+// validation, and a sparse run against the same structure held dense.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "rths/common/config.hpp"
+#include "rths/common/matrix_market.hpp"
+#include "rths/node_numerical/experiment.hpp"
+#include "rths/node_numerical/structure.hpp"
+#include "scratch_folder.hpp"
+#include "test_support.hpp"
+
+namespace rths {
+namespace {
+
+void write(const std::filesystem::path& file, const std::string& text) {
+  std::ofstream(file) << text;
+}
+
+// The message a Matrix Market file is refused with ("" and a failure when it is read).
+std::string market_error(const test::ScratchFolder& dir, const std::string& text) {
+  const auto file = dir.path() / "m.mtx";
+  write(file, text);
+  try {
+    (void)read_matrix_market(file);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "read:\n" << text;
+  return {};
+}
+
+TEST(MatrixMarket, ASymmetricCoordinateFileGivesTheFullMatrixWithItsLowerTriangleMirrored) {
+  const test::ScratchFolder dir;
+  write(dir.path() / "k.mtx",
+        "%%MatrixMarket matrix coordinate real symmetric\n% a comment\n\n3 3 4\n1 1 2.5\n2 1 -1\n2 2 2\n3 3 1e3\n");
+  const SparseEntries k = read_matrix_market(dir.path() / "k.mtx");
+  EXPECT_EQ(k.size, 3U);
+  Eigen::MatrixXd dense = Eigen::MatrixXd::Zero(3, 3);
+  for (const MatrixEntry& e : k.entries) dense(e.row - 1, e.column - 1) += e.value;
+  const Eigen::Matrix3d expected{{2.5, -1.0, 0.0}, {-1.0, 2.0, 0.0}, {0.0, 0.0, 1000.0}};
+  EXPECT_EQ(dense, Eigen::MatrixXd(expected));
+  EXPECT_EQ(k.entries.size(), 5U);  // the off-diagonal entry twice, nothing else added
+}
+
+TEST(MatrixMarket, AnArrayFileListsColumnsTopToBottom) {
+  const test::ScratchFolder dir;
+  write(dir.path() / "g.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n3\n2\n4\n");
+  write(dir.path() / "s.mtx", "%%MatrixMarket matrix array real symmetric\n2 2\n5\n6\n7\n");
+  Eigen::Matrix2d g = Eigen::Matrix2d::Zero();
+  for (const MatrixEntry& e : read_matrix_market(dir.path() / "g.mtx").entries) g(e.row - 1, e.column - 1) = e.value;
+  EXPECT_EQ(g, (Eigen::Matrix2d{{1.0, 2.0}, {3.0, 4.0}}));
+  Eigen::Matrix2d s = Eigen::Matrix2d::Zero();
+  for (const MatrixEntry& e : read_matrix_market(dir.path() / "s.mtx").entries) s(e.row - 1, e.column - 1) = e.value;
+  EXPECT_EQ(s, (Eigen::Matrix2d{{5.0, 6.0}, {6.0, 7.0}}));
+}
+
+TEST(MatrixMarket, WhatItWritesItReadsBackExactly) {
+  const test::ScratchFolder dir;
+  SparseEntries m{3, {{1, 1, 1.0 / 3.0}, {3, 2, -2e-17}, {2, 3, 123456789.123456789}}};
+  write_matrix_market(dir.path() / "w.mtx", m, "written by a test");
+  const SparseEntries back = read_matrix_market(dir.path() / "w.mtx");
+  ASSERT_EQ(back.entries.size(), 3U);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(back.entries[i].row, m.entries[i].row);
+    EXPECT_EQ(back.entries[i].column, m.entries[i].column);
+    EXPECT_EQ(back.entries[i].value, m.entries[i].value);
+  }
+}
+
+// Each bad file is refused naming the file, the line and what is wrong.
+TEST(MatrixMarket, EveryBadFileIsRefusedNamingItsLine) {
+  const test::ScratchFolder dir;
+  const std::string f = (dir.path() / "m.mtx").string();
+  EXPECT_EQ(market_error(dir, "1 2 3\n"),
+            f + ":1: \"1 2 3\" is not a Matrix Market header; expected \"%%MatrixMarket matrix coordinate real "
+                "symmetric\" or similar");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate complex general\n1 1 1\n1 1 1 0\n"),
+            f + ":1: field \"complex\"; expected real or integer (a structural matrix has real values)");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real skew-symmetric\n"),
+            f + ":1: symmetry \"skew-symmetric\"; expected general or symmetric");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real general\n% c\n2 3 1\n1 1 1\n"),
+            f + ":3: the matrix is 2 x 3; expected a square structural matrix");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 1\n3 1 1\n"),
+            f + ":4: entry (3, 1) is outside the 2 x 2 matrix");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 1\n1 2 1\n"),
+            f + ":4: entry (1, 2) is above the diagonal of a symmetric file, which holds the lower triangle only");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 nan\n"),
+            f + ":3: value \"nan\" is not a finite number");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n2 2 1\n"),
+            f + ":4: the file ends after 2 entries; the size line (line 2) declares 3");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1\n2 2 1\n"),
+            f + ":4: an entry beyond the 1 the size line (line 2) declares");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n"),
+            f + ":3: expected \"row column value\"");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sparse structures in the config
+
+// The seed 002 example with its structure from the given matrix files (absolute paths), written to dir.
+std::filesystem::path seed002_with_files(const std::filesystem::path& dir, const std::string& matrix_files,
+                                         const std::string& integrator = "RK4") {
+  std::ifstream in(test::example("seed002/damper_3v.textproto"));
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto begin = text.find("structure {");
+  const auto end = text.find("ground_motion {");
+  text.replace(begin, end - begin, "structure { matrix_files { " + matrix_files + " } }\n\n");
+  const auto data = text.find("../data/");
+  text.replace(data, 8, (test::source_dir() / "examples/data").string() + "/");
+  const auto rk4 = text.find("integrator: RK4");
+  text.replace(rk4, 15, "integrator: " + integrator);
+  const auto file = dir / "config.textproto";
+  write(file, text);
+  return file;
+}
+
+void write_seed002_matrices(const std::filesystem::path& dir) {
+  write(dir / "m.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 2701\n2 2 2701\n");
+  write(dir / "k.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 558343\n2 1 -279171\n2 2 279171\n");
+  write(dir / "c.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 3684\n2 1 -1228\n2 2 2456\n");
+}
+
+TEST(SparseStructure, MatrixMarketFilesMakeASparseStructureInline) {
+  const test::ScratchFolder dir;
+  write_seed002_matrices(dir.path());
+  const std::string files = "mass_path: \"" + (dir.path() / "m.mtx").string() + "\" stiffness_path: \"" +
+                            (dir.path() / "k.mtx").string() + "\" damping_path: \"" + (dir.path() / "c.mtx").string() +
+                            "\"";
+  const LoadedConfig loaded = load_experiment(seed002_with_files(dir.path(), files));
+  const config::Structure& s = loaded.experiment.structure();
+  EXPECT_FALSE(s.has_matrix_files());
+  EXPECT_EQ(s.dofs(), 2U);
+  ASSERT_TRUE(s.has_sparse());
+  EXPECT_EQ(s.sparse().mass_kg().value_size(), 2);
+  EXPECT_EQ(s.sparse().stiffness_n_per_m().value_size(), 4);
+  EXPECT_EQ(s.mass_kg_size(), 0);
+  const StructuralModel model = make_structure(s);
+  ASSERT_TRUE(model.is_sparse());
+  EXPECT_EQ(Eigen::MatrixXd(model.sparse_damping), (Eigen::Matrix2d{{3684.0, -1228.0}, {-1228.0, 2456.0}}));
+}
+
+// The seed 002 hybrid run with its frame read sparse is the inline dense run, to rounding, for the
+// explicit RTHS integrators and RK4.
+TEST(SparseStructure, TheSeed002RunFromSparseFilesIsTheDenseRun) {
+  const test::ScratchFolder dir;
+  write_seed002_matrices(dir.path());
+  const std::string files = "mass_path: \"" + (dir.path() / "m.mtx").string() + "\" stiffness_path: \"" +
+                            (dir.path() / "k.mtx").string() + "\" damping_path: \"" + (dir.path() / "c.mtx").string() +
+                            "\"";
+  for (const std::string integrator : {"RK4", "CHEN_RICLES", "KR_ALPHA"}) {
+    Experiment sparse(load_experiment(seed002_with_files(dir.path(), files, integrator)));
+    Experiment dense(test::load_example("seed002/damper_3v.textproto", {"integrator=" + integrator}));
+    const RunReport& a = sparse.run();
+    const RunReport& b = dense.run();
+    EXPECT_NEAR(a.response("x2").peak, b.response("x2").peak, 1e-9 * b.response("x2").peak) << integrator;
+    EXPECT_NEAR(a.response("x1").reference_peak, b.response("x1").reference_peak,
+                1e-9 * b.response("x1").reference_peak)
+        << integrator;
+  }
+}
+
+// What validation says of a sparse structure's matrices, each naming the field.
+std::string sparse_error(const test::ScratchFolder& dir, const std::string& mass, const std::string& stiffness,
+                         const std::string& integrator = "RK4") {
+  write(dir.path() / "m.mtx", mass);
+  write(dir.path() / "k.mtx", stiffness);
+  const std::string files = "mass_path: \"" + (dir.path() / "m.mtx").string() + "\" stiffness_path: \"" +
+                            (dir.path() / "k.mtx").string() + "\"";
+  try {
+    (void)load_experiment(seed002_with_files(dir.path(), files, integrator));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "the sparse structure was accepted";
+  return {};
+}
+
+::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\"\n  does not contain \"" << part << "\"";
+}
+
+TEST(SparseStructure, ValidationNamesTheMatrixAndWhatIsWrong) {
+  const test::ScratchFolder dir;
+  const std::string mass = "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2701\n2 2 2701\n";
+  const std::string stiffness =
+      "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 558343\n2 1 -279171\n2 2 279171\n";
+  EXPECT_TRUE(contains(
+      sparse_error(dir, "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 2701\n2 2 2701\n1 2 5\n", stiffness),
+      "structure.sparse.mass_kg: is not symmetric: entry (row 2, column 1) is 0 but (row 1, column "
+      "2) is 5"));
+  EXPECT_TRUE(contains(sparse_error(dir, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 2701\n", stiffness),
+                       "structure.sparse.mass_kg: is singular; expected a symmetric positive-definite mass matrix"));
+  EXPECT_TRUE(
+      contains(sparse_error(dir, mass,
+                            "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1000\n2 1 -2000\n2 2 1000\n"),
+               "structure.sparse.stiffness_n_per_m: has a negative LDL^T pivot"));
+  EXPECT_TRUE(contains(sparse_error(dir, mass, stiffness, "NEWMARK_AVERAGE_ACCELERATION"),
+                       "integrator: is NEWMARK_AVERAGE_ACCELERATION, which steps dense models only"));
+  EXPECT_TRUE(contains(sparse_error(dir, mass, "%%MatrixMarket matrix coordinate real symmetric\n3 3 1\n1 1 5\n"),
+                       "structure.matrix_files.stiffness_path: " + (dir.path() / "k.mtx").string() +
+                           " is 3 x 3, the mass matrix 2 x 2; expected the same size"));
+  EXPECT_TRUE(contains(sparse_error(dir, mass, "%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n3 1 5\n"),
+                       "structure.matrix_files.stiffness_path: " + (dir.path() / "k.mtx").string() +
+                           ":3: entry (3, 1) is outside the 2 x 2 matrix"));
+}
+
+// Rayleigh damping of a sparse model from its lowest modes (Lanczos above 200 DOFs) is the dense
+// model's: zeta at both modes, to the solver's tolerance.
+TEST(SparseStructure, RayleighDampingOfALargeSparseModelMatchesTheDenseOne) {
+  constexpr Eigen::Index kDofs = 300;
+  Eigen::MatrixXd mass = 2.0e4 * Eigen::MatrixXd::Identity(kDofs, kDofs);
+  Eigen::MatrixXd stiffness = Eigen::MatrixXd::Zero(kDofs, kDofs);
+  for (Eigen::Index i = 0; i < kDofs; ++i) {
+    stiffness(i, i) = i + 1 < kDofs ? 6.0e7 : 3.0e7;
+    if (i + 1 < kDofs) stiffness(i, i + 1) = stiffness(i + 1, i) = -3.0e7;
+  }
+  const Eigen::MatrixXd dense = rayleigh_damping(mass, stiffness, 1, 0.02, 5, 0.05);
+  const Eigen::SparseMatrix<double> sparse =
+      rayleigh_damping(Eigen::SparseMatrix<double>(mass.sparseView()),
+                       Eigen::SparseMatrix<double>(stiffness.sparseView()), 1, 0.02, 5, 0.05);
+  EXPECT_LT((Eigen::MatrixXd(sparse) - dense).cwiseAbs().maxCoeff(), 1e-8 * dense.cwiseAbs().maxCoeff());
+}
+
+}  // namespace
+}  // namespace rths
