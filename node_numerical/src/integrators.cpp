@@ -100,7 +100,9 @@ class Operator<DenseBackend> {
     matrix_ = (m * matrix_).eval();
     return *this;
   }
-  Operator& solve(const Eigen::MatrixXd& m, const char* integrator, const std::string& what) {
+  // apply false: the chain stops before this solve (a caller that solves later, once for a sum).
+  Operator& solve(const Eigen::MatrixXd& m, const char* integrator, const std::string& what, bool apply = true) {
+    if (!apply) return *this;
     const Eigen::FullPivLU<Eigen::MatrixXd> lu(m);
     if (!lu.isInvertible()) throw std::invalid_argument(std::string(integrator) + ": " + what + " is singular");
     matrix_ = lu.solve(matrix_);
@@ -123,15 +125,25 @@ class Operator<SparseBackend> {
  public:
   explicit Operator(Eigen::Index n) : first_(Eigen::VectorXd::Zero(n)), second_(Eigen::VectorXd::Zero(n)) {}
   Operator& times(const Eigen::SparseMatrix<double>& m) {
-    links_.push_back(Link{m, nullptr});
+    links_.push_back(Link{m, nullptr, {}});
     return *this;
   }
-  Operator& solve(const Eigen::SparseMatrix<double>& m, const char* integrator, const std::string& what) {
+  Operator& solve(const Eigen::SparseMatrix<double>& m, const char* integrator, const std::string& what,
+                  bool apply = true) {
+    if (!apply) return *this;
+    const auto singular = [&] { return std::invalid_argument(std::string(integrator) + ": " + what + " is singular"); };
+    // A diagonal matrix (a lumped mass) is solved by its reciprocals, not factorised.
+    const Eigen::VectorXd diagonal = m.diagonal();
+    if ((Eigen::SparseMatrix<double>(m) - Eigen::SparseMatrix<double>(diagonal.asDiagonal())).norm() == 0.0) {
+      if (!(diagonal.cwiseAbs().minCoeff() > 1e-13 * diagonal.cwiseAbs().maxCoeff())) throw singular();
+      links_.push_back(Link{{}, nullptr, diagonal.cwiseInverse()});
+      return *this;
+    }
     auto factor = std::make_shared<SparseBackend::Factor>(m);
     const bool ok = factor->info() == Eigen::Success && factor->vectorD().allFinite() &&
                     factor->vectorD().cwiseAbs().minCoeff() > 1e-13 * factor->vectorD().cwiseAbs().maxCoeff();
-    if (!ok) throw std::invalid_argument(std::string(integrator) + ": " + what + " is singular");
-    links_.push_back(Link{{}, std::move(factor)});
+    if (!ok) throw singular();
+    links_.push_back(Link{{}, std::move(factor), {}});
     return *this;
   }
   void set(const Eigen::VectorXd& x, Eigen::VectorXd& y, double s = 1.0) const { y = s * run(x); }
@@ -140,13 +152,16 @@ class Operator<SparseBackend> {
  private:
   struct Link {
     Eigen::SparseMatrix<double> product;                  // multiply by this, or
-    std::shared_ptr<const SparseBackend::Factor> factor;  // solve with this
+    std::shared_ptr<const SparseBackend::Factor> factor;  // solve with this, or
+    Eigen::VectorXd reciprocals;                          // with this diagonal matrix
   };
   const Eigen::VectorXd& run(const Eigen::VectorXd& x) const {
     first_ = x;
     for (const Link& link : links_) {
       if (link.factor) {
         second_ = link.factor->solve(first_);
+      } else if (link.reciprocals.size() > 0) {
+        second_ = link.reciprocals.cwiseProduct(first_);
       } else {
         second_.noalias() = link.product * first_;
       }
@@ -160,37 +175,59 @@ class Operator<SparseBackend> {
 };
 
 // The relative acceleration of an integrator that solves equilibrium for it:
-// a = M^-1 (F - C v - K x) - Gamma a_g (seed 002 Eq. 6 solved for x''), with M^-1, M^-1 C and M^-1 K
-// as operators. set_force() takes the force the step holds; at() allocates nothing.
+// a = M^-1 (F - C v - K x) - Gamma a_g (seed 002 Eq. 6 solved for x''). Dense: M^-1, M^-1 C and
+// M^-1 K formed once, three products. Sparse: the residual F - C v - K x formed by two sparse
+// products and solved with M once. set_force() takes the force the step holds; at() allocates nothing.
 template <class B>
 class ExplicitAcceleration {
  public:
+  static constexpr bool kSparse = std::is_same_v<B, SparseBackend>;
+
   ExplicitAcceleration(const StructuralModel& model, const char* integrator)
       : mass_inverse_(Operator<B>(model.dofs())
                           .solve(B::mass(model), integrator,
                                  "the mass matrix (every DOF needs mass: condense massless "
                                  "DOFs first)")),
-        mass_inverse_damping_(
-            Operator<B>(model.dofs()).times(B::damping(model)).solve(B::mass(model), integrator, "the mass matrix")),
-        mass_inverse_stiffness_(
-            Operator<B>(model.dofs()).times(B::stiffness(model)).solve(B::mass(model), integrator, "the mass matrix")),
+        mass_inverse_damping_(Operator<B>(model.dofs())
+                                  .times(B::damping(model))
+                                  .solve(B::mass(model), integrator, "the mass matrix", !kSparse)),
+        mass_inverse_stiffness_(Operator<B>(model.dofs())
+                                    .times(B::stiffness(model))
+                                    .solve(B::mass(model), integrator, "the mass matrix", !kSparse)),
         ground_influence_(model.ground_influence),
-        mass_inverse_force_(Eigen::VectorXd::Zero(model.dofs())) {}
+        force_(Eigen::VectorXd::Zero(model.dofs())),
+        residual_(Eigen::VectorXd::Zero(model.dofs())) {}
 
-  void set_force(const Eigen::VectorXd& force) { mass_inverse_.set(force, mass_inverse_force_); }
+  void set_force(const Eigen::VectorXd& force) {
+    if constexpr (kSparse) {
+      force_ = force;
+    } else {
+      mass_inverse_.set(force, force_);  // M^-1 F
+    }
+  }
   void at(const Eigen::VectorXd& x, const Eigen::VectorXd& v, double ground_m_per_s2, Eigen::VectorXd& out) const {
-    out = mass_inverse_force_ - ground_m_per_s2 * ground_influence_;
-    mass_inverse_damping_.add(v, out, -1.0);
-    mass_inverse_stiffness_.add(x, out, -1.0);
+    if constexpr (kSparse) {
+      // (Without their solve, the two operators are C and K.)
+      residual_ = force_;
+      mass_inverse_damping_.add(v, residual_, -1.0);
+      mass_inverse_stiffness_.add(x, residual_, -1.0);
+      mass_inverse_.set(residual_, out);
+      out -= ground_m_per_s2 * ground_influence_;
+    } else {
+      out = force_ - ground_m_per_s2 * ground_influence_;
+      mass_inverse_damping_.add(v, out, -1.0);
+      mass_inverse_stiffness_.add(x, out, -1.0);
+    }
   }
   [[nodiscard]] Eigen::Index dofs() const { return ground_influence_.size(); }
 
  private:
   Operator<B> mass_inverse_;
-  Operator<B> mass_inverse_damping_;
-  Operator<B> mass_inverse_stiffness_;
+  Operator<B> mass_inverse_damping_;    // M^-1 C (dense), C (sparse)
+  Operator<B> mass_inverse_stiffness_;  // M^-1 K (dense), K (sparse)
   Eigen::VectorXd ground_influence_;
-  Eigen::VectorXd mass_inverse_force_;
+  Eigen::VectorXd force_;  // M^-1 F (dense), F (sparse)
+  mutable Eigen::VectorXd residual_;
 };
 
 // Classical RK4 on z = [x; v], z' = [v; M^-1 (F - C v - K x) - Gamma a_g(t)] (seed 002 Eq. 7), F
@@ -463,17 +500,41 @@ class KrAlphaIntegrator final : public Integrator {
         alpha_(rho_infinity, "KR-alpha"),
         equilibrium_((check_model(model, "KR-alpha"), model), "KR-alpha"),
         alpha1_(Operator<B>(model.dofs()).times(B::mass(model)).solve(a_matrix(model), "KR-alpha", kAName)),
-        residual_(Operator<B>(model.dofs())
+        // E^-1 A M^-1 and E^-1 B: one product each when dense; sparse, the residual's A M^-1 r - B a(i)
+        // is formed first and solved with E once.
+        residual_(Operator<B>(kSparse ? 0 : model.dofs())
                       .solve(B::mass(model), "KR-alpha", "the mass matrix")
                       .times(a_matrix(model))
                       .solve(e_matrix(model), "KR-alpha", kEName)),
-        previous_(Operator<B>(model.dofs()).times(b_matrix(model)).solve(e_matrix(model), "KR-alpha", kEName)),
+        previous_(
+            Operator<B>(kSparse ? 0 : model.dofs()).times(b_matrix(model)).solve(e_matrix(model), "KR-alpha", kEName)),
+        inner_(Operator<B>(kSparse ? model.dofs() : 0)
+                   .solve(B::mass(model), "KR-alpha", "the mass matrix")
+                   .times(a_matrix(model))),
+        b_(Operator<B>(kSparse ? model.dofs() : 0).times(b_matrix(model))),
+        e_(Operator<B>(kSparse ? model.dofs() : 0).solve(e_matrix(model), "KR-alpha", kEName)),
         damping_(Operator<B>(model.dofs()).times(B::damping(model))),
         stiffness_(Operator<B>(model.dofs()).times(B::stiffness(model))),
         mass_ground_(B::mass(model) * model.ground_influence) {
-    for (Eigen::VectorXd* v :
-         {&next_a_, &previous_force_, &alpha1_a_, &mixed_x_, &mixed_v_, &old_x_, &old_v_, &residual_vector_}) {
+    for (Eigen::VectorXd* v : {&next_a_, &previous_force_, &alpha1_a_, &mixed_x_, &mixed_v_, &old_x_, &old_v_,
+                               &residual_vector_, &unit_, &column_, &column_scratch_}) {
       v->setZero(model.dofs());
+    }
+    on_support_.assign(static_cast<std::size_t>(model.dofs()), -1);
+  }
+
+  // The force's correction (1 - alpha_f) E^-1 A M^-1 (F(i) - F(i-1)) on the DOFs the sites act on,
+  // formed once per DOF: a step whose force changes only there then needs no solve for it.
+  void set_force_dofs(std::span<const Eigen::Index> dofs) override {
+    correction_.resize(equilibrium_.dofs(), static_cast<Eigen::Index>(dofs.size()));
+    support_.assign(dofs.begin(), dofs.end());
+    on_support_.assign(on_support_.size(), -1);
+    for (std::size_t j = 0; j < dofs.size(); ++j) {
+      unit_.setZero();
+      unit_(dofs[j]) = 1.0;
+      solve_residual(unit_, column_);
+      correction_.col(static_cast<Eigen::Index>(j)) = (1.0 - alpha_.alpha_f) * column_;
+      on_support_[static_cast<std::size_t>(dofs[j])] = static_cast<int>(j);
     }
   }
 
@@ -496,7 +557,7 @@ class KrAlphaIntegrator final : public Integrator {
       // a(i) from the weighted equilibrium, now that the force of step i is known.
       previous_force_ = force - previous_force_;
       a = next_a_;
-      residual_.add(previous_force_, a, weight);
+      add_correction(previous_force_, a);
     } else {
       // The first step: the state's own equilibrium under the force it starts with.
       equilibrium_.set_force(force);
@@ -516,13 +577,46 @@ class KrAlphaIntegrator final : public Integrator {
     residual_vector_ = force - ground_mixed * mass_ground_;
     damping_.add(mixed_v_, residual_vector_, -1.0);
     stiffness_.add(mixed_x_, residual_vector_, -1.0);
-    residual_.set(residual_vector_, next_a_);
-    previous_.add(a, next_a_, -1.0);
+    if constexpr (kSparse) {
+      inner_.set(residual_vector_, column_);
+      b_.add(a, column_, -1.0);
+      e_.set(column_, next_a_);
+    } else {
+      residual_.set(residual_vector_, next_a_);
+      previous_.add(a, next_a_, -1.0);
+    }
     a = next_a_;
   }
 
  private:
+  static constexpr bool kSparse = std::is_same_v<B, SparseBackend>;
   static constexpr const char* kAName = "M + gamma dt C + beta dt^2 K";
+
+  // out = E^-1 A M^-1 r
+  void solve_residual(const Eigen::VectorXd& r, Eigen::VectorXd& out) const {
+    if constexpr (kSparse) {
+      inner_.set(r, column_scratch_);
+      e_.set(column_scratch_, out);
+    } else {
+      residual_.set(r, out);
+    }
+  }
+  // a += (1 - alpha_f) E^-1 A M^-1 change, from the formed columns when the change is on their DOFs.
+  void add_correction(const Eigen::VectorXd& change, Eigen::VectorXd& a) {
+    bool on_support = true;
+    for (Eigen::Index i = 0; i < change.size() && on_support; ++i) {
+      on_support = change(i) == 0.0 || on_support_[static_cast<std::size_t>(i)] >= 0;
+    }
+    if (on_support) {
+      for (std::size_t j = 0; j < support_.size(); ++j) {
+        const double f = change(support_[j]);
+        if (f != 0.0) a += f * correction_.col(static_cast<Eigen::Index>(j));
+      }
+      return;
+    }
+    solve_residual(change, column_);
+    a += (1.0 - alpha_.alpha_f) * column_;
+  }
   static constexpr const char* kEName = "(1 - alpha_m) M + (1 - alpha_f) (gamma dt C + beta dt^2 K)";
   [[nodiscard]] typename B::Matrix a_matrix(const StructuralModel& model) const {
     return B::mass(model) + alpha_.gamma * dt_s_ * B::damping(model) +
@@ -540,8 +634,11 @@ class KrAlphaIntegrator final : public Integrator {
   AlphaParameters alpha_;
   ExplicitAcceleration<B> equilibrium_;  // the first step's a(0)
   Operator<B> alpha1_;                   // A^-1 M
-  Operator<B> residual_;                 // E^-1 A M^-1
-  Operator<B> previous_;                 // E^-1 B
+  Operator<B> residual_;                 // E^-1 A M^-1 (dense)
+  Operator<B> previous_;                 // E^-1 B (dense)
+  Operator<B> inner_;                    // A M^-1 (sparse)
+  Operator<B> b_;                        // B (sparse)
+  Operator<B> e_;                        // E^-1 (sparse)
   Operator<B> damping_;
   Operator<B> stiffness_;
   Eigen::VectorXd mass_ground_;  // M Gamma
@@ -554,6 +651,12 @@ class KrAlphaIntegrator final : public Integrator {
   Eigen::VectorXd old_x_;
   Eigen::VectorXd old_v_;
   Eigen::VectorXd residual_vector_;
+  Eigen::VectorXd unit_;
+  Eigen::VectorXd column_;
+  mutable Eigen::VectorXd column_scratch_;
+  Eigen::MatrixXd correction_;  // per DOF of support_, (1 - alpha_f) E^-1 A M^-1 e_dof
+  std::vector<Eigen::Index> support_;
+  std::vector<int> on_support_;  // per DOF: its column in correction_, -1 for none
 };
 
 // Chung and Hulbert (1993), the generalised-alpha method (cited at AlphaParameters), implicit: Newmark's

@@ -95,6 +95,15 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
     rt.u = rt.v = rt.a = rt.force = Eigen::VectorXd::Zero(channels);
     timing_.push_back(std::make_unique<SiteTiming>());
   }
+  // The interface force acts on the DOFs of the sites' influence rows.
+  std::vector<Eigen::Index> force_dofs;
+  for (Eigen::Index i = 0; i < n; ++i) {
+    if (std::any_of(sites_.begin(), sites_.end(),
+                    [i](const NumericalSite& site) { return site.influence.row(i).cwiseAbs().maxCoeff() > 0.0; })) {
+      force_dofs.push_back(i);
+    }
+  }
+  integrator_->set_force_dofs(force_dofs);
   integrator_->initialise(state_, total_force_, ground_, 0.0);
 }
 

@@ -3,6 +3,7 @@
 #include <Eigen/Dense>
 #include <Eigen/SparseCore>
 #include <memory>
+#include <span>
 
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/structural_modes.hpp"
@@ -80,6 +81,9 @@ class Integrator {
                           double t_s) = 0;
   virtual void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
                     double dt_s) = 0;
+  // The DOFs the interface force acts on (the sites' influence rows): an integrator may prepare for a
+  // force that changes only there (KR-alpha forms its force correction for each once). Optional.
+  virtual void set_force_dofs(std::span<const Eigen::Index> dofs) { (void)dofs; }
 };
 
 // Classical RK4 on the first-order form (seed 002 Eq. 7); the ground acceleration is evaluated at

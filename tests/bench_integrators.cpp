@@ -1,0 +1,97 @@
+// The numerical step's cost against model size (docs/performance.md, "Models at FE size"): one
+// integrator step of a shear building of N storeys (tridiagonal K, lumped M, 2 % Rayleigh damping)
+// for N = 10, 100, 1000, 10000, dense (up to 1000: a dense 10000-DOF model holds 2.4 GB of matrices)
+// and sparse, and of the 9996-DOF plane frame (sparse, consistent mass), for each integrator that
+// steps both forms. The force changes every step on the site's DOF, as in a test (KR-alpha's
+// correction formed once for that DOF). Run: build/bin/rths_bench_integrators.
+#include <benchmark/benchmark.h>
+
+#include <Eigen/SparseCore>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "rths/common/ground_motion.hpp"
+#include "rths/node_numerical/model_ladder.hpp"
+#include "rths/node_numerical/structure.hpp"
+
+namespace rths {
+namespace {
+
+constexpr double kDt = 1.0 / 1024.0;
+
+Eigen::SparseMatrix<double> sparse(const SparseEntries& m) {
+  std::vector<Eigen::Triplet<double>> t;
+  for (const MatrixEntry& e : m.entries)
+    t.emplace_back(static_cast<int>(e.row) - 1, static_cast<int>(e.column) - 1, e.value);
+  Eigen::SparseMatrix<double> out(m.size, m.size);
+  out.setFromTriplets(t.begin(), t.end());
+  return out;
+}
+
+StructuralModel model_of(const GeneratedModel& generated, bool dense) {
+  StructuralModel model;
+  model.sparse_mass = sparse(generated.mass);
+  model.sparse_stiffness = sparse(generated.stiffness);
+  model.sparse_damping = rayleigh_damping(model.sparse_mass, model.sparse_stiffness, 1, 0.02, 3, 0.02);
+  model.ground_influence =
+      Eigen::Map<const Eigen::VectorXd>(generated.ground_influence.data(), static_cast<Eigen::Index>(generated.dofs));
+  return dense ? dense_form(std::move(model)) : model;
+}
+
+const StructuralModel& cached(int storeys, bool dense) {
+  static std::map<std::pair<int, bool>, StructuralModel> models;
+  auto found = models.find({storeys, dense});
+  if (found == models.end()) {
+    const GeneratedModel generated =
+        storeys > 0 ? shear_building(static_cast<std::uint32_t>(storeys)) : plane_frame(33, 98);
+    found = models.emplace(std::pair{storeys, dense}, model_of(generated, dense)).first;
+  }
+  return found->second;
+}
+
+using Factory = std::function<std::unique_ptr<Integrator>(const StructuralModel&)>;
+
+// state.range(0): storeys (0: the 9996-DOF frame); range(1): 1 dense, 0 sparse.
+void step(benchmark::State& state, const Factory& make) {
+  const auto storeys = static_cast<int>(state.range(0));
+  const StructuralModel& model = cached(storeys, state.range(1) == 1);
+  const std::unique_ptr<Integrator> integrator = make(model);
+  const Eigen::Index n = model.dofs();
+  integrator->set_force_dofs(std::vector<Eigen::Index>{0});
+  std::vector<double> samples(4096);
+  for (std::size_t i = 0; i < samples.size(); ++i) samples[i] = 0.5 * std::sin(0.01 * static_cast<double>(i));
+  const GroundMotion ground(samples, 0.01, "bench");
+  StructuralState s{Eigen::VectorXd::Zero(n), Eigen::VectorXd::Zero(n), Eigen::VectorXd::Zero(n)};
+  Eigen::VectorXd force = Eigen::VectorXd::Zero(n);
+  integrator->initialise(s, force, ground, 0.0);
+  long k = 0;
+  for (auto _ : state) {
+    force(0) = 1e3 * std::sin(0.01 * static_cast<double>(k));
+    integrator->step(s, force, ground, static_cast<double>(k % 30000) * kDt, kDt);
+    benchmark::DoNotOptimize(s.displacement.data());
+    ++k;
+  }
+  state.counters["dofs"] = static_cast<double>(n);
+}
+
+void sizes(benchmark::internal::Benchmark* b) {
+  for (const int n : {10, 100, 1000}) b->Args({n, 1});
+  for (const int n : {10, 100, 1000, 10000, 0}) b->Args({n, 0});
+  b->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK_CAPTURE(step, rk4, [](const StructuralModel& m) { return make_rk4(m); })->Apply(sizes);
+BENCHMARK_CAPTURE(step, chen_ricles, [](const StructuralModel& m) { return make_chen_ricles(m, kDt); })->Apply(sizes);
+BENCHMARK_CAPTURE(step, kr_alpha, [](const StructuralModel& m) { return make_kr_alpha(m, kDt, 0.5); })->Apply(sizes);
+BENCHMARK_CAPTURE(step, generalized_alpha, [](const StructuralModel& m) {
+  return make_generalized_alpha(m, kDt, 0.5);
+})->Apply(sizes);
+
+}  // namespace
+}  // namespace rths
+
+BENCHMARK_MAIN();
