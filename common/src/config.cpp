@@ -26,6 +26,7 @@
 #include <variant>
 
 #include "rths/common/matrix_market.hpp"
+#include "rths/common/text_lines.hpp"
 
 namespace rths {
 namespace {
@@ -719,19 +720,12 @@ namespace {
 // A square matrix as text (MatrixFiles): one row per line, values separated by commas, CRLF allowed,
 // blank lines ignored. Row-major values and the size; ConfigError naming file:line otherwise.
 std::pair<std::vector<double>, std::uint32_t> read_matrix_text(const std::filesystem::path& file) {
-  const std::string text = read_text_file(file);
+  TextLines lines(read_text_file(file));
   std::vector<double> values;
   std::size_t columns = 0;
   std::size_t rows = 0;
-  std::size_t line_number = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + start, end - start);
-    start = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (std::string_view line; lines.next(line);) {
+    const std::size_t line_number = lines.number();
     if (trim(line).empty()) continue;
     std::size_t count = 0;
     for (const std::string_view cell : split_list(line)) {
@@ -797,7 +791,6 @@ T dof_map_number(std::string_view cell, const std::string& where, std::string_vi
 
 // Reads a DOF map (MatrixFiles.dof_map_path) into the structure and the sites it names.
 void apply_dof_map(config::Experiment& experiment, const std::filesystem::path& file, std::uint32_t dofs) {
-  const std::string text = read_text_file(file);
   const std::string name = file.string();
   enum Column { kDof, kName, kGround, kRecord, kInterface };
   const std::vector<std::pair<std::string_view, Column>> known{
@@ -809,17 +802,10 @@ void apply_dof_map(config::Experiment& experiment, const std::filesystem::path& 
   std::vector<std::uint32_t> recorded;
   // Per site: (dof, channel, factor), all numbered from 1.
   std::map<std::string, std::vector<std::tuple<std::uint32_t, std::uint32_t, double>>, std::less<>> interfaces;
-  std::size_t line_number = 0;
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    std::string_view line(text.data() + start, end - start);
-    start = end + 1;
-    ++line_number;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  TextLines lines(read_text_file(file));
+  for (std::string_view line; lines.next(line);) {
     if (trim(line).empty() || trim(line).front() == '#') continue;
-    const std::string where = fmt::format("{}:{}", name, line_number);
+    const std::string where = fmt::format("{}:{}", name, lines.number());
     const std::vector<std::string_view> cells = split_list(line);
     if (columns.empty()) {
       for (const std::string_view cell : cells) {

@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "rths/common/config.hpp"
+#include "rths/common/text_lines.hpp"
 
 namespace rths {
 
@@ -35,28 +36,6 @@ std::vector<std::string_view> words(std::string_view line) {
   return out;
 }
 
-// Reads the file's lines one by one, numbering them, the line end (LF or CRLF) removed.
-class Lines {
- public:
-  explicit Lines(const std::filesystem::path& file) : text_(read_text_file(file)) {}
-  bool next(std::string_view& line) {
-    if (at_ >= text_.size()) return false;
-    std::size_t end = text_.find('\n', at_);
-    if (end == std::string::npos) end = text_.size();
-    line = std::string_view(text_).substr(at_, end - at_);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    at_ = end + 1;
-    ++number_;
-    return true;
-  }
-  [[nodiscard]] std::size_t number() const { return number_; }
-
- private:
-  std::string text_;
-  std::size_t at_ = 0;
-  std::size_t number_ = 0;
-};
-
 template <typename T>
 bool parse(std::string_view word, T& value) {
   const auto [ptr, error] = std::from_chars(word.data(), word.data() + word.size(), value);
@@ -66,7 +45,7 @@ bool parse(std::string_view word, T& value) {
 }  // namespace
 
 SparseEntries read_matrix_market(const std::filesystem::path& file) {
-  Lines lines(file);
+  TextLines lines(read_text_file(file));
   const std::string name = file.string();
   const auto fail = [&](std::size_t line, const std::string& what) {
     return ConfigError(fmt::format("{}:{}: {}", name, line, what));

@@ -220,6 +220,13 @@ class ExplicitAcceleration {
     }
   }
   [[nodiscard]] Eigen::Index dofs() const { return ground_influence_.size(); }
+  // An integrator's initialise(): the state's own acceleration, in equilibrium under the force at t.
+  void start(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
+             const char* integrator) {
+    check_state(state, force, dofs(), integrator);
+    set_force(force);
+    at(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
+  }
 
  private:
   Operator<B> mass_inverse_;
@@ -242,9 +249,7 @@ class Rk4Integrator final : public Integrator {
   }
   void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
                   double t_s) override {
-    check_state(state, force, acceleration_.dofs(), "RK4");
-    acceleration_.set_force(force);
-    acceleration_.at(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
+    acceleration_.start(state, force, ground, t_s, "RK4");
   }
 
   void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
@@ -426,9 +431,7 @@ class ChenRiclesIntegrator final : public Integrator {
 
   void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
                   double t_s) override {
-    check_state(state, force, acceleration_.dofs(), "Chen-Ricles");
-    acceleration_.set_force(force);
-    acceleration_.at(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
+    acceleration_.start(state, force, ground, t_s, "Chen-Ricles");
   }
 
   void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
@@ -540,9 +543,7 @@ class KrAlphaIntegrator final : public Integrator {
 
   void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
                   double t_s) override {
-    check_state(state, force, equilibrium_.dofs(), "KR-alpha");
-    equilibrium_.set_force(force);
-    equilibrium_.at(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
+    equilibrium_.start(state, force, ground, t_s, "KR-alpha");
     started_ = false;
   }
 
@@ -686,9 +687,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
 
   void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
                   double t_s) override {
-    check_state(state, force, equilibrium_.dofs(), "generalised-alpha");
-    equilibrium_.set_force(force);
-    equilibrium_.at(state.displacement, state.velocity, ground.at(t_s), state.acceleration);
+    equilibrium_.start(state, force, ground, t_s, "generalised-alpha");
   }
 
   void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
