@@ -619,15 +619,15 @@ class KrAlphaIntegrator final : public Integrator {
     a += (1.0 - alpha_.alpha_f) * column_;
   }
   static constexpr const char* kEName = "(1 - alpha_m) M + (1 - alpha_f) (gamma dt C + beta dt^2 K)";
-  [[nodiscard]] typename B::Matrix a_matrix(const StructuralModel& model) const {
+  [[nodiscard]] B::Matrix a_matrix(const StructuralModel& model) const {
     return B::mass(model) + alpha_.gamma * dt_s_ * B::damping(model) +
            alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model);
   }
-  [[nodiscard]] typename B::Matrix b_matrix(const StructuralModel& model) const {
+  [[nodiscard]] B::Matrix b_matrix(const StructuralModel& model) const {
     return alpha_.alpha_m * B::mass(model) + alpha_.alpha_f * (alpha_.gamma * dt_s_ * B::damping(model) +
                                                                alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model));
   }
-  [[nodiscard]] typename B::Matrix e_matrix(const StructuralModel& model) const {
+  [[nodiscard]] B::Matrix e_matrix(const StructuralModel& model) const {
     return typename B::Matrix(a_matrix(model) - b_matrix(model));
   }
 
@@ -713,7 +713,7 @@ class GeneralizedAlphaIntegrator final : public Integrator {
 
  private:
   static constexpr const char* kEName = "(1 - alpha_m) M + (1 - alpha_f) (gamma dt C + beta dt^2 K)";
-  [[nodiscard]] typename B::Matrix effective(const StructuralModel& model) const {
+  [[nodiscard]] B::Matrix effective(const StructuralModel& model) const {
     return (1.0 - alpha_.alpha_m) * B::mass(model) +
            (1.0 - alpha_.alpha_f) *
                (alpha_.gamma * dt_s_ * B::damping(model) + alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model));

@@ -150,7 +150,7 @@ Eigen::SparseMatrix<double> rayleigh_damping(const Eigen::SparseMatrix<double>& 
   }
   const Eigen::VectorXd omega_squared = lowest_squared_frequencies(mass, stiffness, highest);
   const auto [a0, a1] = rayleigh_coefficients(omega_squared, mode_a, zeta_a, mode_b, zeta_b);
-  return Eigen::SparseMatrix<double>(a0 * mass + a1 * stiffness);
+  return {a0 * mass + a1 * stiffness};
 }
 
 namespace {
