@@ -173,7 +173,7 @@ TEST(ModelLadder, AThousandStoreyShearBuildingMatchesItsModalSolutionInClosedFor
   for (const auto& [name, integrator] : integrators) {
     const double error = std::abs(peak_of(*integrator, 1.0 / kRate, coarse_steps) - exact_peak) / exact_peak;
     std::printf("[ measured ] %s at 1024 Hz: roof peak relative error %.2e\n", name.c_str(), error);
-    EXPECT_LT(error, 1e-3) << name;  // second order at Omega_1 = 6e-4: far below; a wrong scheme is not
+    EXPECT_LT(error, 3e-4) << name;  // measured 0.7-1.5e-4 (second order); a first-order slip is not
   }
 }
 
@@ -272,9 +272,12 @@ TEST(ModelLadder, EveryBadDofMapIsRefusedNamingWhere) {
       has(error("dof,record\n1,maybe\n", "influence: [-1, 0]"), at + ":2: record \"maybe\"; expected yes or no"));
   EXPECT_TRUE(
       has(error("dof,interface\n1,spring-1\n"), at + ":2: interface \"spring-1\"; expected SITE:CHANNEL:FACTOR"));
-  EXPECT_TRUE(
-      has(error("dof,interface\n1,damper:1:-1\n"), "interface names site \"damper\", which the config does not have"));
-  EXPECT_TRUE(has(error("dof,interface\n1,spring:2:-1\n"), "names channel 2 of site \"spring\", which has 1"));
+  EXPECT_TRUE(has(error("dof,interface\n1,damper:1:-1\n"),
+                  at + ":2: interface names site \"damper\", which the config does not have"));
+  EXPECT_TRUE(has(error("dof,interface\n1,spring:2:-1\n"),
+                  at + ":2: interface of dof 1 names channel 2 of site \"spring\", which has 1"));
+  EXPECT_TRUE(has(error("dof,record\n1,no\n2,no\n", "influence: [-1, 0]"),
+                  at + ": the record column says yes for no DOF; expected at least one DOF recorded"));
   EXPECT_TRUE(has(error("dof,interface\n1,spring:1:-1\n", "influence: [-1, 0]"),
                   "gives site \"spring\"'s influence, and so does the config; expected it in one place"));
   EXPECT_TRUE(

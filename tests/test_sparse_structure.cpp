@@ -98,6 +98,8 @@ TEST(MatrixMarket, EveryBadFileIsRefusedNamingItsLine) {
             f + ":4: an entry beyond the 1 the size line (line 2) declares");
   EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1\n"),
             f + ":3: expected \"row column value\"");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real general\n2 2 3\n1 1 1\n2 2 1\n1 1 2\n"),
+            f + ":5: entry (1, 1) again (first on line 3); expected each entry once");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -200,7 +202,20 @@ TEST(SparseStructure, ValidationNamesTheMatrixAndWhatIsWrong) {
   EXPECT_TRUE(
       contains(sparse_error(dir, mass,
                             "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1000\n2 1 -2000\n2 2 1000\n"),
-               "structure.sparse.stiffness_n_per_m: has a negative LDL^T pivot"));
+               "structure.sparse.stiffness_n_per_m: has a negative eigenvalue"));
+  // Indefinite with a zero first pivot ([[0, 1], [1, 0]]: eigenvalues +-1), which an unshifted LDL^T
+  // breaks down on rather than showing a negative pivot.
+  EXPECT_TRUE(contains(sparse_error(dir, mass, "%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n2 1 1000\n"),
+                       "structure.sparse.stiffness_n_per_m: has a negative eigenvalue"));
+  // Semi-definite (a free body: [[1, -1], [-1, 1]]) and zero damping are allowed.
+  write(dir.path() / "c.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 1\n1 1 0\n");
+  write(dir.path() / "m.mtx", mass);
+  write(dir.path() / "k.mtx",
+        "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1000\n2 1 -1000\n2 2 1000\n");
+  EXPECT_NO_THROW((void)load_experiment(
+      seed002_with_files(dir.path(), "mass_path: \"" + (dir.path() / "m.mtx").string() + "\" stiffness_path: \"" +
+                                         (dir.path() / "k.mtx").string() + "\" damping_path: \"" +
+                                         (dir.path() / "c.mtx").string() + "\"")));
   EXPECT_TRUE(contains(sparse_error(dir, mass, stiffness, "NEWMARK_AVERAGE_ACCELERATION"),
                        "integrator: is NEWMARK_AVERAGE_ACCELERATION, which steps dense models only"));
   EXPECT_TRUE(contains(sparse_error(dir, mass, "%%MatrixMarket matrix coordinate real symmetric\n3 3 1\n1 1 5\n"),

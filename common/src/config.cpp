@@ -800,8 +800,9 @@ void apply_dof_map(config::Experiment& experiment, const std::filesystem::path& 
   std::vector<double> ground(dofs, 0.0);
   std::vector<bool> listed(dofs, false);
   std::vector<std::uint32_t> recorded;
-  // Per site: (dof, channel, factor), all numbered from 1.
-  std::map<std::string, std::vector<std::tuple<std::uint32_t, std::uint32_t, double>>, std::less<>> interfaces;
+  // Per site: (dof, channel, factor, the map's line), all numbered from 1.
+  std::map<std::string, std::vector<std::tuple<std::uint32_t, std::uint32_t, double, std::size_t>>, std::less<>>
+      interfaces;
   TextLines lines(read_text_file(file));
   for (std::string_view line; lines.next(line);) {
     if (trim(line).empty() || trim(line).front() == '#') continue;
@@ -875,7 +876,7 @@ void apply_dof_map(config::Experiment& experiment, const std::filesystem::path& 
             }
             interfaces[std::string(item.substr(0, first))].emplace_back(
                 dof, dof_map_number<std::uint32_t>(item.substr(first + 1, second - first - 1), where, "channel"),
-                dof_map_number<double>(item.substr(second + 1), where, "factor"));
+                dof_map_number<double>(item.substr(second + 1), where, "factor"), lines.number());
           }
           break;
         }
@@ -901,22 +902,28 @@ void apply_dof_map(config::Experiment& experiment, const std::filesystem::path& 
   }
   if (has(kRecord)) {
     if (structure.record_dof_size() > 0) refuse_both("structure.record_dof");
+    if (recorded.empty()) {
+      throw ConfigError(
+          fmt::format("{}: the record column says yes for no DOF; expected at least one DOF recorded "
+                      "(without the column every DOF is)",
+                      name));
+    }
     structure.mutable_record_dof()->Assign(recorded.begin(), recorded.end());
   }
   for (const auto& [site_name, entries] : interfaces) {
     const auto site = std::find_if(experiment.mutable_site()->begin(), experiment.mutable_site()->end(),
                                    [&](const config::Site& s) { return s.name() == site_name; });
     if (site == experiment.mutable_site()->end()) {
-      throw ConfigError(
-          fmt::format("{}: interface names site \"{}\", which the config does not have", name, site_name));
+      throw ConfigError(fmt::format("{}:{}: interface names site \"{}\", which the config does not have", name,
+                                    std::get<3>(entries.front()), site_name));
     }
     if (site->influence_size() > 0) refuse_both(fmt::format("site \"{}\"'s influence", site_name));
     const auto channels = static_cast<std::uint32_t>(site->channel_size());
     std::vector<double> influence(static_cast<std::size_t>(dofs) * channels, 0.0);
-    for (const auto& [dof, channel, factor] : entries) {
+    for (const auto& [dof, channel, factor, line] : entries) {
       if (channel < 1 || channel > channels) {
-        throw ConfigError(fmt::format("{}: interface of dof {} names channel {} of site \"{}\", which has {}", name,
-                                      dof, channel, site_name, channels));
+        throw ConfigError(fmt::format("{}:{}: interface of dof {} names channel {} of site \"{}\", which has {}", name,
+                                      line, dof, channel, site_name, channels));
       }
       influence[static_cast<std::size_t>(dof - 1) * channels + (channel - 1)] += factor;
     }

@@ -324,6 +324,7 @@ Eigen::SparseMatrix<double> sparse_matrix(const config::SparseMatrix& m, const s
 void check_sparse_symmetric(const Checker& check, const std::string& path, const Eigen::SparseMatrix<double>& m) {
   const Eigen::SparseMatrix<double> transpose = m.transpose();
   const Eigen::SparseMatrix<double> difference = m - transpose;
+  if (m.nonZeros() == 0) return;  // a zero matrix (an all-zero damping file) is symmetric
   const double scale = m.coeffs().cwiseAbs().maxCoeff();
   for (Eigen::Index col = 0; col < difference.outerSize(); ++col) {
     for (Eigen::SparseMatrix<double>::InnerIterator it(difference, col); it; ++it) {
@@ -386,20 +387,30 @@ void check_sparse_matrices(const config::Structure& structure, config::Integrato
     const std::string path = child("structure.sparse", field);
     const Eigen::SparseMatrix<double> m = sparse_matrix(*matrix, path, dofs, check);
     check_sparse_symmetric(check, path, m);
-    const Eigen::VectorXd pivots = ldlt_pivots(m);
-    if (pivots.size() == 0) continue;  // singular: semi-definite at best, which is allowed
-    const double largest = pivots.cwiseAbs().maxCoeff();
-    check.require(pivots.minCoeff() >= -kEigenvalueTolerance * largest, path,
-                  fmt::format("has a negative LDL^T pivot {:.6g} (largest magnitude {:.6g}): a negative eigenvalue; "
-                              "expected a positive semi-definite matrix (a negative one feeds energy into the "
-                              "structure and the response grows without bound)",
-                              pivots.minCoeff(), largest));
+    if (m.nonZeros() == 0) continue;  // zero: semi-definite
+    // Semi-definite: shifted by a trace of the mass, sigma M with sigma kEigenvalueTolerance of the
+    // matrix's scale, it is positive definite, every pivot positive; an indefinite one keeps a
+    // negative pivot or breaks down (a singular matrix alone would break down unshifted).
+    const double sigma =
+        kEigenvalueTolerance * m.diagonal().cwiseAbs().maxCoeff() / mass.diagonal().cwiseAbs().maxCoeff();
+    const Eigen::VectorXd pivots = ldlt_pivots(Eigen::SparseMatrix<double>(m + sigma * mass));
+    if (pivots.size() == 0 || !(pivots.minCoeff() > 0.0)) {
+      check.fail(path, fmt::format(
+                           "has a negative eigenvalue (an LDL^T pivot of it shifted by {:.3g} M is {}); expected "
+                           "a positive semi-definite matrix (a negative one feeds energy into the structure and "
+                           "the response grows without bound)",
+                           sigma, pivots.size() == 0 ? std::string("zero") : fmt::format("{:.6g}", pivots.minCoeff())));
+    }
   }
   if (structure.has_rayleigh()) {
     const auto& rayleigh = structure.rayleigh();
+    // A sparse model's Rayleigh modes come from Lanczos iteration, which finds its lowest modes.
+    const std::uint32_t highest = std::min<std::uint32_t>(dofs, 100);
     for (const auto& [name, mode] : {std::pair{"mode_a", rayleigh.mode_a()}, std::pair{"mode_b", rayleigh.mode_b()}}) {
-      check.require(mode >= 1 && mode <= dofs, child("structure.rayleigh", name),
-                    fmt::format("is {}, expected a mode number from 1 to dofs = {}", mode, dofs));
+      check.require(mode >= 1 && mode <= highest, child("structure.rayleigh", name),
+                    fmt::format("is {}, expected a mode number from 1 to {} (a sparse model's damping is fitted at two "
+                                "of its lowest modes)",
+                                mode, highest));
     }
     check.require(rayleigh.mode_a() != rayleigh.mode_b(), "structure.rayleigh.mode_b",
                   fmt::format("is {} like mode_a; expected two distinct modes", rayleigh.mode_b()));

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fstream>
 #include <string_view>
+#include <unordered_map>
 
 #include "rths/common/config.hpp"
 #include "rths/common/text_lines.hpp"
@@ -98,6 +99,7 @@ SparseEntries read_matrix_market(const std::filesystem::path& file) {
   SparseEntries out;
   out.size = rows;
   std::uint64_t read = 0;
+  std::unordered_map<std::uint64_t, std::size_t> seen;  // row << 32 | column: the line it was on
   // An array file lists columns top to bottom, a symmetric one from the diagonal down.
   std::uint32_t array_row = 1;
   std::uint32_t array_column = 1;
@@ -141,6 +143,12 @@ SparseEntries read_matrix_market(const std::filesystem::path& file) {
                              entry.row, entry.column));
     }
     ++read;
+    // The format stores each entry once; an exporter that wrote one twice is wrong, and summing
+    // (as an assembly would) could double a diagonal.
+    if (const auto [at, fresh] = seen.emplace(std::uint64_t{entry.row} << 32U | entry.column, lines.number()); !fresh) {
+      throw fail(lines.number(), fmt::format("entry ({}, {}) again (first on line {}); expected each entry once",
+                                             entry.row, entry.column, at->second));
+    }
     if (entry.value == 0.0) continue;
     out.entries.push_back(entry);
     if (symmetric && entry.row != entry.column) out.entries.push_back({entry.column, entry.row, entry.value});

@@ -143,7 +143,8 @@ class Operator<SparseBackend> {
     const bool ok = factor->info() == Eigen::Success && factor->vectorD().allFinite() &&
                     factor->vectorD().cwiseAbs().minCoeff() > 1e-13 * factor->vectorD().cwiseAbs().maxCoeff();
     if (!ok) throw singular();
-    links_.push_back(Link{{}, std::move(factor), {}});
+    const Eigen::VectorXd pivots_inverse = factor->vectorD().cwiseInverse();
+    links_.push_back(Link{{}, std::move(factor), pivots_inverse});
     return *this;
   }
   void set(const Eigen::VectorXd& x, Eigen::VectorXd& y, double s = 1.0) const { y = s * run(x); }
@@ -152,15 +153,24 @@ class Operator<SparseBackend> {
  private:
   struct Link {
     Eigen::SparseMatrix<double> product;                  // multiply by this, or
-    std::shared_ptr<const SparseBackend::Factor> factor;  // solve with this, or
-    Eigen::VectorXd reciprocals;                          // with this diagonal matrix
+    std::shared_ptr<const SparseBackend::Factor> factor;  // solve with this (reciprocals: of its D), or
+    Eigen::VectorXd reciprocals;                          // with the diagonal matrix of these
   };
   const Eigen::VectorXd& run(const Eigen::VectorXd& x) const {
     first_ = x;
     for (const Link& link : links_) {
       if (link.factor) {
-        second_ = link.factor->solve(first_);
-      } else if (link.reciprocals.size() > 0) {
+        // P^T L D L^T P y = first_, written out: Eigen's own solve permutes its result in place, which
+        // allocates a mask on every call; here each permutation goes from one vector to the other.
+        const SparseBackend::Factor& f = *link.factor;
+        second_ = f.permutationP() * first_;
+        f.matrixL().solveInPlace(second_);
+        second_.array() *= link.reciprocals.array();  // D^-1 (vectorD() returns a copy)
+        f.matrixU().solveInPlace(second_);
+        first_ = f.permutationPinv() * second_;
+        continue;
+      }
+      if (link.reciprocals.size() > 0) {  // a diagonal matrix
         second_ = link.reciprocals.cwiseProduct(first_);
       } else {
         second_.noalias() = link.product * first_;
@@ -503,19 +513,6 @@ class KrAlphaIntegrator final : public Integrator {
         alpha_(rho_infinity, "KR-alpha"),
         equilibrium_((check_model(model, "KR-alpha"), model), "KR-alpha"),
         alpha1_(Operator<B>(model.dofs()).times(B::mass(model)).solve(a_matrix(model), "KR-alpha", kAName)),
-        // E^-1 A M^-1 and E^-1 B: one product each when dense; sparse, the residual's A M^-1 r - B a(i)
-        // is formed first and solved with E once.
-        residual_(Operator<B>(kSparse ? 0 : model.dofs())
-                      .solve(B::mass(model), "KR-alpha", "the mass matrix")
-                      .times(a_matrix(model))
-                      .solve(e_matrix(model), "KR-alpha", kEName)),
-        previous_(
-            Operator<B>(kSparse ? 0 : model.dofs()).times(b_matrix(model)).solve(e_matrix(model), "KR-alpha", kEName)),
-        inner_(Operator<B>(kSparse ? model.dofs() : 0)
-                   .solve(B::mass(model), "KR-alpha", "the mass matrix")
-                   .times(a_matrix(model))),
-        b_(Operator<B>(kSparse ? model.dofs() : 0).times(b_matrix(model))),
-        e_(Operator<B>(kSparse ? model.dofs() : 0).solve(e_matrix(model), "KR-alpha", kEName)),
         damping_(Operator<B>(model.dofs()).times(B::damping(model))),
         stiffness_(Operator<B>(model.dofs()).times(B::stiffness(model))),
         mass_ground_(B::mass(model) * model.ground_influence) {
@@ -524,6 +521,21 @@ class KrAlphaIntegrator final : public Integrator {
       v->setZero(model.dofs());
     }
     on_support_.assign(static_cast<std::size_t>(model.dofs()), -1);
+    // E^-1 A M^-1 and E^-1 B: one product each when dense; sparse, the residual's A M^-1 r - B a(i) is
+    // formed first and solved with E once.
+    if constexpr (kSparse) {
+      inner_ = std::make_unique<Operator<B>>(
+          Operator<B>(model.dofs()).solve(B::mass(model), "KR-alpha", "the mass matrix").times(a_matrix(model)));
+      b_ = std::make_unique<Operator<B>>(Operator<B>(model.dofs()).times(b_matrix(model)));
+      e_ = std::make_unique<Operator<B>>(Operator<B>(model.dofs()).solve(e_matrix(model), "KR-alpha", kEName));
+    } else {
+      residual_ = std::make_unique<Operator<B>>(Operator<B>(model.dofs())
+                                                    .solve(B::mass(model), "KR-alpha", "the mass matrix")
+                                                    .times(a_matrix(model))
+                                                    .solve(e_matrix(model), "KR-alpha", kEName));
+      previous_ = std::make_unique<Operator<B>>(
+          Operator<B>(model.dofs()).times(b_matrix(model)).solve(e_matrix(model), "KR-alpha", kEName));
+    }
   }
 
   // The force's correction (1 - alpha_f) E^-1 A M^-1 (F(i) - F(i-1)) on the DOFs the sites act on,
@@ -579,12 +591,12 @@ class KrAlphaIntegrator final : public Integrator {
     damping_.add(mixed_v_, residual_vector_, -1.0);
     stiffness_.add(mixed_x_, residual_vector_, -1.0);
     if constexpr (kSparse) {
-      inner_.set(residual_vector_, column_);
-      b_.add(a, column_, -1.0);
-      e_.set(column_, next_a_);
+      inner_->set(residual_vector_, column_);
+      b_->add(a, column_, -1.0);
+      e_->set(column_, next_a_);
     } else {
-      residual_.set(residual_vector_, next_a_);
-      previous_.add(a, next_a_, -1.0);
+      residual_->set(residual_vector_, next_a_);
+      previous_->add(a, next_a_, -1.0);
     }
     a = next_a_;
   }
@@ -596,10 +608,10 @@ class KrAlphaIntegrator final : public Integrator {
   // out = E^-1 A M^-1 r
   void solve_residual(const Eigen::VectorXd& r, Eigen::VectorXd& out) const {
     if constexpr (kSparse) {
-      inner_.set(r, column_scratch_);
-      e_.set(column_scratch_, out);
+      inner_->set(r, column_scratch_);
+      e_->set(column_scratch_, out);
     } else {
-      residual_.set(r, out);
+      residual_->set(r, out);
     }
   }
   // a += (1 - alpha_f) E^-1 A M^-1 change, from the formed columns when the change is on their DOFs.
@@ -635,11 +647,12 @@ class KrAlphaIntegrator final : public Integrator {
   AlphaParameters alpha_;
   ExplicitAcceleration<B> equilibrium_;  // the first step's a(0)
   Operator<B> alpha1_;                   // A^-1 M
-  Operator<B> residual_;                 // E^-1 A M^-1 (dense)
-  Operator<B> previous_;                 // E^-1 B (dense)
-  Operator<B> inner_;                    // A M^-1 (sparse)
-  Operator<B> b_;                        // B (sparse)
-  Operator<B> e_;                        // E^-1 (sparse)
+  // Built for their backend only (the others stay empty).
+  std::unique_ptr<Operator<B>> residual_;  // E^-1 A M^-1 (dense)
+  std::unique_ptr<Operator<B>> previous_;  // E^-1 B (dense)
+  std::unique_ptr<Operator<B>> inner_;     // A M^-1 (sparse)
+  std::unique_ptr<Operator<B>> b_;         // B (sparse)
+  std::unique_ptr<Operator<B>> e_;         // E^-1 (sparse)
   Operator<B> damping_;
   Operator<B> stiffness_;
   Eigen::VectorXd mass_ground_;  // M Gamma

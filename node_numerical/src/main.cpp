@@ -371,7 +371,11 @@ int model(const std::string& kind, const Options& o) {
     } else {
       throw rths::ConfigError(fmt::format("model: unknown kind \"{}\"; expected shear-building or frame", kind));
     }
-    const std::string name = o.name.empty() ? std::filesystem::absolute(o.out).filename().string() : o.name;
+    // The folder's own name, also when --out ends with a slash (whose filename() is empty).
+    const std::filesystem::path folder = std::filesystem::absolute(o.out).lexically_normal();
+    const std::string name =
+        !o.name.empty() ? o.name
+                        : (folder.has_filename() ? folder.filename() : folder.parent_path().filename()).string();
     rths::write_model(generated, o.out, name, o.ground_motion, command);
     if (!o.quiet) {
       fmt::print("written: {} ({}) in {}: mass.mtx, stiffness.mtx, dofs.csv, {}.textproto\n", name,

@@ -119,8 +119,27 @@ Complex dynamic_stiffness(const config::Model& model, double omega_rad_s) {
   throw std::invalid_argument("a channel model without a kind (expected spring or bouc_wen)");
 }
 
+namespace {
+
+// The structure as the planner's dense eigen-analysis needs it: a sparse model densified, up to the size
+// a dense analysis can afford.
+StructuralModel planned_structure(const config::Experiment& experiment) {
+  constexpr Eigen::Index kLargestDense = 2000;
+  StructuralModel structure = make_structure(experiment.structure());
+  if (!structure.is_sparse()) return structure;
+  if (structure.dofs() > kLargestDense) {
+    throw std::invalid_argument(
+        fmt::format("the structure is a sparse model of {} DOFs; stability planning analyses "
+                    "dense models of up to {} DOFs",
+                    structure.dofs(), kLargestDense));
+  }
+  return dense_form(std::move(structure));
+}
+
+}  // namespace
+
 std::vector<SiteMode> reduce(const config::Experiment& experiment, int modes) {
-  const StructuralModel structure = make_structure(experiment.structure());
+  const StructuralModel structure = planned_structure(experiment);
   const Eigen::Index dofs = structure.dofs();
   const std::vector<SiteModels> sites = site_models(experiment, dofs);
   const int count = modes <= 0 ? static_cast<int>(dofs) : std::min(modes, static_cast<int>(dofs));
@@ -185,7 +204,7 @@ double round_trip_budget_s(const stability::Partition& loop, double rate_hz, dou
 
 LoopCritical critical_loop_delay(const config::Experiment& experiment, const std::string& site_name,
                                  std::optional<double> model_error) {
-  const StructuralModel structure = make_structure(experiment.structure());
+  const StructuralModel structure = planned_structure(experiment);
   const Eigen::Index dofs = structure.dofs();
   const double hold_s = 0.5 / experiment.rate_hz();
   std::vector<SiteModels> others = site_models(experiment, dofs);
