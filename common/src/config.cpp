@@ -911,8 +911,9 @@ void apply_dof_map(config::Experiment& experiment, const std::filesystem::path& 
     structure.mutable_record_dof()->Assign(recorded.begin(), recorded.end());
   }
   for (const auto& [site_name, entries] : interfaces) {
+    const std::string& wanted = site_name;  // (a lambda may not capture a structured binding before C++20's DR)
     const auto site = std::find_if(experiment.mutable_site()->begin(), experiment.mutable_site()->end(),
-                                   [&](const config::Site& s) { return s.name() == site_name; });
+                                   [&wanted](const config::Site& s) { return s.name() == wanted; });
     if (site == experiment.mutable_site()->end()) {
       throw ConfigError(fmt::format("{}:{}: interface names site \"{}\", which the config does not have", name,
                                     std::get<3>(entries.front()), site_name));

@@ -631,15 +631,17 @@ class KrAlphaIntegrator final : public Integrator {
     a += (1.0 - alpha_.alpha_f) * column_;
   }
   static constexpr const char* kEName = "(1 - alpha_m) M + (1 - alpha_f) (gamma dt C + beta dt^2 K)";
-  [[nodiscard]] B::Matrix a_matrix(const StructuralModel& model) const {
-    return B::mass(model) + alpha_.gamma * dt_s_ * B::damping(model) +
-           alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model);
+  // (auto: clang 14 wants typename before B::Matrix as a return type, which C++20 and clang-tidy do not.)
+  [[nodiscard]] auto a_matrix(const StructuralModel& model) const {
+    return typename B::Matrix(B::mass(model) + alpha_.gamma * dt_s_ * B::damping(model) +
+                              alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model));
   }
-  [[nodiscard]] B::Matrix b_matrix(const StructuralModel& model) const {
-    return alpha_.alpha_m * B::mass(model) + alpha_.alpha_f * (alpha_.gamma * dt_s_ * B::damping(model) +
-                                                               alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model));
+  [[nodiscard]] auto b_matrix(const StructuralModel& model) const {
+    return typename B::Matrix(alpha_.alpha_m * B::mass(model) +
+                              alpha_.alpha_f * (alpha_.gamma * dt_s_ * B::damping(model) +
+                                                alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model)));
   }
-  [[nodiscard]] B::Matrix e_matrix(const StructuralModel& model) const {
+  [[nodiscard]] auto e_matrix(const StructuralModel& model) const {
     return typename B::Matrix(a_matrix(model) - b_matrix(model));
   }
 
@@ -726,10 +728,10 @@ class GeneralizedAlphaIntegrator final : public Integrator {
 
  private:
   static constexpr const char* kEName = "(1 - alpha_m) M + (1 - alpha_f) (gamma dt C + beta dt^2 K)";
-  [[nodiscard]] B::Matrix effective(const StructuralModel& model) const {
-    return (1.0 - alpha_.alpha_m) * B::mass(model) +
-           (1.0 - alpha_.alpha_f) *
-               (alpha_.gamma * dt_s_ * B::damping(model) + alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model));
+  [[nodiscard]] auto effective(const StructuralModel& model) const {
+    return typename B::Matrix((1.0 - alpha_.alpha_m) * B::mass(model) +
+                              (1.0 - alpha_.alpha_f) * (alpha_.gamma * dt_s_ * B::damping(model) +
+                                                        alpha_.beta * dt_s_ * dt_s_ * B::stiffness(model)));
   }
 
   double dt_s_;
