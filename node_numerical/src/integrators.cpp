@@ -100,9 +100,7 @@ class Operator<DenseBackend> {
     matrix_ = (m * matrix_).eval();
     return *this;
   }
-  // apply false: the chain stops before this solve (a caller that solves later, once for a sum).
-  Operator& solve(const Eigen::MatrixXd& m, const char* integrator, const std::string& what, bool apply = true) {
-    if (!apply) return *this;
+  Operator& solve(const Eigen::MatrixXd& m, const char* integrator, const std::string& what) {
     const Eigen::FullPivLU<Eigen::MatrixXd> lu(m);
     if (!lu.isInvertible()) throw std::invalid_argument(std::string(integrator) + ": " + what + " is singular");
     matrix_ = lu.solve(matrix_);
@@ -128,9 +126,7 @@ class Operator<SparseBackend> {
     links_.push_back(Link{m, nullptr, {}});
     return *this;
   }
-  Operator& solve(const Eigen::SparseMatrix<double>& m, const char* integrator, const std::string& what,
-                  bool apply = true) {
-    if (!apply) return *this;
+  Operator& solve(const Eigen::SparseMatrix<double>& m, const char* integrator, const std::string& what) {
     const auto singular = [&] { return std::invalid_argument(std::string(integrator) + ": " + what + " is singular"); };
     // A diagonal matrix (a lumped mass) is solved by its reciprocals, not factorised.
     const Eigen::VectorXd diagonal = m.diagonal();
@@ -198,12 +194,8 @@ class ExplicitAcceleration {
                           .solve(B::mass(model), integrator,
                                  "the mass matrix (every DOF needs mass: condense massless "
                                  "DOFs first)")),
-        mass_inverse_damping_(Operator<B>(model.dofs())
-                                  .times(B::damping(model))
-                                  .solve(B::mass(model), integrator, "the mass matrix", !kSparse)),
-        mass_inverse_stiffness_(Operator<B>(model.dofs())
-                                    .times(B::stiffness(model))
-                                    .solve(B::mass(model), integrator, "the mass matrix", !kSparse)),
+        damping_term_(term(model, B::damping(model), integrator)),
+        stiffness_term_(term(model, B::stiffness(model), integrator)),
         ground_influence_(model.ground_influence),
         force_(Eigen::VectorXd::Zero(model.dofs())),
         residual_(Eigen::VectorXd::Zero(model.dofs())) {}
@@ -217,16 +209,15 @@ class ExplicitAcceleration {
   }
   void at(const Eigen::VectorXd& x, const Eigen::VectorXd& v, double ground_m_per_s2, Eigen::VectorXd& out) const {
     if constexpr (kSparse) {
-      // (Without their solve, the two operators are C and K.)
       residual_ = force_;
-      mass_inverse_damping_.add(v, residual_, -1.0);
-      mass_inverse_stiffness_.add(x, residual_, -1.0);
+      damping_term_.add(v, residual_, -1.0);
+      stiffness_term_.add(x, residual_, -1.0);
       mass_inverse_.set(residual_, out);
       out -= ground_m_per_s2 * ground_influence_;
     } else {
       out = force_ - ground_m_per_s2 * ground_influence_;
-      mass_inverse_damping_.add(v, out, -1.0);
-      mass_inverse_stiffness_.add(x, out, -1.0);
+      damping_term_.add(v, out, -1.0);
+      stiffness_term_.add(x, out, -1.0);
     }
   }
   [[nodiscard]] Eigen::Index dofs() const { return ground_influence_.size(); }
@@ -239,9 +230,18 @@ class ExplicitAcceleration {
   }
 
  private:
+  // C or K, times M^-1 when dense (sparse: at() solves with M once, for their sum).
+  template <typename Matrix>
+  static Operator<B> term(const StructuralModel& model, const Matrix& matrix, const char* integrator) {
+    Operator<B> op(model.dofs());
+    op.times(matrix);
+    if constexpr (!kSparse) op.solve(B::mass(model), integrator, "the mass matrix");
+    return op;
+  }
+
   Operator<B> mass_inverse_;
-  Operator<B> mass_inverse_damping_;    // M^-1 C (dense), C (sparse)
-  Operator<B> mass_inverse_stiffness_;  // M^-1 K (dense), K (sparse)
+  Operator<B> damping_term_;    // M^-1 C (dense), C (sparse)
+  Operator<B> stiffness_term_;  // M^-1 K (dense), K (sparse)
   Eigen::VectorXd ground_influence_;
   Eigen::VectorXd force_;  // M^-1 F (dense), F (sparse)
   mutable Eigen::VectorXd residual_;
@@ -318,15 +318,12 @@ class NewmarkIntegrator final : public Integrator {
   static constexpr double kBeta = 0.25;
   static constexpr double kGamma = 0.5;
 
-  NewmarkIntegrator(const StructuralModel& model, double dt_s) : dt_s_(dt_s) {
-    check_model(model, "Newmark");
-    if (!(dt_s > 0.0) || !std::isfinite(dt_s)) {
-      throw std::invalid_argument("Newmark: time step is " + std::to_string(dt_s) + " s, expected a finite value > 0");
-    }
+  NewmarkIntegrator(const StructuralModel& model, double dt_s)
+      : dt_s_((check_model(model, "Newmark"), check_step(dt_s, "Newmark"), dt_s)),
+        damping_(model.damping),
+        stiffness_(model.stiffness),
+        mass_ground_influence_(model.mass * model.ground_influence) {
     const Eigen::Index n = model.dofs();
-    damping_ = model.damping;
-    stiffness_ = model.stiffness;
-    mass_ground_influence_ = model.mass * model.ground_influence;
     // Massless DOFs (zero rows and columns of M) follow the others statically; the effective matrix
     // below stays invertible when stiffness holds them. Only the start needs M itself.
     massless_ = massless_dofs(model.mass);
@@ -375,11 +372,7 @@ class NewmarkIntegrator final : public Integrator {
 
   void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
             double dt_s) override {
-    if (!(std::abs(dt_s - dt_s_) <= 1e-9 * dt_s_)) {  // negated: a NaN dt fails it too
-      // The effective matrix was factorised for one step; a different dt would be silently wrong.
-      throw std::invalid_argument("Newmark: step called with dt = " + std::to_string(dt_s) +
-                                  " s, but the integrator was built for dt = " + std::to_string(dt_s_) + " s");
-    }
+    check_same_step(dt_s, dt_s_, "Newmark");
     Eigen::VectorXd& x = state.displacement;
     Eigen::VectorXd& v = state.velocity;
     Eigen::VectorXd& a = state.acceleration;
