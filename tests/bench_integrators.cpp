@@ -23,19 +23,10 @@ namespace {
 
 constexpr double kDt = 1.0 / 1024.0;
 
-Eigen::SparseMatrix<double> sparse(const SparseEntries& m) {
-  std::vector<Eigen::Triplet<double>> t;
-  for (const MatrixEntry& e : m.entries)
-    t.emplace_back(static_cast<int>(e.row) - 1, static_cast<int>(e.column) - 1, e.value);
-  Eigen::SparseMatrix<double> out(m.size, m.size);
-  out.setFromTriplets(t.begin(), t.end());
-  return out;
-}
-
 StructuralModel model_of(const GeneratedModel& generated, bool dense) {
   StructuralModel model;
-  model.sparse_mass = sparse(generated.mass);
-  model.sparse_stiffness = sparse(generated.stiffness);
+  model.sparse_mass = to_sparse_matrix(generated.mass);
+  model.sparse_stiffness = to_sparse_matrix(generated.stiffness);
   model.sparse_damping = rayleigh_damping(model.sparse_mass, model.sparse_stiffness, 1, 0.02, 3, 0.02);
   model.ground_influence =
       Eigen::Map<const Eigen::VectorXd>(generated.ground_influence.data(), static_cast<Eigen::Index>(generated.dofs));

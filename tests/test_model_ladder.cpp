@@ -13,7 +13,9 @@
 
 #include <unsupported/Eigen/MatrixFunctions>
 
+#include "process.hpp"
 #include "rths/common/config.hpp"
+#include "rths/common/exit_codes.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/model_ladder.hpp"
@@ -28,16 +30,6 @@ constexpr double kPi = std::numbers::pi;
 
 std::string record() {
   return (test::source_dir() / "examples/data/ground_motions/elcentro_1940_ns_g.dat").string();
-}
-
-Eigen::SparseMatrix<double> sparse(const SparseEntries& m) {
-  std::vector<Eigen::Triplet<double>> t;
-  for (const MatrixEntry& e : m.entries) {
-    t.emplace_back(static_cast<int>(e.row) - 1, static_cast<int>(e.column) - 1, e.value);
-  }
-  Eigen::SparseMatrix<double> out(m.size, m.size);
-  out.setFromTriplets(t.begin(), t.end());
-  return out;
 }
 
 // x'' + 2 zeta w x' + w^2 x = p(t), p linear over each step of dt, stepped exactly: the state [x, v]
@@ -102,8 +94,8 @@ TEST(ModelLadder, AThousandStoreyShearBuildingMatchesItsModalSolutionInClosedFor
   constexpr double kDuration = 10.0;
   const GeneratedModel generated = shear_building(kStoreys);
   StructuralModel model;
-  model.sparse_mass = sparse(generated.mass);
-  model.sparse_stiffness = sparse(generated.stiffness);
+  model.sparse_mass = to_sparse_matrix(generated.mass);
+  model.sparse_stiffness = to_sparse_matrix(generated.stiffness);
   model.sparse_damping = rayleigh_damping(model.sparse_mass, model.sparse_stiffness, 1, 0.02, 3, 0.02);
   model.ground_influence = Eigen::VectorXd::Ones(kStoreys);
   const GroundMotion ground = load_two_column(record(), kStandardGravity, 0.2);
@@ -282,6 +274,51 @@ TEST(ModelLadder, EveryBadDofMapIsRefusedNamingWhere) {
                   "gives site \"spring\"'s influence, and so does the config; expected it in one place"));
   EXPECT_TRUE(
       has(error("dof,name\n1,a,b\n", "influence: [-1, 0]"), at + ":2: has 3 values, expected 2 like the header"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The commands: rths-numerical budget and model
+
+// The verdict follows the share: the seed 002 step (microseconds) fits the whole period and cannot
+// fit a billionth of it, whatever the machine; a bad config is exit 2.
+TEST(ModelLadder, BudgetSaysWhetherTheStepFitsItsShareOfThePeriod) {
+  const test::ScratchFolder dir;
+  const std::string config = test::example("seed002/spring.textproto").string();
+  test::Process fits("rths-numerical", {"budget", config, "--steps", "200", "--share", "1"}, dir.path() / "fits");
+  EXPECT_EQ(fits.wait(std::chrono::seconds(60)), kExitCompleted) << fits.err();
+  EXPECT_NE(fits.out().find("2 DOFs (dense), integrator RK4, 1024 Hz"), std::string::npos) << fits.out();
+  EXPECT_NE(fits.out().find(": FITS"), std::string::npos) << fits.out();
+  test::Process over("rths-numerical", {"budget", config, "--steps", "200", "--share", "1e-9"}, dir.path() / "over");
+  EXPECT_EQ(over.wait(std::chrono::seconds(60)), kExitFailure) << over.err();
+  EXPECT_NE(over.out().find(": DOES NOT FIT"), std::string::npos) << over.out();
+  test::Process bad("rths-numerical", {"budget", config, "--set", "integrator=KR_ALPHA", "--set", "rho_infinity=2"},
+                    dir.path() / "bad");
+  EXPECT_EQ(bad.wait(std::chrono::seconds(60)), kExitBadInput);
+  EXPECT_NE(bad.err().find("rho_infinity: is 2"), std::string::npos) << bad.err();
+}
+
+// model writes a model that loads as written (its folder's name its name, also from "DIR/"), and
+// refuses a frame without bays or an unknown kind (exit 2, naming what is missing).
+TEST(ModelLadder, TheModelCommandWritesALoadableModelAndRefusesWhatItCannotBuild) {
+  const test::ScratchFolder dir;
+  test::Process shear("rths-numerical",
+                      {"model", "shear-building", "--storeys", "3", "--out", (dir.path() / "tiny").string() + "/",
+                       "--ground-motion", record(), "--quiet"},
+                      dir.path() / "shear");
+  ASSERT_EQ(shear.wait(std::chrono::seconds(30)), kExitCompleted) << shear.err();
+  const LoadedConfig loaded = load_experiment(dir.path() / "tiny/tiny.textproto");
+  EXPECT_EQ(loaded.experiment.name(), "tiny");
+  EXPECT_EQ(loaded.experiment.structure().dofs(), 3U);
+  EXPECT_TRUE(loaded.experiment.structure().has_sparse());
+  test::Process frame("rths-numerical", {"model", "frame", "--storeys", "2", "--out", (dir.path() / "f").string()},
+                      dir.path() / "frame");
+  EXPECT_EQ(frame.wait(std::chrono::seconds(30)), kExitBadInput);
+  EXPECT_NE(frame.err().find("--bays: missing"), std::string::npos) << frame.err();
+  test::Process tower("rths-numerical", {"model", "tower", "--storeys", "2", "--out", (dir.path() / "t").string()},
+                      dir.path() / "tower");
+  EXPECT_EQ(tower.wait(std::chrono::seconds(30)), kExitBadInput);
+  EXPECT_NE(tower.err().find("unknown kind \"tower\"; expected shear-building or frame"), std::string::npos)
+      << tower.err();
 }
 
 }  // namespace

@@ -122,6 +122,14 @@ std::filesystem::path seed002_with_files(const std::filesystem::path& dir, const
   return file;
 }
 
+// The matrix_files fields naming dir's m.mtx, k.mtx and, with damping, c.mtx.
+std::string matrix_files_in(const std::filesystem::path& dir, bool damping) {
+  std::string files =
+      "mass_path: \"" + (dir / "m.mtx").string() + "\" stiffness_path: \"" + (dir / "k.mtx").string() + "\"";
+  if (damping) files += " damping_path: \"" + (dir / "c.mtx").string() + "\"";
+  return files;
+}
+
 void write_seed002_matrices(const std::filesystem::path& dir) {
   write(dir / "m.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 2701\n2 2 2701\n");
   write(dir / "k.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 558343\n2 1 -279171\n2 2 279171\n");
@@ -131,9 +139,7 @@ void write_seed002_matrices(const std::filesystem::path& dir) {
 TEST(SparseStructure, MatrixMarketFilesMakeASparseStructureInline) {
   const test::ScratchFolder dir;
   write_seed002_matrices(dir.path());
-  const std::string files = "mass_path: \"" + (dir.path() / "m.mtx").string() + "\" stiffness_path: \"" +
-                            (dir.path() / "k.mtx").string() + "\" damping_path: \"" + (dir.path() / "c.mtx").string() +
-                            "\"";
+  const std::string files = matrix_files_in(dir.path(), true);
   const LoadedConfig loaded = load_experiment(seed002_with_files(dir.path(), files));
   const config::Structure& s = loaded.experiment.structure();
   EXPECT_FALSE(s.has_matrix_files());
@@ -152,9 +158,7 @@ TEST(SparseStructure, MatrixMarketFilesMakeASparseStructureInline) {
 TEST(SparseStructure, TheSeed002RunFromSparseFilesIsTheDenseRun) {
   const test::ScratchFolder dir;
   write_seed002_matrices(dir.path());
-  const std::string files = "mass_path: \"" + (dir.path() / "m.mtx").string() + "\" stiffness_path: \"" +
-                            (dir.path() / "k.mtx").string() + "\" damping_path: \"" + (dir.path() / "c.mtx").string() +
-                            "\"";
+  const std::string files = matrix_files_in(dir.path(), true);
   for (const std::string integrator : {"RK4", "CHEN_RICLES", "KR_ALPHA"}) {
     Experiment sparse(load_experiment(seed002_with_files(dir.path(), files, integrator)));
     Experiment dense(test::load_example("seed002/damper_3v.textproto", {"integrator=" + integrator}));
@@ -172,8 +176,7 @@ std::string sparse_error(const test::ScratchFolder& dir, const std::string& mass
                          const std::string& integrator = "RK4") {
   write(dir.path() / "m.mtx", mass);
   write(dir.path() / "k.mtx", stiffness);
-  const std::string files = "mass_path: \"" + (dir.path() / "m.mtx").string() + "\" stiffness_path: \"" +
-                            (dir.path() / "k.mtx").string() + "\"";
+  const std::string files = matrix_files_in(dir.path(), false);
   try {
     (void)load_experiment(seed002_with_files(dir.path(), files, integrator));
   } catch (const ConfigError& e) {
@@ -212,10 +215,7 @@ TEST(SparseStructure, ValidationNamesTheMatrixAndWhatIsWrong) {
   write(dir.path() / "m.mtx", mass);
   write(dir.path() / "k.mtx",
         "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 1000\n2 1 -1000\n2 2 1000\n");
-  EXPECT_NO_THROW((void)load_experiment(
-      seed002_with_files(dir.path(), "mass_path: \"" + (dir.path() / "m.mtx").string() + "\" stiffness_path: \"" +
-                                         (dir.path() / "k.mtx").string() + "\" damping_path: \"" +
-                                         (dir.path() / "c.mtx").string() + "\"")));
+  EXPECT_NO_THROW((void)load_experiment(seed002_with_files(dir.path(), matrix_files_in(dir.path(), true))));
   EXPECT_TRUE(contains(sparse_error(dir, mass, stiffness, "NEWMARK_AVERAGE_ACCELERATION"),
                        "integrator: is NEWMARK_AVERAGE_ACCELERATION, which steps dense models only"));
   EXPECT_TRUE(contains(sparse_error(dir, mass, "%%MatrixMarket matrix coordinate real symmetric\n3 3 1\n1 1 5\n"),

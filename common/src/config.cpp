@@ -1110,7 +1110,7 @@ std::vector<std::uint32_t> recorded_dofs(const config::Structure& s) {
 std::vector<std::string> recorded_dof_names(const config::Structure& s) {
   const std::vector<std::string> all = dof_names(s);
   std::vector<std::string> names;
-  for (const std::uint32_t d : recorded_dofs(s)) names.push_back(d < all.size() ? all[d] : fmt::format("x{}", d + 1));
+  for (const std::uint32_t d : recorded_dofs(s)) names.push_back(all.at(d));  // validated within 1..dofs
   return names;
 }
 

@@ -27,6 +27,7 @@
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/linear_system.hpp"
 #include "rths/common/link.hpp"
+#include "rths/common/matrix_market.hpp"
 #include "rths/common/setup_checks.hpp"
 #include "rths/common/structural_modes.hpp"
 
@@ -302,23 +303,11 @@ void check_dense_matrices(const config::Structure& structure, config::Integrator
 // Sparse entries: as many rows, columns and values, every one within the matrix.
 Eigen::SparseMatrix<double> sparse_matrix(const config::SparseMatrix& m, const std::string& path, std::uint32_t dofs,
                                           const Checker& check) {
-  if (m.row_size() != m.value_size() || m.column_size() != m.value_size()) {
-    check.fail(path, fmt::format("has {} rows, {} columns and {} values; expected one row and column per value",
-                                 m.row_size(), m.column_size(), m.value_size()));
+  try {
+    return to_sparse_matrix(m, dofs);
+  } catch (const ConfigError& e) {
+    check.fail(path, e.what());
   }
-  std::vector<Eigen::Triplet<double>> entries;
-  entries.reserve(static_cast<std::size_t>(m.value_size()));
-  for (int k = 0; k < m.value_size(); ++k) {
-    if (m.row(k) < 1 || m.row(k) > dofs || m.column(k) < 1 || m.column(k) > dofs) {
-      check.fail(element(child(path, "row"), k),
-                 fmt::format("entry ({}, {}) is outside the {} x {} matrix; expected rows and columns from 1 to dofs",
-                             m.row(k), m.column(k), dofs, dofs));
-    }
-    entries.emplace_back(static_cast<int>(m.row(k)) - 1, static_cast<int>(m.column(k)) - 1, m.value(k));
-  }
-  Eigen::SparseMatrix<double> out(static_cast<Eigen::Index>(dofs), static_cast<Eigen::Index>(dofs));
-  out.setFromTriplets(entries.begin(), entries.end());
-  return out;
 }
 
 void check_sparse_symmetric(const Checker& check, const std::string& path, const Eigen::SparseMatrix<double>& m) {

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "experiment.pb.h"
 #include "rths/common/config.hpp"
 #include "rths/common/text_lines.hpp"
 
@@ -158,6 +159,37 @@ SparseEntries read_matrix_market(const std::filesystem::path& file) {
                                            size_line, declared));
   }
   return out;
+}
+
+Eigen::SparseMatrix<double> to_sparse_matrix(const SparseEntries& matrix) {
+  std::vector<Eigen::Triplet<double>> triplets;
+  triplets.reserve(matrix.entries.size());
+  for (const MatrixEntry& e : matrix.entries) {
+    triplets.emplace_back(static_cast<int>(e.row) - 1, static_cast<int>(e.column) - 1, e.value);
+  }
+  Eigen::SparseMatrix<double> out(matrix.size, matrix.size);
+  out.setFromTriplets(triplets.begin(), triplets.end());
+  return out;
+}
+
+Eigen::SparseMatrix<double> to_sparse_matrix(const config::SparseMatrix& matrix, std::uint32_t dofs) {
+  if (matrix.row_size() != matrix.value_size() || matrix.column_size() != matrix.value_size()) {
+    throw ConfigError(fmt::format("has {} rows, {} columns and {} values; expected one row and column per value",
+                                  matrix.row_size(), matrix.column_size(), matrix.value_size()));
+  }
+  SparseEntries entries;
+  entries.size = dofs;
+  entries.entries.reserve(static_cast<std::size_t>(matrix.value_size()));
+  for (int k = 0; k < matrix.value_size(); ++k) {
+    if (matrix.row(k) < 1 || matrix.row(k) > dofs || matrix.column(k) < 1 || matrix.column(k) > dofs) {
+      throw ConfigError(
+          fmt::format("entry {} ({}, {}) is outside the {} x {} matrix; expected rows and columns from 1 "
+                      "to dofs",
+                      k, matrix.row(k), matrix.column(k), dofs, dofs));
+    }
+    entries.entries.push_back({matrix.row(k), matrix.column(k), matrix.value(k)});
+  }
+  return to_sparse_matrix(entries);
 }
 
 void write_matrix_market(const std::filesystem::path& file, const SparseEntries& matrix, const std::string& comment,

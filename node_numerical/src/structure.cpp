@@ -10,6 +10,7 @@
 #include <Spectra/SymGEigsShiftSolver.h>
 
 #include "experiment.pb.h"
+#include "rths/common/matrix_market.hpp"
 #include "rths/common/structural_modes.hpp"
 
 namespace rths {
@@ -43,28 +44,6 @@ std::pair<double, double> rayleigh_coefficients(const Eigen::VectorXd& omega_squ
   }
   return {2.0 * omega_a * omega_b * (zeta_a * omega_b - zeta_b * omega_a) / denominator,
           2.0 * (zeta_b * omega_b - zeta_a * omega_a) / denominator};
-}
-
-Eigen::SparseMatrix<double> sparse_matrix(const config::SparseMatrix& m, Eigen::Index dofs, const std::string& field) {
-  if (m.row_size() != m.value_size() || m.column_size() != m.value_size()) {
-    throw std::invalid_argument("structure.sparse." + field + ": has " + std::to_string(m.row_size()) + " rows, " +
-                                std::to_string(m.column_size()) + " columns and " + std::to_string(m.value_size()) +
-                                " values; expected one row and column per value");
-  }
-  std::vector<Eigen::Triplet<double>> entries;
-  entries.reserve(static_cast<std::size_t>(m.value_size()));
-  for (int k = 0; k < m.value_size(); ++k) {
-    if (m.row(k) < 1 || m.row(k) > dofs || m.column(k) < 1 || m.column(k) > dofs) {
-      throw std::invalid_argument("structure.sparse." + field + ": entry (" + std::to_string(m.row(k)) + ", " +
-                                  std::to_string(m.column(k)) + ") is outside the " + std::to_string(dofs) + " x " +
-                                  std::to_string(dofs) + " matrix");
-    }
-    entries.emplace_back(static_cast<int>(m.row(k)) - 1, static_cast<int>(m.column(k)) - 1, m.value(k));
-  }
-  Eigen::SparseMatrix<double> out(dofs, dofs);
-  out.setFromTriplets(entries.begin(), entries.end());  // entries given twice are added
-  out.makeCompressed();
-  return out;
 }
 
 }  // namespace
@@ -159,10 +138,10 @@ namespace {
 void set_sparse_matrices(const config::Structure& spec, StructuralModel& model) {
   const auto dofs = static_cast<Eigen::Index>(spec.dofs());
   const config::SparseMatrices& sparse = spec.sparse();
-  model.sparse_mass = sparse_matrix(sparse.mass_kg(), dofs, "mass_kg");
-  model.sparse_stiffness = sparse_matrix(sparse.stiffness_n_per_m(), dofs, "stiffness_n_per_m");
+  model.sparse_mass = to_sparse_matrix(sparse.mass_kg(), spec.dofs());
+  model.sparse_stiffness = to_sparse_matrix(sparse.stiffness_n_per_m(), spec.dofs());
   if (sparse.has_damping_ns_per_m()) {
-    model.sparse_damping = sparse_matrix(sparse.damping_ns_per_m(), dofs, "damping_ns_per_m");
+    model.sparse_damping = to_sparse_matrix(sparse.damping_ns_per_m(), spec.dofs());
   } else if (spec.has_rayleigh()) {
     const config::RayleighDamping& rayleigh = spec.rayleigh();
     model.sparse_damping =

@@ -1,9 +1,14 @@
 #pragma once
 
+#include <Eigen/SparseCore>
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
+
+namespace rths::config {
+class SparseMatrix;
+}  // namespace rths::config
 
 namespace rths {
 
@@ -27,6 +32,13 @@ struct SparseEntries {
 // diagonal of a symmetric file, a value that is not a finite number, fewer or more entries than the
 // size line says) throws ConfigError naming the file and line.
 SparseEntries read_matrix_market(const std::filesystem::path& file);
+
+// The entries as an Eigen matrix (entries given twice are added, as an FE assembly adds its terms);
+// each must lie within the matrix.
+Eigen::SparseMatrix<double> to_sparse_matrix(const SparseEntries& matrix);
+// A config's sparse entries (structure.sparse) as a dofs x dofs Eigen matrix; ConfigError when the
+// lists differ in length or an entry lies outside the matrix.
+Eigen::SparseMatrix<double> to_sparse_matrix(const config::SparseMatrix& matrix, std::uint32_t dofs);
 
 // Writes `entries` as a coordinate real Matrix Market file (the example generators' and the tests'
 // output), every value to 17 significant digits; symmetric: the entries are a symmetric matrix's
