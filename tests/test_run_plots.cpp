@@ -90,6 +90,17 @@ TEST_F(RunPlots, EveryFigureOfAVirtualTimeRunIsDrawn) {
   EXPECT_FALSE(fs::exists(dir_ / "run/plots/lateness.png"));
 }
 
+// The hysteretic springs of a numerical model get their loops: the yielding building example.
+TEST_F(RunPlots, EachSpringOfTheNumericalModelGetsItsLoop) {
+  Process run("rths-numerical",
+              {"run", test::example("nonlinear/yielding_building.textproto").string(), "--out", (dir_ / "run").string(),
+               "--quiet", "--set", "duration_s=6"},
+              dir_ / "numerical");
+  ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
+  ASSERT_EQ(plot(dir_ / "run"), kExitCompleted) << err_;
+  expect_drawn(dir_ / "run/plots", {"spring_storey1_loop", "spring_storey2_loop", "spring_storey3_loop"});
+}
+
 // A run draws its plots when it ends, unless --no-plots or RTHS_NO_PLOTS says not to (the suite sets
 // that variable for every test; this one takes it away for its first run).
 TEST_F(RunPlots, ARunDrawsItsPlotsAtItsEndUnlessToldNot) {

@@ -188,9 +188,21 @@ void check_dense_matrices(const config::Structure& structure, config::Integrator
   const RowMajor mass = to_matrix(structure.mass_kg(), dofs);
   check_symmetric(check, "structure.mass_kg", mass);
   check_square(check, "structure.stiffness_n_per_m", structure.stiffness_n_per_m_size(), dofs);
-  const RowMajor stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
+  RowMajor stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
   check_symmetric(check, "structure.stiffness_n_per_m", stiffness);
   check_not_negative(check, "structure.stiffness_n_per_m", stiffness, "stiffness matrix");
+  // The springs' initial stiffness joins it (checked already), for the modes and massless DOFs below.
+  for (const config::HystereticSpring& spring : structure.spring()) {
+    const double k =
+        spring.has_bouc_wen() ? spring.bouc_wen().stiffness_n_per_m() : spring.bilinear().stiffness_n_per_m();
+    const auto i = static_cast<Eigen::Index>(spring.dof_i()) - 1;
+    stiffness(i, i) += k;
+    if (spring.dof_j() == 0) continue;
+    const auto j = static_cast<Eigen::Index>(spring.dof_j()) - 1;
+    stiffness(j, j) += k;
+    stiffness(i, j) -= k;
+    stiffness(j, i) -= k;
+  }
 
   // Massless DOFs (an FE export's rotations: zero rows and columns of M) follow the others statically;
   // only Newmark, which solves with K + a0 M + a1 C, can step them, and only when stiffness holds them.
@@ -410,11 +422,66 @@ void check_sparse_matrices(const config::Structure& structure, config::Integrato
   }
 }
 
+// Hysteretic springs: DOFs within the model, a law with parameters that make a dissipating loop, an
+// integrator explicit in displacement, names usable as CSV columns.
+void check_springs(const config::Structure& structure, config::Integrator integrator, const Checker& check) {
+  if (structure.spring_size() == 0) return;
+  check.require(integrator == config::CHEN_RICLES || integrator == config::KR_ALPHA, "integrator",
+                fmt::format("is {}, but structure.spring needs the step's displacement before its force (no "
+                            "iteration); expected CHEN_RICLES or KR_ALPHA",
+                            config::Integrator_Name(integrator)));
+  check.require(structure.removed_size() == 0, "structure.removed",
+                "given with structure.spring; expected the numerical substructure's own matrices (springs are "
+                "elements of the numerical model)");
+  const std::uint32_t dofs = structure.dofs();
+  std::unordered_map<std::string, int> first_of;
+  for (int s = 0; s < structure.spring_size(); ++s) {
+    const config::HystereticSpring& spring = structure.spring(s);
+    const std::string at = element("structure.spring", s);
+    const std::string name = spring.name().empty() ? fmt::format("spring{}", s + 1) : spring.name();
+    check.require(
+        name.find_first_of(",\"\n") == std::string::npos, child(at, "name"),
+        fmt::format("\"{}\" contains a comma, quote or newline; expected a name usable as a CSV column", name));
+    if (const auto [other, fresh] = first_of.emplace(name, s); !fresh) {
+      check.fail(child(at, "name"),
+                 fmt::format("\"{}\" is also structure.spring[{}]'s; expected distinct names", name, other->second));
+    }
+    check.require(spring.dof_i() >= 1 && spring.dof_i() <= dofs, child(at, "dof_i"),
+                  fmt::format("is {}, expected a DOF from 1 to dofs = {}", spring.dof_i(), dofs));
+    check.require(spring.dof_j() <= dofs && spring.dof_j() != spring.dof_i(), child(at, "dof_j"),
+                  fmt::format("is {}, expected 0 (the ground) or a DOF from 1 to dofs = {} other than dof_i",
+                              spring.dof_j(), dofs));
+    check.require(spring.law_case() != config::HystereticSpring::LAW_NOT_SET, at,
+                  "has no law; expected bilinear { stiffness_n_per_m: ... yield_force_n: ... hardening_ratio: ... } "
+                  "or bouc_wen { ... }");
+    const bool bouc_wen = spring.has_bouc_wen();
+    const std::string law = child(at, bouc_wen ? "bouc_wen" : "bilinear");
+    const double stiffness = bouc_wen ? spring.bouc_wen().stiffness_n_per_m() : spring.bilinear().stiffness_n_per_m();
+    const double yield = bouc_wen ? spring.bouc_wen().yield_force_n() : spring.bilinear().yield_force_n();
+    const double ratio = bouc_wen ? spring.bouc_wen().post_yield_ratio() : spring.bilinear().hardening_ratio();
+    check.require(stiffness > 0.0, child(law, "stiffness_n_per_m"),
+                  fmt::format("is {}, expected the spring's initial stiffness > 0", stiffness));
+    check.require(yield > 0.0, child(law, "yield_force_n"), fmt::format("is {}, expected a yield force > 0", yield));
+    check.require(ratio >= 0.0 && ratio < 1.0, child(law, bouc_wen ? "post_yield_ratio" : "hardening_ratio"),
+                  fmt::format("is {}, expected the post-yield stiffness over the initial, 0 to below 1", ratio));
+    if (!bouc_wen) continue;
+    const config::BoucWenSpring& b = spring.bouc_wen();
+    // Constantinou and Adnane (1987): beta > 0 and -beta <= gamma <= beta make the loop dissipate.
+    check.require(b.beta() > 0.0, child(law, "beta"), fmt::format("is {}, expected > 0", b.beta()));
+    check.require(std::abs(b.gamma()) <= b.beta(), child(law, "gamma"),
+                  fmt::format("is {}, expected -beta <= gamma <= beta (beta is {}): a loop that dissipates energy",
+                              b.gamma(), b.beta()));
+    check.require(b.exponent() >= 1.0 && b.exponent() <= 100.0, child(law, "exponent"),
+                  fmt::format("is {}, expected 1 to 100 (the sharpness of the yield)", b.exponent()));
+  }
+}
+
 void check_structure(const config::Structure& structure, config::Integrator integrator, const Checker& check) {
   check.require(structure.has_dofs(), "structure.dofs", "missing; expected the number of degrees of freedom (>= 1)");
   const std::uint32_t dofs = structure.dofs();
   check.require(dofs >= 1, "structure.dofs", "is 0, expected the number of degrees of freedom (>= 1)");
 
+  check_springs(structure, integrator, check);
   if (structure.has_sparse()) {
     check_sparse_matrices(structure, integrator, check);
   } else {

@@ -741,14 +741,104 @@ class GeneralizedAlphaIntegrator final : public Integrator {
   Eigen::VectorXd rhs_;
 };
 
+// The model's hysteretic springs around an integrator explicit in displacement (Chen-Ricles,
+// KR-alpha): the model's stiffness holds each spring's initial stiffness k, so the step adds only
+// the force beyond that line, f(u) - k u (zero while the spring is elastic), to the force it holds,
+// from the displacement the step starts from. That displacement is final (the integrator computed it
+// from the state before), so each spring's history moves to it once: no iteration, no trial state.
+class SpringIntegrator final : public Integrator {
+ public:
+  SpringIntegrator(const StructuralModel& model, std::unique_ptr<Integrator> inner)
+      : inner_(std::move(inner)), springs_(model.springs), force_(Eigen::VectorXd::Zero(model.dofs())) {
+    laws_.reserve(springs_.size());
+    std::vector<Eigen::Index> dofs;
+    for (const SpringElement& spring : springs_) {
+      const Eigen::Index n = model.dofs();
+      if (spring.dof_i < 0 || spring.dof_i >= n || spring.dof_j < -1 || spring.dof_j >= n ||
+          spring.dof_i == spring.dof_j) {
+        throw std::invalid_argument("spring \"" + spring.name + "\": DOFs " + std::to_string(spring.dof_i) + " and " +
+                                    std::to_string(spring.dof_j) + " (from 0; -1 the ground) of a " +
+                                    std::to_string(n) + "-DOF model; expected two distinct DOFs within it");
+      }
+      laws_.emplace_back(spring.law);
+      dofs.push_back(spring.dof_i);
+      if (spring.dof_j >= 0) dofs.push_back(spring.dof_j);
+    }
+    std::sort(dofs.begin(), dofs.end());
+    dofs.erase(std::unique(dofs.begin(), dofs.end()), dofs.end());
+    spring_dofs_ = dofs;
+    inner_->set_force_dofs(spring_dofs_);
+  }
+
+  void set_force_dofs(std::span<const Eigen::Index> dofs) override {
+    std::vector<Eigen::Index> all(spring_dofs_);
+    all.insert(all.end(), dofs.begin(), dofs.end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    inner_->set_force_dofs(all);
+  }
+  void initialise(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground,
+                  double t_s) override {
+    for (HystereticLaw& law : laws_) law.reset();
+    add_springs(state.displacement, force);
+    inner_->initialise(state, force_, ground, t_s);
+  }
+  void step(StructuralState& state, const Eigen::VectorXd& force, const GroundMotion& ground, double t_s,
+            double dt_s) override {
+    add_springs(state.displacement, force);
+    inner_->step(state, force_, ground, t_s, dt_s);
+  }
+  [[nodiscard]] std::span<const HystereticLaw> springs() const override { return laws_; }
+
+ private:
+  void add_springs(const Eigen::VectorXd& x, const Eigen::VectorXd& force) {
+    if (x.size() != force_.size() || force.size() != force_.size()) {
+      throw std::invalid_argument("springs: displacement (" + std::to_string(x.size()) + ") and force (" +
+                                  std::to_string(force.size()) + ") must have the model's " +
+                                  std::to_string(force_.size()) + " entries");
+    }
+    force_ = force;
+    for (std::size_t s = 0; s < springs_.size(); ++s) {
+      const SpringElement& spring = springs_[s];
+      HystereticLaw& law = laws_[s];
+      const double u = x(spring.dof_i) - (spring.dof_j >= 0 ? x(spring.dof_j) : 0.0);
+      const double beyond = law.deform(u) - law.initial_stiffness_n_per_m() * u;
+      force_(spring.dof_i) -= beyond;
+      if (spring.dof_j >= 0) force_(spring.dof_j) += beyond;
+    }
+  }
+
+  std::unique_ptr<Integrator> inner_;
+  std::vector<SpringElement> springs_;
+  std::vector<HystereticLaw> laws_;
+  std::vector<Eigen::Index> spring_dofs_;
+  Eigen::VectorXd force_;  // the held force plus the springs' force beyond their initial stiffness
+};
+
+// An integrator that is not explicit in displacement cannot take the springs' force without iterating.
+void refuse_springs(const StructuralModel& model, const char* integrator) {
+  if (model.springs.empty()) return;
+  throw std::invalid_argument(std::string(integrator) +
+                              ": the model has hysteretic springs, whose force needs the step's displacement before "
+                              "its equilibrium; expected integrator CHEN_RICLES or KR_ALPHA (explicit in "
+                              "displacement, no iteration)");
+}
+
+std::unique_ptr<Integrator> with_springs(const StructuralModel& model, std::unique_ptr<Integrator> integrator) {
+  if (model.springs.empty()) return integrator;
+  return std::make_unique<SpringIntegrator>(model, std::move(integrator));
+}
+
 }  // namespace
 
 std::unique_ptr<Integrator> make_rk4(const StructuralModel& model) {
+  refuse_springs(model, "RK4");
   if (model.is_sparse()) return std::make_unique<Rk4Integrator<SparseBackend>>(model);
   return std::make_unique<Rk4Integrator<DenseBackend>>(model);
 }
 
 std::unique_ptr<Integrator> make_newmark(const StructuralModel& model, double dt_s) {
+  refuse_springs(model, "Newmark");
   if (model.is_sparse()) {
     throw std::invalid_argument(
         "Newmark: the model is held sparse, and Newmark steps dense models only; expected integrator: "
@@ -758,16 +848,19 @@ std::unique_ptr<Integrator> make_newmark(const StructuralModel& model, double dt
 }
 
 std::unique_ptr<Integrator> make_chen_ricles(const StructuralModel& model, double dt_s) {
-  if (model.is_sparse()) return std::make_unique<ChenRiclesIntegrator<SparseBackend>>(model, dt_s);
-  return std::make_unique<ChenRiclesIntegrator<DenseBackend>>(model, dt_s);
+  if (model.is_sparse()) return with_springs(model, std::make_unique<ChenRiclesIntegrator<SparseBackend>>(model, dt_s));
+  return with_springs(model, std::make_unique<ChenRiclesIntegrator<DenseBackend>>(model, dt_s));
 }
 
 std::unique_ptr<Integrator> make_kr_alpha(const StructuralModel& model, double dt_s, double rho_infinity) {
-  if (model.is_sparse()) return std::make_unique<KrAlphaIntegrator<SparseBackend>>(model, dt_s, rho_infinity);
-  return std::make_unique<KrAlphaIntegrator<DenseBackend>>(model, dt_s, rho_infinity);
+  if (model.is_sparse()) {
+    return with_springs(model, std::make_unique<KrAlphaIntegrator<SparseBackend>>(model, dt_s, rho_infinity));
+  }
+  return with_springs(model, std::make_unique<KrAlphaIntegrator<DenseBackend>>(model, dt_s, rho_infinity));
 }
 
 std::unique_ptr<Integrator> make_generalized_alpha(const StructuralModel& model, double dt_s, double rho_infinity) {
+  refuse_springs(model, "generalised-alpha");
   if (model.is_sparse()) return std::make_unique<GeneralizedAlphaIntegrator<SparseBackend>>(model, dt_s, rho_infinity);
   return std::make_unique<GeneralizedAlphaIntegrator<DenseBackend>>(model, dt_s, rho_infinity);
 }

@@ -11,7 +11,8 @@
 namespace rths {
 
 namespace {
-std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, const std::vector<NumericalSite>& sites) {
+std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, const std::vector<NumericalSite>& sites,
+                                      const std::vector<SpringElement>& springs) {
   std::vector<Column> cols{{"t", "s"}, {"ag", "m_per_s2"}};
   for (const auto& d : dofs) {
     cols.push_back({d, "m"});
@@ -36,6 +37,11 @@ std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, cons
       cols.push_back({"sc_" + n, "m"});
       cols.push_back({"sm_" + n, "m"});
     }
+  }
+  // The hysteretic springs' deformation and force: their loops.
+  for (const SpringElement& spring : springs) {
+    cols.push_back({"us_" + spring.name, "m"});
+    cols.push_back({"fs_" + spring.name, "N"});
   }
   return cols;
 }
@@ -65,7 +71,7 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
       stats_(sites_.size()),
       reasons_(sites_.size()),
       total_force_(Eigen::VectorXd::Zero(structure_.dofs())),
-      recorder_(numerical_columns(setup_.dof_names, sites_), setup_.max_rows),
+      recorder_(numerical_columns(setup_.dof_names, sites_, structure_.springs), setup_.max_rows),
       row_(recorder_.columns(), 0.0),
       dt_s_(1.0 / setup_.rate_hz) {
   const Eigen::Index n = structure_.dofs();
@@ -328,9 +334,13 @@ void NumericalNode::step(std::int64_t k) {
       row_[col++] = plants.actuator_measured()[i].displacement_m;
     }
   }
-  recorder_.record(row_);
-
   integrator_->step(state_, total_force_, ground_, t, dt_s_);
+  // The springs' history moved to x(t_k) as the step began: their state belongs with row k.
+  for (const HystereticLaw& spring : integrator_->springs()) {
+    row_[col++] = spring.deformation_m();
+    row_[col++] = spring.force_n();
+  }
+  recorder_.record(row_);
   if (!check_finite(k)) {
     return;  // nothing non-finite reaches a site; the caller stops the run
   }

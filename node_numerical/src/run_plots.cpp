@@ -144,6 +144,27 @@ void site_plots(const fs::path& run_dir, const std::vector<std::string>& header,
   }
 }
 
+// Each hysteretic spring of the numerical model: its force against its deformation (its loop).
+void spring_plots(const fs::path& run_dir, const std::vector<std::string>& header, Scripts& scripts) {
+  const std::string numerical = gp_quote(fs::absolute(run_dir / "numerical.csv").string());
+  for (const std::string& column : header) {
+    if (!column.starts_with("us_") || !column.ends_with("_m")) continue;
+    const std::string spring = column.substr(3, column.size() - 5);
+    if (!has(header, "fs_" + spring + "_N")) continue;
+    scripts.add("spring_" + spring + "_loop",
+                gp_png_header("spring_" + spring + "_loop") +
+                    fmt::format("set datafile separator \",\"\n"
+                                "set title {}\n"
+                                "set xlabel \"deformation (mm)\"\n"
+                                "set ylabel \"force (kN)\"\n"
+                                "set key top left\n"
+                                "set grid\n"
+                                "plot {} using {}:{} with lines title \"hybrid run\"\n",
+                                gp_quote(spring + ": hysteretic spring of the numerical model"), numerical,
+                                col(column, 1e3), col("fs_" + spring + "_N", 1e-3)));
+  }
+}
+
 void timing_plots(const fs::path& run_dir, Scripts& scripts) {
   const fs::path file = run_dir / "timing.csv";
   if (!fs::exists(file)) return;  // a virtual-time run has no wall-clock timing
@@ -191,6 +212,7 @@ RunPlots plot_run(const fs::path& run_dir, const fs::path& out_dir) {
   Scripts scripts(out_dir);
   response_plots(run_dir, header, scripts);
   site_plots(run_dir, header, scripts);
+  spring_plots(run_dir, header, scripts);
   timing_plots(run_dir, scripts);
   RunPlots plots;
   plots.names = scripts.names();

@@ -134,12 +134,69 @@ Eigen::SparseMatrix<double> rayleigh_damping(const Eigen::SparseMatrix<double>& 
 
 namespace {
 
+// The config's hysteretic springs (validated: DOFs within the model, parameters in range).
+std::vector<SpringElement> springs_of(const config::Structure& spec) {
+  std::vector<SpringElement> springs;
+  for (int s = 0; s < spec.spring_size(); ++s) {
+    const config::HystereticSpring& c = spec.spring(s);
+    SpringElement e;
+    e.name = c.name().empty() ? "spring" + std::to_string(s + 1) : c.name();
+    e.dof_i = static_cast<Eigen::Index>(c.dof_i()) - 1;
+    e.dof_j = static_cast<Eigen::Index>(c.dof_j()) - 1;  // 0, the ground: -1
+    if (c.has_bouc_wen()) {
+      const config::BoucWenSpring& b = c.bouc_wen();
+      e.law = {HystereticLaw::Kind::kBoucWen,
+               b.stiffness_n_per_m(),
+               b.yield_force_n(),
+               b.post_yield_ratio(),
+               b.beta(),
+               b.gamma(),
+               b.exponent()};
+    } else {
+      const config::BilinearSpring& b = c.bilinear();
+      e.law.kind = HystereticLaw::Kind::kBilinear;
+      e.law.stiffness_n_per_m = b.stiffness_n_per_m();
+      e.law.yield_force_n = b.yield_force_n();
+      e.law.hardening_ratio = b.hardening_ratio();
+    }
+    springs.push_back(std::move(e));
+  }
+  return springs;
+}
+
+// Each spring's initial stiffness k (u_i - u_j) assembled into the stiffness, as an FE program adds
+// an element's: +k on both diagonal entries, -k on the two coupling ones (none with the ground).
+std::vector<Eigen::Triplet<double>> spring_stiffness(const std::vector<SpringElement>& springs) {
+  std::vector<Eigen::Triplet<double>> entries;
+  for (const SpringElement& e : springs) {
+    const double k = e.law.stiffness_n_per_m;
+    entries.emplace_back(e.dof_i, e.dof_i, k);
+    if (e.dof_j < 0) continue;
+    entries.emplace_back(e.dof_j, e.dof_j, k);
+    entries.emplace_back(e.dof_i, e.dof_j, -k);
+    entries.emplace_back(e.dof_j, e.dof_i, -k);
+  }
+  return entries;
+}
+
+void add_spring_stiffness(const std::vector<SpringElement>& springs, Eigen::SparseMatrix<double>& stiffness) {
+  Eigen::SparseMatrix<double> added(stiffness.rows(), stiffness.cols());
+  const std::vector<Eigen::Triplet<double>> entries = spring_stiffness(springs);
+  added.setFromTriplets(entries.begin(), entries.end());
+  stiffness += added;
+}
+
+void add_spring_stiffness(const std::vector<SpringElement>& springs, Eigen::MatrixXd& stiffness) {
+  for (const Eigen::Triplet<double>& t : spring_stiffness(springs)) stiffness(t.row(), t.col()) += t.value();
+}
+
 // The matrices of a structure given sparse, Rayleigh damping from its lowest modes.
 void set_sparse_matrices(const config::Structure& spec, StructuralModel& model) {
   const auto dofs = static_cast<Eigen::Index>(spec.dofs());
   const config::SparseMatrices& sparse = spec.sparse();
   model.sparse_mass = to_sparse_matrix(sparse.mass_kg(), spec.dofs());
   model.sparse_stiffness = to_sparse_matrix(sparse.stiffness_n_per_m(), spec.dofs());
+  add_spring_stiffness(model.springs, model.sparse_stiffness);
   if (sparse.has_damping_ns_per_m()) {
     model.sparse_damping = to_sparse_matrix(sparse.damping_ns_per_m(), spec.dofs());
   } else if (spec.has_rayleigh()) {
@@ -156,6 +213,7 @@ void set_dense_matrices(const config::Structure& spec, StructuralModel& model) {
   const auto dofs = static_cast<Eigen::Index>(spec.dofs());
   model.mass = square_matrix(spec.mass_kg(), dofs, "mass_kg");
   model.stiffness = square_matrix(spec.stiffness_n_per_m(), dofs, "stiffness_n_per_m");
+  add_spring_stiffness(model.springs, model.stiffness);
   switch (spec.damping_case()) {
     case config::Structure::kDampingNsPerM:
       model.damping = square_matrix(spec.damping_ns_per_m().value(), dofs, "damping_ns_per_m.value");
@@ -205,6 +263,7 @@ StructuralModel make_whole_structure(const config::Structure& spec) {
     throw std::invalid_argument("structure.dofs: is " + std::to_string(spec.dofs()) + ", expected at least 1");
   }
   StructuralModel model;
+  model.springs = springs_of(spec);
   if (spec.has_sparse()) {
     set_sparse_matrices(spec, model);
   } else {

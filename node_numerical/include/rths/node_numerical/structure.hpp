@@ -4,9 +4,11 @@
 #include <Eigen/SparseCore>
 #include <memory>
 #include <span>
+#include <vector>
 
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/structural_modes.hpp"
+#include "rths/node_numerical/hysteretic_spring.hpp"
 
 namespace rths::config {
 class Experiment;
@@ -27,6 +29,10 @@ struct StructuralModel {
   Eigen::SparseMatrix<double> sparse_damping;
   Eigen::SparseMatrix<double> sparse_stiffness;
   Eigen::VectorXd ground_influence;
+  // Hysteretic springs: their initial stiffness is already in the stiffness above; an integrator
+  // adds each one's force beyond that line, f(u) - k u, to the step's force (make_chen_ricles,
+  // make_kr_alpha; the others refuse a model with springs).
+  std::vector<SpringElement> springs;
 
   [[nodiscard]] bool is_sparse() const { return sparse_mass.rows() > 0; }
   [[nodiscard]] Eigen::Index dofs() const { return is_sparse() ? sparse_mass.rows() : mass.rows(); }
@@ -84,6 +90,8 @@ class Integrator {
   // The DOFs the interface force acts on (the sites' influence rows): an integrator may prepare for a
   // force that changes only there (KR-alpha forms its force correction for each once). Optional.
   virtual void set_force_dofs(std::span<const Eigen::Index> dofs) { (void)dofs; }
+  // The model's hysteretic springs as the last step left them (model.springs' order; empty without).
+  [[nodiscard]] virtual std::span<const HystereticLaw> springs() const { return {}; }
 };
 
 // Classical RK4 on the first-order form (seed 002 Eq. 7); the ground acceleration is evaluated at
@@ -94,11 +102,15 @@ std::unique_ptr<Integrator> make_rk4(const StructuralModel& model);
 std::unique_ptr<Integrator> make_newmark(const StructuralModel& model, double dt_s);
 // Chen and Ricles (2008): explicit in displacement and velocity (the step's command needs only the
 // state at t), unconditionally stable on a linear model, no numerical damping; the force is held
-// over the step as with RK4.
+// over the step as with RK4. The model's hysteretic springs, if any, add their force beyond their
+// initial stiffness at the displacement each step starts from: the step's equilibrium a(i) then holds
+// with the springs' force at x(i), as a physical specimen's measured force would (no iteration).
 std::unique_ptr<Integrator> make_chen_ricles(const StructuralModel& model, double dt_s);
 // Kolay and Ricles (2014), KR-alpha: explicit in displacement and velocity like Chen-Ricles, with
 // numerical damping set by the high-frequency spectral radius rho_infinity (0..1; 1 is Chen-Ricles).
 // a(i) comes from the weighted equilibrium once the force of step i is known, at the start of the step.
+// Hysteretic springs as with Chen-Ricles: in the weighted equilibrium their force is weighted like
+// the sites' forces, (1 - alpha_f) f(x(i+1)) + alpha_f f(x(i)).
 std::unique_ptr<Integrator> make_kr_alpha(const StructuralModel& model, double dt_s, double rho_infinity);
 // Chung and Hulbert (1993), generalised-alpha: implicit, second order, numerical damping set by
 // rho_infinity (1 is Newmark average acceleration); like Newmark, the force held over the step
