@@ -71,6 +71,24 @@ std::string col(const std::string& name, double scale = 1.0) {
                       : fmt::format("({:g}*column({}))", scale, gp_quote(name));
 }
 
+// A force-displacement loop: the force column (N, drawn in kN) against the displacement column (m,
+// drawn in mm).
+std::string loop_script(const std::string& name, const std::string& title, const std::string& data,
+                        const std::string& displacement, const std::string& displacement_label,
+                        const std::string& force, const std::string& force_label, const std::string& key) {
+  return gp_png_header(name) + fmt::format(
+                                   "set datafile separator \",\"\n"
+                                   "set title {}\n"
+                                   "set xlabel {}\n"
+                                   "set ylabel {}\n"
+                                   "set key top left\n"
+                                   "set grid\n"
+                                   "plot {} using {}:{} with lines title {}\n",
+                                   gp_quote(title), gp_quote(displacement_label + " (mm)"),
+                                   gp_quote(force_label + " (kN)"), data, col(displacement, 1e3), col(force, 1e-3),
+                                   gp_quote(key));
+}
+
 void response_plots(const fs::path& run_dir, const std::vector<std::string>& header, Scripts& scripts) {
   // The DOFs: the displacement columns between the ground motion and the velocities.
   std::vector<std::string> dofs;
@@ -122,17 +140,9 @@ void site_plots(const fs::path& run_dir, const std::vector<std::string>& header,
                                 "\"xm - u\"\n",
                                 numerical, gp_quote(xm), gp_quote(u)));
     if (has(header, "fm_" + ch + "_N")) {
-      scripts.add("site_" + ch + "_loop",
-                  gp_png_header("site_" + ch + "_loop") +
-                      fmt::format("set datafile separator \",\"\n"
-                                  "set title {}\n"
-                                  "set xlabel \"measured displacement xm (mm)\"\n"
-                                  "set ylabel \"measured force fm (kN)\"\n"
-                                  "set key top left\n"
-                                  "set grid\n"
-                                  "plot {} using {}:{} with lines title \"force-displacement\"\n",
-                                  gp_quote(ch + ": force-displacement loop"), numerical, col(xm, 1e3),
-                                  col("fm_" + ch + "_N", 1e-3)));
+      scripts.add("site_" + ch + "_loop", loop_script("site_" + ch + "_loop", ch + ": force-displacement loop",
+                                                      numerical, xm, "measured displacement xm", "fm_" + ch + "_N",
+                                                      "measured force fm", "force-displacement"));
     }
     if (has(header, "e_" + ch + "_N")) {
       scripts.add(
@@ -152,16 +162,8 @@ void spring_plots(const fs::path& run_dir, const std::vector<std::string>& heade
     const std::string spring = column.substr(3, column.size() - 5);
     if (!has(header, "fs_" + spring + "_N")) continue;
     scripts.add("spring_" + spring + "_loop",
-                gp_png_header("spring_" + spring + "_loop") +
-                    fmt::format("set datafile separator \",\"\n"
-                                "set title {}\n"
-                                "set xlabel \"deformation (mm)\"\n"
-                                "set ylabel \"force (kN)\"\n"
-                                "set key top left\n"
-                                "set grid\n"
-                                "plot {} using {}:{} with lines title \"hybrid run\"\n",
-                                gp_quote(spring + ": hysteretic spring of the numerical model"), numerical,
-                                col(column, 1e3), col("fs_" + spring + "_N", 1e-3)));
+                loop_script("spring_" + spring + "_loop", spring + ": hysteretic spring of the numerical model",
+                            numerical, column, "deformation", "fs_" + spring + "_N", "force", "hybrid run"));
   }
 }
 
