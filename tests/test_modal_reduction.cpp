@@ -70,7 +70,7 @@ std::vector<double> history(const StructuralModel& model, const Eigen::MatrixXd&
   Eigen::VectorXd force = Eigen::VectorXd::Zero(n);
   integrator->initialise(state, force, ground, 0.0);
   const double dt = 1.0 / kRate;
-  const auto steps = static_cast<long>(std::lround(duration_s * kRate));
+  const long steps = std::lround(duration_s * kRate);
   std::vector<double> out;
   out.reserve(static_cast<std::size_t>(steps));
   for (long k = 0; k < steps; ++k) {

@@ -43,8 +43,7 @@ void measure_reduction_error(const config::Experiment& cfg, const StructuralMode
                              const GroundMotion& ground, std::int64_t steps, BudgetReport& report) {
   const std::vector<std::uint32_t> recorded = recorded_dofs(cfg.structure());
   const std::vector<std::string> names = recorded_dof_names(cfg.structure());
-  std::vector<Eigen::Index> rows;
-  for (const std::uint32_t d : recorded) rows.push_back(static_cast<Eigen::Index>(d));
+  const std::vector<Eigen::Index> rows(recorded.begin(), recorded.end());
   const Eigen::MatrixXd output = reduction.basis(rows, Eigen::all);
   const double dt = 1.0 / cfg.rate_hz();
   const auto run = [&](const StructuralModel& model, bool reduced) {

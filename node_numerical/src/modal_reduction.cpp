@@ -88,6 +88,7 @@ ReducedModel reduce_modally(const StructuralModel& model, std::span<const Eigen:
 
   const Modes retained = lowest_modes(model, modes);
   std::vector<Eigen::VectorXd> columns;
+  columns.reserve(static_cast<std::size_t>(modes) + (static_correction ? interface_dofs.size() : 0));
   for (Eigen::Index j = 0; j < retained.shapes.cols(); ++j) columns.emplace_back(retained.shapes.col(j));
   int corrections = 0;
   if (static_correction) {
