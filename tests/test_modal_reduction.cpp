@@ -3,6 +3,7 @@
 // closed forms; its validation, a hybrid run through Experiment and its allocation-free step.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -325,6 +326,41 @@ TEST(ModalReduction, BudgetReportsTheReductionAndItsErrorAgainstTheWholeModel) {
   const double peak_error = std::stod(out.substr(at + 39));
   EXPECT_GT(peak_error, 1e-3);
   EXPECT_LT(peak_error, 3e-2);
+}
+
+// A reduced run that diverges (its one retained mode at 2e4 rad/s, RK4 at 1024 Hz far beyond its
+// stability limit, as NonFiniteRun's structure) stops at its first non-finite step with exit code 9,
+// every recorded physical value before it finite: the node's check on q covers x = T q.
+TEST(ModalReduction, ADivergingReducedRunStopsAtItsFirstNonFiniteStep) {
+  const test::ScratchFolder dir;
+  std::ofstream(dir.path() / "diverging.textproto") << R"(name: "diverging"
+rate_hz: 1024
+duration_s: 2
+structure {
+  dofs: 2
+  mass_kg: [1, 0, 0, 1]
+  stiffness_n_per_m: [4e8, 0, 0, 5e8]
+  reduction { modes: 1 }
+}
+ground_motion { synthetic { seed: 3 duration_s: 2 } }
+site {
+  name: "lab"
+  influence: [-1, 0]
+  channel { specimen { spring { stiffness_n_per_m: 1000 } } }
+}
+)";
+  Experiment ex(load_experiment(dir.path() / "diverging.textproto"));
+  ASSERT_NE(ex.reduction(), nullptr);
+  EXPECT_EQ(ex.reduction()->corrections, 0);  // K^-1 l at DOF 1 is the retained mode's shape
+  const RunReport& report = ex.run();
+  EXPECT_EQ(report.exit_code, kExitNonFinite) << report.stop_reason;
+  ASSERT_GT(report.stop_step, 0);
+  EXPECT_LT(report.stop_step, 200);
+  EXPECT_EQ(static_cast<std::int64_t>(ex.numerical().rows()), report.stop_step + 1);
+  for (const char* column : {"x1", "x2", "v_x1", "u_lab"}) {
+    const std::vector<double> values = ex.numerical().column(ex.numerical().column_index(column));
+    EXPECT_TRUE(std::all_of(values.begin(), values.end(), [](double x) { return std::isfinite(x); })) << column;
+  }
 }
 
 // The reduced step allocates nothing, the records' T_rec q and T_rec q' included.
