@@ -58,7 +58,7 @@ class StiffnessSolver {
   Eigen::LDLT<Eigen::MatrixXd> dense_ldlt_;
 };
 
-// A^T X B of the model's matrix A (dense or sparse) between two bases.
+// T^T A T of the model's matrix A (dense or sparse): its projection on the basis T.
 Eigen::MatrixXd project(const Eigen::MatrixXd& dense, const Eigen::SparseMatrix<double>& sparse, bool is_sparse,
                         const Eigen::MatrixXd& basis) {
   const Eigen::MatrixXd product = is_sparse ? Eigen::MatrixXd(sparse * basis) : Eigen::MatrixXd(dense * basis);
