@@ -17,4 +17,6 @@ plot "docs/model-cost.dat" u 1:2 w lp lw 2 t "RK4 dense", \
      "" u 1:6 w lp lw 2 dt 2 t "RK4 sparse", \
      "" u 1:7 w lp lw 2 dt 2 t "Chen-Ricles sparse", \
      "" u 1:8 w lp lw 2 dt 2 t "KR-alpha sparse", \
-     "" u 1:9 w lp lw 2 dt 2 t "generalised-alpha sparse"
+     "" u 1:9 w lp lw 2 dt 2 t "generalised-alpha sparse", \
+     "" u 1:10 w lp lw 2 dt 3 t "KR-alpha, 20 modes + 1", \
+     "" u 1:11 w lp lw 2 dt 3 t "KR-alpha, 50 modes + 1"

@@ -3,7 +3,10 @@
 // for N = 10, 100, 1000, 10000, dense (up to 1000: a dense 10000-DOF model holds 2.4 GB of matrices)
 // and sparse, and of the 9996-DOF plane frame (sparse, consistent mass), for each integrator that
 // steps both forms. The force changes every step on the site's DOF, as in a test (KR-alpha's
-// correction formed once for that DOF). Run: build/bin/rths_bench_integrators.
+// correction formed once for that DOF). The shear buildings reduced to 20 and 50 modes plus the static
+// correction at the site's DOF (structure.reduction: a dense model of 21 or 51 DOFs), stepped by
+// KR-alpha and Chen-Ricles, and the reduction's set-up (modes by shift-invert Lanczos, the correction,
+// the projection). Run: build/bin/rths_bench_integrators.
 #include <benchmark/benchmark.h>
 
 #include <Eigen/SparseCore>
@@ -15,6 +18,7 @@
 #include <vector>
 
 #include "rths/common/ground_motion.hpp"
+#include "rths/node_numerical/modal_reduction.hpp"
 #include "rths/node_numerical/model_ladder.hpp"
 #include "rths/node_numerical/structure.hpp"
 
@@ -74,6 +78,67 @@ void sizes(benchmark::internal::Benchmark* b) {
   for (const int n : {10, 100, 1000, 10000, 0}) b->Args({n, 0});
   b->Unit(benchmark::kMicrosecond);
 }
+
+const ReducedModel& cached_reduction(int storeys, int modes) {
+  static std::map<std::pair<int, int>, ReducedModel> reduced;
+  auto found = reduced.find({storeys, modes});
+  if (found == reduced.end()) {
+    const std::vector<Eigen::Index> site{0};
+    found = reduced.emplace(std::pair{storeys, modes}, reduce_modally(cached(storeys, false), site, modes, true)).first;
+  }
+  return found->second;
+}
+
+// state.range(0): storeys; range(1): modes kept. The force T^T l f on every reduced DOF.
+void modal_step(benchmark::State& state, const Factory& make) {
+  const ReducedModel& reduced = cached_reduction(static_cast<int>(state.range(0)), static_cast<int>(state.range(1)));
+  const StructuralModel& model = reduced.model;
+  const std::unique_ptr<Integrator> integrator = make(model);
+  const Eigen::Index n = model.dofs();
+  std::vector<Eigen::Index> all(static_cast<std::size_t>(n));
+  for (Eigen::Index i = 0; i < n; ++i) all[static_cast<std::size_t>(i)] = i;
+  integrator->set_force_dofs(all);
+  const Eigen::VectorXd shape = reduced.basis.row(0).transpose();
+  std::vector<double> samples(4096);
+  for (std::size_t i = 0; i < samples.size(); ++i) samples[i] = 0.5 * std::sin(0.01 * static_cast<double>(i));
+  const GroundMotion ground(samples, 0.01, "bench");
+  StructuralState s{Eigen::VectorXd::Zero(n), Eigen::VectorXd::Zero(n), Eigen::VectorXd::Zero(n)};
+  Eigen::VectorXd force = Eigen::VectorXd::Zero(n);
+  integrator->initialise(s, force, ground, 0.0);
+  long k = 0;
+  for (auto _ : state) {
+    force.noalias() = 1e3 * std::sin(0.01 * static_cast<double>(k)) * shape;
+    integrator->step(s, force, ground, static_cast<double>(k % 30000) * kDt, kDt);
+    benchmark::DoNotOptimize(s.displacement.data());
+    ++k;
+  }
+  state.counters["dofs"] = static_cast<double>(n);
+}
+
+// The reduction's set-up on the sparse building: modes, correction, projection and re-diagonalisation.
+void reduction_setup(benchmark::State& state) {
+  const StructuralModel& model = cached(static_cast<int>(state.range(0)), false);
+  const std::vector<Eigen::Index> site{0};
+  for (auto _ : state) {
+    const ReducedModel reduced = reduce_modally(model, site, static_cast<int>(state.range(1)), true);
+    benchmark::DoNotOptimize(reduced.basis.data());
+  }
+}
+
+void modal_sizes(benchmark::internal::Benchmark* b) {
+  for (const int n : {100, 1000, 10000}) {
+    for (const int modes : {20, 50}) b->Args({n, modes});
+  }
+  b->Unit(benchmark::kMicrosecond);
+}
+
+BENCHMARK_CAPTURE(modal_step, chen_ricles, [](const StructuralModel& m) {
+  return make_chen_ricles(m, kDt);
+})->Apply(modal_sizes);
+BENCHMARK_CAPTURE(modal_step, kr_alpha, [](const StructuralModel& m) {
+  return make_kr_alpha(m, kDt, 0.5);
+})->Apply(modal_sizes);
+BENCHMARK(reduction_setup)->Apply(modal_sizes)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(step, rk4, [](const StructuralModel& m) { return make_rk4(m); })->Apply(sizes);
 BENCHMARK_CAPTURE(step, chen_ricles, [](const StructuralModel& m) { return make_chen_ricles(m, kDt); })->Apply(sizes);

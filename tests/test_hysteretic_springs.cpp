@@ -468,6 +468,10 @@ TEST(SpringConfig, TheLoaderRefusesSpringsItCannotStepNamingTheField) {
                     "hardening_ratio: 1 } }\n  spring { name: \"storey2\"")
                 .find("structure.spring[0].bilinear.hardening_ratio: is 1"),
             std::string::npos);
+  EXPECT_NE(refusal("rayleigh {", "reduction { modes: 2 }\n  rayleigh {")
+                .find("structure.reduction: given with "
+                      "structure.spring"),
+            std::string::npos);
   EXPECT_NE(refusal("spring { name: \"storey1\" dof_i: 1 dof_j: 0\n           bilinear { stiffness_n_per_m: 279172 "
                     "yield_force_n: 8000 hardening_ratio: 0.05 } }",
                     "spring { name: \"storey1\" dof_i: 1 dof_j: 0 }")

@@ -75,7 +75,7 @@ struct Nodes {
     sites.push_back(std::move(remote));
     const StructuralModel structure = make_structure(experiment.structure());
     numerical =
-        std::make_unique<NumericalNode>(NumericalNode::Setup{kSession, experiment.rate_hz(), 64, {"x1", "x2"}, {}},
+        std::make_unique<NumericalNode>(NumericalNode::Setup{kSession, experiment.rate_hz(), 64, {"x1", "x2"}, {}, {}},
                                         structure, make_rk4(structure), ground, clock, std::move(sites));
   }
 

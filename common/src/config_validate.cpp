@@ -430,6 +430,9 @@ void check_springs(const config::Structure& structure, config::Integrator integr
                 fmt::format("is {}, but structure.spring needs the step's displacement before its force (no "
                             "iteration); expected CHEN_RICLES or KR_ALPHA",
                             config::Integrator_Name(integrator)));
+  check.require(!structure.has_reduction(), "structure.reduction",
+                "given with structure.spring; expected one of them (a modal reduction holds a linear model: its "
+                "modes do not follow a spring that yields)");
   check.require(structure.removed_size() == 0, "structure.removed",
                 "given with structure.spring; expected the numerical substructure's own matrices (springs are "
                 "elements of the numerical model)");
@@ -1435,6 +1438,50 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
 }  // namespace
 
 namespace {
+
+// structure.reduction (docs/models.md, "Modal reduction"): fewer modes than DOFs, a restrained
+// structure (the static corrections are K^-1 l), and nothing that needs the whole structure in the
+// hybrid run.
+void check_reduction(const config::Experiment& experiment, const Checker& check) {
+  const config::Structure& structure = experiment.structure();
+  const config::ModalReduction& reduction = structure.reduction();
+  const std::uint32_t dofs = structure.dofs();
+  check.require(reduction.has_modes(), "structure.reduction.modes",
+                fmt::format("missing; expected the number of modes to keep, 1 to {} (dofs - 1)", dofs - 1));
+  check.require(reduction.modes() >= 1 && reduction.modes() < dofs, "structure.reduction.modes",
+                fmt::format("is {}, expected 1 to {} (fewer modes than the structure's {} DOFs)", reduction.modes(),
+                            dofs - 1, dofs));
+  check.require(structure.removed_size() == 0, "structure.reduction",
+                "is given with structure.removed; expected one or the other (the reduction projects the "
+                "numerical substructure's own matrices, the reference needs the whole structure unreduced)");
+  for (const config::Site& site : experiment.site()) {
+    check.require(!site.has_setup(), "structure.reduction",
+                  fmt::format("is given, but site \"{}\" has a setup (multi-axial), whose evaluation reads every "
+                              "DOF's motion from the records; expected no reduction with a multi-axial site",
+                              site.name()));
+  }
+  Eigen::VectorXd pivots;
+  if (structure.has_sparse()) {
+    pivots = ldlt_pivots(to_sparse_matrix(structure.sparse().stiffness_n_per_m(), dofs));
+  } else {
+    const RowMajor stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
+    const Eigen::LDLT<Eigen::MatrixXd> ldlt{Eigen::MatrixXd(stiffness)};
+    if (ldlt.info() == Eigen::Success) pivots = ldlt.vectorD();
+    const std::size_t massless = massless_dofs(to_matrix(structure.mass_kg(), dofs)).size();
+    check.require(reduction.modes() <= dofs - massless, "structure.reduction.modes",
+                  fmt::format("is {}, but the structure has {} DOFs with mass ({} massless); expected at most {}",
+                              reduction.modes(), dofs - massless, massless, dofs - massless));
+  }
+  // Sylvester's law of inertia: a rigid-body mode shows as a pivot of rounding's size.
+  if (pivots.size() == 0 || !(pivots.minCoeff() > 1e-12 * pivots.cwiseAbs().maxCoeff())) {
+    check.fail("structure.reduction",
+               fmt::format("needs a restrained structure, but the stiffness is singular (smallest LDL^T pivot {}): a "
+                           "free structure's rigid-body modes have no static response; expected supports in "
+                           "stiffness_n_per_m, or no reduction",
+                           pivots.size() == 0 ? std::string("zero") : fmt::format("{:.6g}", pivots.minCoeff())));
+  }
+}
+
 void check_realtime(const config::Realtime& rt, double rate_hz, const Checker& check) {
   const double min_peer_timeout_s = kMinPeerTimeoutSteps / rate_hz;
   check.require(rt.peer_timeout_s() >= min_peer_timeout_s && rt.peer_timeout_s() <= kMaxPeerTimeoutS,
@@ -1502,6 +1549,7 @@ void validate(const config::Experiment& experiment, const std::string& source_na
   check.require(experiment.site_size() >= 1, "site",
                 "missing; expected at least one site { name: \"...\" influence: [...] channel { specimen { ... } } }");
   for (int i = 0; i < experiment.site_size(); ++i) check_site(experiment, i, check);
+  if (experiment.structure().has_reduction()) check_reduction(experiment, check);
   check_realtime(experiment.realtime(), experiment.rate_hz(), check);
   check.require(experiment.output().memory_budget_mb() > 0, "output.memory_budget_mb",
                 fmt::format("is {:g}, expected a memory budget > 0 MB for the run's records",

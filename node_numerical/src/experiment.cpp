@@ -4,6 +4,7 @@
 #include <cmath>
 #include <deque>
 #include <fstream>
+#include <numbers>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -178,6 +179,23 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
   }
   const StructuralModel structure = make_structure(config_.structure());
   const std::uint32_t dofs = config_.structure().dofs();
+  if (config_.structure().has_reduction()) {
+    // The hybrid run integrates the reduced structure; the reference below keeps the whole one, so
+    // that the run's comparison shows what the reduction costs in accuracy.
+    const auto start = std::chrono::steady_clock::now();
+    try {
+      reduction_ = std::make_unique<ReducedModel>(reduce_structure(config_, structure));
+    } catch (const std::invalid_argument& e) {
+      throw ConfigError(fmt::format("{}: {}", loaded.source.string(), e.what()));
+    }
+    reduction_setup_s_ = seconds_since(start);
+    spdlog::info(
+        "structure reduced to {} modes + {} static correction(s) of its {} DOFs (highest mode {:.4g} Hz, reduced "
+        "model up to {:.4g} Hz) in {:.2f} s; its error against the whole structure: rths-numerical budget",
+        reduction_->modes, reduction_->corrections, dofs, reduction_->highest_mode_rad_s / (2.0 * std::numbers::pi),
+        reduction_->frequencies_rad_s.maxCoeff() / (2.0 * std::numbers::pi), reduction_setup_s_);
+  }
+  const StructuralModel& hybrid_structure = reduction_ ? reduction_->model : structure;
   // With the physical parts removed from a whole model (seed 000 Eq. 5), the monolithic reference is
   // that whole model alone: the specimens are already in it.
   const bool whole_reference = config_.structure().removed_size() > 0;
@@ -201,7 +219,8 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
     NumericalSite hyb;
     hyb.name = site.name();
     hyb.site_id = site_id;
-    hyb.influence = influence_matrix(site, dofs);
+    hyb.influence =
+        reduction_ ? reduced_influence(*reduction_, influence_matrix(site, dofs)) : influence_matrix(site, dofs);
     if (site.placement() == config::LOCAL) {
       hyb.local = make_physical_substructure(site, rate_hz_);
       hybrid_sites.push_back(std::move(hyb));
@@ -271,10 +290,16 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
         clock_, make_physical_substructure(site, rate_hz_), make_part2(site), make_frame_part2(site)));
   }
 
-  NumericalNode::Setup setup{session, rate_hz_, rows, recorded_dof_names(config_.structure()), {}};
+  NumericalNode::Setup setup{session, rate_hz_, rows, recorded_dof_names(config_.structure()), {}, {}};
   for (const std::uint32_t d : recorded_dofs(config_.structure())) setup.recorded_dofs.push_back(d);
-  hybrid_ = std::make_unique<NumericalNode>(setup, structure, make_integrator(config_, structure), ground_, node_clock,
-                                            std::move(hybrid_sites));
+  NumericalNode::Setup hybrid_setup = setup;
+  if (reduction_) {
+    // The records hold the physical DOFs, x = T q: the rows of T of the recorded DOFs.
+    hybrid_setup.output_basis = reduction_->basis(setup.recorded_dofs, Eigen::all);
+    hybrid_setup.recorded_dofs.clear();
+  }
+  hybrid_ = std::make_unique<NumericalNode>(hybrid_setup, hybrid_structure, make_integrator(config_, hybrid_structure),
+                                            ground_, node_clock, std::move(hybrid_sites));
   reference_ =
       std::make_unique<NumericalNode>(setup, reference_structure, make_integrator(config_, reference_structure),
                                       ground_, clock_, std::move(reference_sites));

@@ -75,13 +75,24 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
       row_(recorder_.columns(), 0.0),
       dt_s_(1.0 / setup_.rate_hz) {
   const Eigen::Index n = structure_.dofs();
-  if (setup_.recorded_dofs.empty()) {
+  if (setup_.output_basis.size() > 0) {
+    if (!setup_.recorded_dofs.empty() ||
+        setup_.output_basis.rows() != static_cast<Eigen::Index>(setup_.dof_names.size()) ||
+        setup_.output_basis.cols() != n) {
+      throw std::invalid_argument(
+          "NumericalNode: an output basis of " + std::to_string(setup_.output_basis.rows()) + " x " +
+          std::to_string(setup_.output_basis.cols()) + " for " + std::to_string(setup_.dof_names.size()) +
+          " DOF names and a structure of " + std::to_string(n) +
+          " DOFs; expected one row per name, one column per structure DOF, and no recorded_dofs");
+    }
+    recorded_displacement_ = recorded_velocity_ = Eigen::VectorXd::Zero(setup_.output_basis.rows());
+  } else if (setup_.recorded_dofs.empty()) {
     for (std::size_t i = 0; i < setup_.dof_names.size(); ++i)
       setup_.recorded_dofs.push_back(static_cast<Eigen::Index>(i));
   }
-  if (setup_.recorded_dofs.size() != setup_.dof_names.size() ||
-      std::any_of(setup_.recorded_dofs.begin(), setup_.recorded_dofs.end(),
-                  [n](Eigen::Index d) { return d < 0 || d >= n; })) {
+  if (setup_.output_basis.size() == 0 && (setup_.recorded_dofs.size() != setup_.dof_names.size() ||
+                                          std::any_of(setup_.recorded_dofs.begin(), setup_.recorded_dofs.end(),
+                                                      [n](Eigen::Index d) { return d < 0 || d >= n; }))) {
     throw std::invalid_argument("NumericalNode: " + std::to_string(setup_.dof_names.size()) + " DOF names for " +
                                 std::to_string(setup_.recorded_dofs.size()) + " recorded DOFs of " + std::to_string(n) +
                                 "; expected one name per recorded DOF, each DOF within the model");
@@ -311,11 +322,19 @@ void NumericalNode::step(std::int64_t k) {
   std::size_t col = 0;
   row_[col++] = t;
   row_[col++] = ground_.at(t);
-  for (const Eigen::Index i : setup_.recorded_dofs) {
-    row_[col++] = state_.displacement(i);
-  }
-  for (const Eigen::Index i : setup_.recorded_dofs) {
-    row_[col++] = state_.velocity(i);
+  if (setup_.output_basis.size() > 0) {
+    // The physical DOFs of a reduced structure, x = T q (into vectors sized at construction).
+    recorded_displacement_.noalias() = setup_.output_basis * state_.displacement;
+    recorded_velocity_.noalias() = setup_.output_basis * state_.velocity;
+    for (const double x : recorded_displacement_) row_[col++] = x;
+    for (const double v : recorded_velocity_) row_[col++] = v;
+  } else {
+    for (const Eigen::Index i : setup_.recorded_dofs) {
+      row_[col++] = state_.displacement(i);
+    }
+    for (const Eigen::Index i : setup_.recorded_dofs) {
+      row_[col++] = state_.velocity(i);
+    }
   }
   for (std::size_t s = 0; s < sites_.size(); ++s) {
     const SiteRuntime& rt = runtime_[s];

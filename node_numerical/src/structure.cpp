@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <Spectra/MatOp/SparseSymMatProd.h>
 #include <Spectra/MatOp/SymShiftInvert.h>
@@ -48,18 +50,14 @@ std::pair<double, double> rayleigh_coefficients(const Eigen::VectorXd& omega_squ
 
 }  // namespace
 
-Eigen::VectorXd lowest_squared_frequencies(const Eigen::SparseMatrix<double>& mass,
-                                           const Eigen::SparseMatrix<double>& stiffness, int count) {
+namespace {
+
+// The lowest `count` modes of a large model: shift-invert about a shift just below zero (K may be
+// singular: a free structure's rigid modes), so that the modes nearest it, the lowest, converge first
+// (Spectra, Lanczos on (K - s M)^-1 M in the M inner product). Shapes only when asked for.
+Modes shift_invert_modes(const Eigen::SparseMatrix<double>& mass, const Eigen::SparseMatrix<double>& stiffness,
+                         int count, bool shapes) {
   const Eigen::Index n = mass.rows();
-  if (count < 1 || count > n) {
-    throw std::invalid_argument("lowest_squared_frequencies: " + std::to_string(count) + " modes of a " +
-                                std::to_string(n) + "-DOF model");
-  }
-  if (n <= 200) {  // small: the dense solver is exact and quick
-    return squared_frequencies(Eigen::MatrixXd(mass), Eigen::MatrixXd(stiffness)).head(count);
-  }
-  // Shift-invert about a shift just below zero (K may be singular: a free structure's rigid modes),
-  // so that the modes nearest it, the lowest, converge first (Spectra, Lanczos on (K - s M)^-1 M).
   using Op = Spectra::SymShiftInvert<double, Eigen::Sparse, Eigen::Sparse>;
   using BOp = Spectra::SparseSymMatProd<double>;
   const double scale = stiffness.diagonal().cwiseAbs().maxCoeff() / mass.diagonal().cwiseAbs().maxCoeff();
@@ -74,9 +72,77 @@ Eigen::VectorXd lowest_squared_frequencies(const Eigen::SparseMatrix<double>& ma
     throw std::invalid_argument("the lowest " + std::to_string(count) + " modes of the " + std::to_string(n) +
                                 "-DOF model did not converge (Lanczos, shift-invert about 0)");
   }
-  Eigen::VectorXd values = solver.eigenvalues();
-  std::sort(values.begin(), values.end());
-  return values;
+  const Eigen::VectorXd values = solver.eigenvalues();
+  std::vector<Eigen::Index> order(static_cast<std::size_t>(values.size()));
+  std::iota(order.begin(), order.end(), Eigen::Index{0});
+  std::sort(order.begin(), order.end(), [&values](Eigen::Index a, Eigen::Index b) { return values(a) < values(b); });
+  Modes modes;
+  modes.squared_frequencies = values(order);
+  if (shapes) {
+    const Eigen::MatrixXd vectors = solver.eigenvectors();
+    modes.shapes = vectors(Eigen::all, order);
+    for (Eigen::Index j = 0; j < modes.shapes.cols(); ++j) {
+      modes.shapes.col(j) /= std::sqrt(modes.shapes.col(j).dot(mass * modes.shapes.col(j)));
+    }
+  }
+  return modes;
+}
+
+}  // namespace
+
+Eigen::VectorXd lowest_squared_frequencies(const Eigen::SparseMatrix<double>& mass,
+                                           const Eigen::SparseMatrix<double>& stiffness, int count) {
+  const Eigen::Index n = mass.rows();
+  if (count < 1 || count > n) {
+    throw std::invalid_argument("lowest_squared_frequencies: " + std::to_string(count) + " modes of a " +
+                                std::to_string(n) + "-DOF model");
+  }
+  if (n <= 200) {  // small: the dense solver is exact and quick
+    return squared_frequencies(Eigen::MatrixXd(mass), Eigen::MatrixXd(stiffness)).head(count);
+  }
+  return shift_invert_modes(mass, stiffness, count, false).squared_frequencies;
+}
+
+Modes lowest_modes(const StructuralModel& model, int count) {
+  const Eigen::Index n = model.dofs();
+  const bool small = n <= 200;
+  if (count < 1 || count > (small ? n : n - 1)) {
+    throw std::invalid_argument("lowest_modes: " + std::to_string(count) + " modes of a " + std::to_string(n) +
+                                "-DOF model; expected 1 to " + std::to_string(small ? n : n - 1));
+  }
+  if (!small) {
+    if (model.is_sparse()) return shift_invert_modes(model.sparse_mass, model.sparse_stiffness, count, true);
+    return shift_invert_modes(model.mass.sparseView(), model.stiffness.sparseView(), count, true);
+  }
+  // K phi = omega^2 M phi as S y = lambda y with K = L L^T, S = L^-1 M L^-T, lambda = 1 / omega^2,
+  // phi = L^-T y: symmetric and positive semi-definite, a massless DOF's mode at lambda = 0.
+  const Eigen::MatrixXd mass = model.is_sparse() ? Eigen::MatrixXd(model.sparse_mass) : model.mass;
+  const Eigen::MatrixXd stiffness = model.is_sparse() ? Eigen::MatrixXd(model.sparse_stiffness) : model.stiffness;
+  const Eigen::LLT<Eigen::MatrixXd> llt(stiffness);
+  if (llt.info() != Eigen::Success) {
+    throw std::invalid_argument(
+        "lowest_modes: the stiffness is not positive definite (a free structure's "
+        "rigid-body modes?)");
+  }
+  const Eigen::MatrixXd half = llt.matrixL().solve(mass);  // L^-1 M
+  Eigen::MatrixXd s = llt.matrixL().solve(half.transpose());
+  s = 0.5 * (s + s.transpose()).eval();
+  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(s);
+  const Eigen::VectorXd& lambda = eigen.eigenvalues();  // ascending: the lowest frequencies last
+  const double tolerance = 1e-12 * lambda(n - 1);
+  if (!(lambda(n - count) > tolerance)) {
+    throw std::invalid_argument("lowest_modes: " + std::to_string(count) + " modes asked of a model with " +
+                                std::to_string((lambda.array() > tolerance).count()) + " DOFs with mass");
+  }
+  Modes modes;
+  modes.squared_frequencies.resize(count);
+  modes.shapes.resize(n, count);
+  for (int j = 0; j < count; ++j) {
+    const Eigen::Index i = n - 1 - j;
+    modes.squared_frequencies(j) = 1.0 / lambda(i);
+    modes.shapes.col(j) = llt.matrixU().solve(eigen.eigenvectors().col(i)) / std::sqrt(lambda(i));
+  }
+  return modes;
 }
 
 Eigen::VectorXd StructuralModel::natural_frequencies_rad_s() const {

@@ -21,6 +21,7 @@
 #include "rths/common/telemetry.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/common/virtual_link.hpp"
+#include "rths/node_numerical/modal_reduction.hpp"
 #include "rths/node_numerical/numerical_node.hpp"
 #include "rths/node_numerical/status_line.hpp"
 #include "rths/node_physical/physical_node.hpp"
@@ -153,6 +154,10 @@ class Experiment {
   [[nodiscard]] const Recorder& numerical() const { return hybrid_->recorder(); }
   [[nodiscard]] const Recorder& reference() const { return reference_->recorder(); }
   [[nodiscard]] std::int64_t steps() const { return steps_; }
+  // The reduced structure the hybrid run integrates (structure.reduction); null without one.
+  [[nodiscard]] const ReducedModel* reduction() const { return reduction_.get(); }
+  // Seconds the reduction took to set up (modes and corrections), 0 without one.
+  [[nodiscard]] double reduction_setup_s() const { return reduction_setup_s_; }
 
  private:
   void evaluate();
@@ -186,6 +191,8 @@ class Experiment {
   std::vector<PacketCounters> handshake_packets_;  // per remote site, real time
   std::vector<std::size_t> remote_;                // indices of the remote sites in the node's site list
   std::vector<std::unique_ptr<PhysicalNode>> physical_;
+  std::unique_ptr<ReducedModel> reduction_;
+  double reduction_setup_s_ = 0.0;
   std::unique_ptr<NumericalNode> hybrid_;
   std::unique_ptr<NumericalNode> reference_;
   // After the recorders they read, so that on every way out (an exception too) they finish first.

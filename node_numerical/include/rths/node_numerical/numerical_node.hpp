@@ -104,6 +104,10 @@ class NumericalNode {
     std::vector<std::string> dof_names;  // of the recorded DOFs
     // The DOFs recorded (from 0), in dof_names' order; empty: the first dof_names.size() DOFs.
     std::vector<Eigen::Index> recorded_dofs;
+    // A reduced structure's (x = T q): the rows of T of the physical DOFs recorded, one per dof_names,
+    // so that the records hold T_rec q and T_rec q'. Empty: the structure's own DOFs are recorded
+    // (recorded_dofs); given, recorded_dofs must be empty.
+    Eigen::MatrixXd output_basis;
   };
 
   NumericalNode(Setup setup, StructuralModel structure, std::unique_ptr<Integrator> integrator,
@@ -173,6 +177,8 @@ class NumericalNode {
   std::optional<std::size_t> tripped_site_;
   std::optional<std::size_t> delay_exceeded_site_;
   StructuralState state_;
+  Eigen::VectorXd recorded_displacement_;  // T_rec q of a reduced structure, sized at construction
+  Eigen::VectorXd recorded_velocity_;
   Eigen::VectorXd total_force_;
   Recorder recorder_;
   std::vector<double> row_;

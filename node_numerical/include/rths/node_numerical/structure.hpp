@@ -57,6 +57,20 @@ Eigen::SparseMatrix<double> rayleigh_damping(const Eigen::SparseMatrix<double>& 
 Eigen::VectorXd lowest_squared_frequencies(const Eigen::SparseMatrix<double>& mass,
                                            const Eigen::SparseMatrix<double>& stiffness, int count);
 
+// The modes of K phi = omega^2 M phi: the lowest `count`, ascending, each shape M-normalised
+// (phi^T M phi = 1).
+struct Modes {
+  Eigen::VectorXd squared_frequencies;  // rad^2/s^2
+  Eigen::MatrixXd shapes;               // dofs x count
+};
+
+// The lowest `count` modes of a model with a positive-definite stiffness: Lanczos with shift-invert
+// about 0 (Spectra) above 200 DOFs, a dense symmetric eigensolver below (on L^-1 M L^-T with
+// K = L L^T, so that massless DOFs, modes of infinite frequency, are never among the lowest). Throws
+// std::invalid_argument when count is out of 1..dofs - 1 (all DOFs below 200 DOFs), more than the DOFs
+// with mass, or the solver does not converge.
+Modes lowest_modes(const StructuralModel& model, int count);
+
 // The numerical substructure from a config the loader has validated: the structure's matrices and
 // damping minus every removed part (seed 000 Eq. 5).
 StructuralModel make_structure(const config::Structure& spec);
