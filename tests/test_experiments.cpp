@@ -171,25 +171,32 @@ TEST(Integrators, KrAlphaAgreesWithRk4OnTheSeed002HybridRunAndReference) {
       100.0 * (ga.run().response("x2").peak - x2) / x2, 100.0 * (newmark.run().response("x2").peak - x2) / x2);
 }
 
-TEST(RealTimeRules, StepLoopAllocatesNothing) {
-  Experiment ex(load_example("seed002/damper_3v.textproto", round_trip(0.1, 0.005)));
-  ex.run_hybrid_steps(0, 500);  // warm-up: first packets, buffers reach steady state
+// Steps [warm, last) of the hybrid run allocate nothing (new and malloc: Eigen's temporaries too),
+// after steps [0, warm): the first packets, buffers reaching their steady state.
+void expect_steps_allocate_nothing(Experiment& ex, std::int64_t warm, std::int64_t last) {
+  ex.run_hybrid_steps(0, warm);
   const std::uint64_t before = test::allocations();
-  const std::uint64_t mallocs_before = test::mallocs_on_this_thread();  // Eigen's temporaries too
-  ex.run_hybrid_steps(500, 5000);
+  const std::uint64_t mallocs_before = test::mallocs_on_this_thread();
+  ex.run_hybrid_steps(warm, last);
   EXPECT_EQ(test::allocations() - before, 0U);
   EXPECT_EQ(test::mallocs_on_this_thread() - mallocs_before, 0U);
+}
+
+TEST(RealTimeRules, StepLoopAllocatesNothing) {
+  Experiment ex(load_example("seed002/damper_3v.textproto", round_trip(0.1, 0.005)));
+  expect_steps_allocate_nothing(ex, 500, 5000);
 }
 
 // The same with a sparse model of 1000 DOFs and KR-alpha: the ladder's shear building.
 TEST(RealTimeRules, SparseModelStepLoopAllocatesNothing) {
   Experiment ex(load_example("models/shear1000/shear1000.textproto", {"duration_s=3"}));
-  ex.run_hybrid_steps(0, 500);
-  const std::uint64_t before = test::allocations();
-  const std::uint64_t mallocs_before = test::mallocs_on_this_thread();
-  ex.run_hybrid_steps(500, 3000);
-  EXPECT_EQ(test::allocations() - before, 0U);
-  EXPECT_EQ(test::mallocs_on_this_thread() - mallocs_before, 0U);
+  expect_steps_allocate_nothing(ex, 500, 3000);
+}
+
+// The same reduced to 20 modes: the reduced step and the records' T_rec q and T_rec q'.
+TEST(RealTimeRules, ReducedModelStepLoopAllocatesNothing) {
+  Experiment ex(load_example("models/shear1000/shear1000.textproto", {"duration_s=3", "structure.reduction.modes=20"}));
+  expect_steps_allocate_nothing(ex, 500, 3000);
 }
 
 }  // namespace

@@ -13,8 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "alloc_counter.hpp"
-#include "malloc_counter.hpp"
 #include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
@@ -361,18 +359,6 @@ site {
     const std::vector<double> values = ex.numerical().column(ex.numerical().column_index(column));
     EXPECT_TRUE(std::all_of(values.begin(), values.end(), [](double x) { return std::isfinite(x); })) << column;
   }
-}
-
-// The reduced step allocates nothing, the records' T_rec q and T_rec q' included.
-TEST(RealTimeRules, ReducedModelStepLoopAllocatesNothing) {
-  Experiment ex(
-      test::load_example("models/shear1000/shear1000.textproto", {"duration_s=3", "structure.reduction.modes=20"}));
-  ex.run_hybrid_steps(0, 500);
-  const std::uint64_t before = test::allocations();
-  const std::uint64_t mallocs_before = test::mallocs_on_this_thread();
-  ex.run_hybrid_steps(500, 3000);
-  EXPECT_EQ(test::allocations() - before, 0U);
-  EXPECT_EQ(test::mallocs_on_this_thread() - mallocs_before, 0U);
 }
 
 }  // namespace
