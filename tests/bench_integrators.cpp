@@ -6,7 +6,8 @@
 // correction formed once for that DOF). The shear buildings reduced to 20 and 50 modes plus the static
 // correction at the site's DOF (structure.reduction: a dense model of 21 or 51 DOFs), stepped by
 // KR-alpha and Chen-Ricles, and the reduction's set-up (modes by shift-invert Lanczos, the correction,
-// the projection). Run: build/bin/rths_bench_integrators.
+// the projection). The sparse buildings with a bilinear spring on every storey, stepped by KR-alpha.
+// Run: build/bin/rths_bench_integrators.
 #include <benchmark/benchmark.h>
 
 #include <Eigen/SparseCore>
@@ -117,6 +118,41 @@ void reduction_setup(benchmark::State& state) {
   }
 }
 
+// The sparse shear building with a bilinear spring on every storey beside its linear stiffness (a
+// tenth of the storey's, yielding at 1 mm so that the springs yield under the benchmark's motion),
+// stepped by KR-alpha: what the springs add to the step. state.range(0): storeys.
+void spring_step(benchmark::State& state) {
+  const auto storeys = static_cast<int>(state.range(0));
+  static std::map<int, StructuralModel> models;
+  auto found = models.find(storeys);
+  if (found == models.end()) {
+    StructuralModel model = cached(storeys, false);
+    const double k = 0.1 * model.sparse_stiffness.coeff(storeys - 1, storeys - 1);
+    std::vector<Eigen::Triplet<double>> entries;
+    for (int s = 0; s < storeys; ++s) {
+      HystereticLaw::Parameters law;
+      law.stiffness_n_per_m = k;
+      law.yield_force_n = 1e-3 * k;
+      law.hardening_ratio = 0.05;
+      model.springs.push_back({"storey" + std::to_string(s + 1), s, s - 1, law});
+      entries.emplace_back(s, s, k);
+      if (s == 0) continue;
+      entries.emplace_back(s - 1, s - 1, k);
+      entries.emplace_back(s, s - 1, -k);
+      entries.emplace_back(s - 1, s, -k);
+    }
+    Eigen::SparseMatrix<double> added(model.dofs(), model.dofs());
+    added.setFromTriplets(entries.begin(), entries.end());
+    model.sparse_stiffness += added;
+    found = models.emplace(storeys, std::move(model)).first;
+  }
+  const std::unique_ptr<Integrator> integrator = make_kr_alpha(found->second, kDt, 0.5);
+  integrator->set_force_dofs(std::vector<Eigen::Index>{0});
+  Eigen::VectorXd shape = Eigen::VectorXd::Zero(found->second.dofs());
+  shape(0) = 1.0;
+  run_steps(state, *integrator, shape);
+}
+
 void modal_sizes(benchmark::internal::Benchmark* b) {
   for (const int n : {100, 1000, 10000}) {
     for (const int modes : {20, 50}) b->Args({n, modes});
@@ -130,6 +166,7 @@ BENCHMARK_CAPTURE(modal_step, chen_ricles, [](const StructuralModel& m) {
 BENCHMARK_CAPTURE(modal_step, kr_alpha, [](const StructuralModel& m) {
   return make_kr_alpha(m, kDt, 0.5);
 })->Apply(modal_sizes);
+BENCHMARK(spring_step)->Arg(10)->Arg(100)->Arg(1000)->Arg(10000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(reduction_setup)->Apply(modal_sizes)->Unit(benchmark::kMillisecond);
 
 BENCHMARK_CAPTURE(step, rk4, [](const StructuralModel& m) { return make_rk4(m); })->Apply(sizes);

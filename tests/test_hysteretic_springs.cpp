@@ -15,12 +15,15 @@
 #include <string>
 #include <vector>
 
+#include "alloc_counter.hpp"
 #include "malloc_counter.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/text.hpp"
+#include "rths/common/virtual_link.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/hysteretic_spring.hpp"
+#include "rths/node_numerical/numerical_node.hpp"
 #include "rths/node_numerical/structure.hpp"
 #include "test_support.hpp"
 
@@ -150,6 +153,28 @@ TEST(HystereticLaw, BoucWenUnloadsAtItsInitialStiffness) {
   EXPECT_LT(loading, 0.06 * k);
 }
 
+// With gamma < beta, z grows on unloading from saturation: the law unloads stiffer than it loaded,
+// at k (a + (1 - a) 2 beta / (beta + gamma)) (beta = 0.75, gamma = 0.25: 1.5 k on the hysteretic part),
+// the largest tangent the model's stiffness must hold; beta and gamma swapped would give 0.5 k.
+TEST(HystereticLaw, BoucWenWithGammaBelowBetaUnloadsAtItsLargestTangent) {
+  const double k = 1e6;
+  const double fy = 2e3;
+  const double a = 0.05;
+  HystereticLaw::Parameters p = bouc_wen(k, fy, a, 2.0);
+  p.beta = 0.75;
+  p.gamma = 0.25;
+  HystereticLaw law(p);
+  const double largest = k * (a + (1.0 - a) * 1.5);
+  EXPECT_DOUBLE_EQ(law.largest_tangent_n_per_m(), largest);
+  const double u = 10.0 * fy / k;  // z saturated: tanh(10) of 1
+  const double f = law.deform(u);
+  const double du = 1e-5 * fy / k;
+  EXPECT_NEAR((f - law.deform(u - du)) / du, largest, 1e-3 * k);
+  // With gamma = beta the largest tangent is k, and the bilinear law's is k.
+  EXPECT_DOUBLE_EQ(HystereticLaw(bouc_wen(k, fy, a, 2.0)).largest_tangent_n_per_m(), k);
+  EXPECT_DOUBLE_EQ(HystereticLaw(bilinear(k, fy, 0.1)).largest_tangent_n_per_m(), k);
+}
+
 TEST(HystereticLaw, RefusesParametersWithoutADissipatingLoop) {
   const auto refused = [](HystereticLaw::Parameters p, const std::string& word) {
     try {
@@ -165,6 +190,8 @@ TEST(HystereticLaw, RefusesParametersWithoutADissipatingLoop) {
   refused(bilinear(1.0, std::nan(""), 0.1), "yield_force_n");
   HystereticLaw::Parameters p = bouc_wen(1.0, 1.0, 0.1, 2.0);
   p.gamma = 0.8;  // > beta: the loop would create energy
+  refused(p, "gamma");
+  p.gamma = -0.5;  // = -beta: z never saturates, the unloading stiffness has no bound
   refused(p, "gamma");
   p = bouc_wen(1.0, 1.0, 0.1, 0.5);
   refused(p, "exponent");
@@ -477,6 +504,54 @@ TEST(SpringConfig, TheLoaderRefusesSpringsItCannotStepNamingTheField) {
                     "spring { name: \"storey1\" dof_i: 1 dof_j: 0 }")
                 .find("has no law"),
             std::string::npos);
+}
+
+// The structure holds each spring's largest tangent: k for the bilinear storeys, and for a Bouc-Wen
+// storey with gamma < beta the stiffer unloading's (beta 0.75, gamma 0.25, a 0.05: 1.475 k); the
+// sparse form the same.
+TEST(SpringConfig, TheStructureHoldsEachSpringsLargestTangent) {
+  std::string text = example_text();
+  const std::string from = "exponent: 2";
+  text.replace(text.find(from), from.size(), "exponent: 2 beta: 0.75 gamma: 0.25");
+  const config::Experiment cfg = parse_experiment(text, "yielding_building.textproto", {}, example().parent_path());
+  const StructuralModel model = make_structure(cfg.structure());
+  const double k = 279172;
+  EXPECT_DOUBLE_EQ(model.stiffness(0, 0), 2.0 * k);        // storeys 1 and 2
+  EXPECT_DOUBLE_EQ(model.stiffness(1, 1), k + 1.475 * k);  // storeys 2 and 3
+  EXPECT_DOUBLE_EQ(model.stiffness(2, 1), -1.475 * k);     // storey 3
+  EXPECT_DOUBLE_EQ(model.stiffness(2, 2), 1.475 * k);
+  Experiment experiment(LoadedConfig{cfg, example(), example().parent_path()});
+  const RunReport& report = experiment.run();
+  EXPECT_EQ(report.exit_code, 0) << report.stop_reason;
+}
+
+// The numerical node records each spring's state from its integrator: an integrator made for another
+// model (here without the springs) is refused, not allowed to write past the record's row.
+TEST(SpringConfig, TheNodeRefusesAnIntegratorWithoutTheStructuresSprings) {
+  const LoadedConfig loaded = load_experiment(example());
+  const StructuralModel structure = make_structure(loaded.experiment.structure());
+  StructuralModel linear = structure;
+  linear.springs.clear();
+  const GroundMotion ground = el_centro(1.0);
+  const VirtualClock clock(1024.0);
+  try {
+    NumericalNode node(NumericalNode::Setup{1, 1024.0, 16, {"floor1", "floor2", "roof"}, {}, {}}, structure,
+                       make_chen_ricles(linear, 1.0 / 1024), ground, clock, {});
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("0 hysteretic springs, the structure has 3"), std::string::npos) << e.what();
+  }
+}
+
+// A whole run's step loop with springs allocates nothing: the springs, their records, the site.
+TEST(SpringConfig, TheRunsStepLoopWithSpringsAllocatesNothing) {
+  Experiment ex(load_experiment(example(), {"duration_s=3"}));
+  ex.run_hybrid_steps(0, 500);
+  const std::uint64_t before = test::allocations();
+  const std::uint64_t mallocs_before = test::mallocs_on_this_thread();
+  ex.run_hybrid_steps(500, 3000);
+  EXPECT_EQ(test::allocations() - before, 0U);
+  EXPECT_EQ(test::mallocs_on_this_thread() - mallocs_before, 0U);
 }
 
 // The example runs: a hybrid test with yielding storeys and a remote site behind a 20 ms round trip,

@@ -191,7 +191,9 @@ void check_dense_matrices(const config::Structure& structure, config::Integrator
   RowMajor stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
   check_symmetric(check, "structure.stiffness_n_per_m", stiffness);
   check_not_negative(check, "structure.stiffness_n_per_m", stiffness, "stiffness matrix");
-  // The springs' initial stiffness joins it (checked already), for the modes and massless DOFs below.
+  // The springs' initial stiffness joins it (checked already), for the modes and massless DOFs below
+  // (the model holds each one's largest tangent, k or more: the same verdict on positive, distinct
+  // frequencies).
   for (const config::HystereticSpring& spring : structure.spring()) {
     const double k =
         spring.has_bouc_wen() ? spring.bouc_wen().stiffness_n_per_m() : spring.bilinear().stiffness_n_per_m();
@@ -469,10 +471,12 @@ void check_springs(const config::Structure& structure, config::Integrator integr
                   fmt::format("is {}, expected the post-yield stiffness over the initial, 0 to below 1", ratio));
     if (!bouc_wen) continue;
     const config::BoucWenSpring& b = spring.bouc_wen();
-    // Constantinou and Adnane (1987): beta > 0 and -beta <= gamma <= beta make the loop dissipate.
+    // Constantinou and Adnane (1987): beta > 0 and -beta <= gamma <= beta make the loop dissipate;
+    // gamma = -beta left out (z never saturates: the unloading stiffness has no bound).
     check.require(b.beta() > 0.0, child(law, "beta"), fmt::format("is {}, expected > 0", b.beta()));
-    check.require(std::abs(b.gamma()) <= b.beta(), child(law, "gamma"),
-                  fmt::format("is {}, expected -beta <= gamma <= beta (beta is {}): a loop that dissipates energy",
+    check.require(b.gamma() > -b.beta() && b.gamma() <= b.beta(), child(law, "gamma"),
+                  fmt::format("is {}, expected -beta < gamma <= beta (beta is {}): a loop that dissipates energy, "
+                              "with a bounded unloading stiffness",
                               b.gamma(), b.beta()));
     check.require(b.exponent() >= 1.0 && b.exponent() <= 100.0, child(law, "exponent"),
                   fmt::format("is {}, expected 1 to 100 (the sharpness of the yield)", b.exponent()));

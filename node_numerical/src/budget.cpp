@@ -168,8 +168,11 @@ BudgetReport measure_budget(const LoadedConfig& loaded, const BudgetOptions& opt
 
 std::string format_budget(const BudgetReport& r, double share) {
   const double period_us = 1e6 / r.rate_hz;
+  // A reduced model is stepped dense, whatever the whole model's form.
+  const std::string form = r.reduced ? fmt::format("{}, stepped reduced and dense", r.sparse ? "sparse" : "dense")
+                                     : std::string(r.sparse ? "sparse" : "dense");
   std::string out = fmt::format("budget: {} — {} DOFs ({}), integrator {}, {:g} Hz (period {:.1f} us)\n", r.name,
-                                r.dofs, r.sparse ? "sparse" : "dense", r.integrator, r.rate_hz, period_us);
+                                r.dofs, form, r.integrator, r.rate_hz, period_us);
   const auto line = [&out](const std::string& what, const StepTimes& t) {
     out += fmt::format("  {:<50} p50 {:9.1f} us  p99 {:9.1f} us  max {:9.1f} us\n", what, t.p50_us, t.p99_us, t.max_us);
   };

@@ -16,7 +16,7 @@ constexpr double kBoucWenSubstep = 0.01;
 // A path longer than this many yield deformations in one step is not a structure's motion; it is
 // cut into this many sub-steps at most, so a diverging run stays bounded in time (its non-finite
 // state stops it).
-constexpr int kMaxSubsteps = 100000;
+constexpr int kMaxSubsteps = 1000;
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("hysteretic spring: " + what);
@@ -33,13 +33,22 @@ HystereticLaw::HystereticLaw(const Parameters& parameters) : parameters_(paramet
   require(p.hardening_ratio >= 0.0 && p.hardening_ratio < 1.0,
           "the post-yield stiffness ratio is " + std::to_string(p.hardening_ratio) + ", expected 0 to below 1");
   if (p.kind == Kind::kBoucWen) {
-    // Constantinou and Adnane (1987): beta > 0 and -beta <= gamma <= beta give a dissipating loop.
+    // Constantinou and Adnane (1987): beta > 0 and -beta <= gamma <= beta give a dissipating loop;
+    // gamma = -beta is left out, where z never saturates and the unloading stiffness has no bound.
     require(std::isfinite(p.beta) && p.beta > 0.0, "beta is " + std::to_string(p.beta) + ", expected > 0");
-    require(std::isfinite(p.gamma) && std::abs(p.gamma) <= p.beta,
-            "gamma is " + std::to_string(p.gamma) + ", expected -beta <= gamma <= beta");
+    require(std::isfinite(p.gamma) && p.gamma > -p.beta && p.gamma <= p.beta,
+            "gamma is " + std::to_string(p.gamma) + ", expected -beta < gamma <= beta");
     require(std::isfinite(p.exponent) && p.exponent >= 1.0 && p.exponent <= 100.0,
             "exponent is " + std::to_string(p.exponent) + ", expected 1 to 100");
   }
+}
+
+double HystereticLaw::largest_tangent(const Parameters& p) {
+  if (p.kind == Kind::kBilinear) return p.stiffness_n_per_m;
+  // dz/du on unloading from z's saturation |z|^n = 1 / (beta + gamma): (1 + (beta - gamma) / (beta +
+  // gamma)) / u_y; on loading and with gamma = beta it never exceeds 1 / u_y.
+  const double unloading = std::max(1.0, 2.0 * p.beta / (p.beta + p.gamma));
+  return p.stiffness_n_per_m * (p.hardening_ratio + (1.0 - p.hardening_ratio) * unloading);
 }
 
 void HystereticLaw::reset() {

@@ -532,11 +532,18 @@ class KrAlphaIntegrator final : public Integrator {
   }
 
   // The force's correction (1 - alpha_f) E^-1 A M^-1 (F(i) - F(i-1)) on the DOFs the sites act on,
-  // formed once per DOF: a step whose force changes only there then needs no solve for it.
+  // formed once per DOF: a step whose force changes only there then needs no solve for it. Past
+  // kMaxFormedDofs DOFs (a spring on every storey of a large model) the columns would cost n words
+  // each, and adding many of them a step more than the solve they save: the change is solved.
   void set_force_dofs(std::span<const Eigen::Index> dofs) override {
+    on_support_.assign(on_support_.size(), -1);
+    if (dofs.size() > kMaxFormedDofs) {
+      support_.clear();
+      correction_.resize(0, 0);
+      return;
+    }
     correction_.resize(equilibrium_.dofs(), static_cast<Eigen::Index>(dofs.size()));
     support_.assign(dofs.begin(), dofs.end());
-    on_support_.assign(on_support_.size(), -1);
     for (std::size_t j = 0; j < dofs.size(); ++j) {
       unit_.setZero();
       unit_(dofs[j]) = 1.0;
@@ -596,6 +603,7 @@ class KrAlphaIntegrator final : public Integrator {
 
  private:
   static constexpr bool kSparse = std::is_same_v<B, SparseBackend>;
+  static constexpr std::size_t kMaxFormedDofs = 64;
   static constexpr const char* kAName = "M + gamma dt C + beta dt^2 K";
 
   // out = E^-1 A M^-1 r
@@ -742,8 +750,9 @@ class GeneralizedAlphaIntegrator final : public Integrator {
 };
 
 // The model's hysteretic springs around an integrator explicit in displacement (Chen-Ricles,
-// KR-alpha): the model's stiffness holds each spring's initial stiffness k, so the step adds only
-// the force beyond that line, f(u) - k u (zero while the spring is elastic), to the force it holds,
+// KR-alpha): the model's stiffness holds each spring's largest tangent k (its initial stiffness but for
+// a Bouc-Wen law that unloads stiffer), so the step adds only the force beyond that line, f(u) - k u
+// (zero until the spring first yields), to the force it holds,
 // from the displacement the step starts from. That displacement is final (the integrator computed it
 // from the state before), so each spring's history moves to it once: no iteration, no trial state.
 class SpringIntegrator final : public Integrator {
@@ -802,7 +811,7 @@ class SpringIntegrator final : public Integrator {
       const SpringElement& spring = springs_[s];
       HystereticLaw& law = laws_[s];
       const double u = x(spring.dof_i) - (spring.dof_j >= 0 ? x(spring.dof_j) : 0.0);
-      const double beyond = law.deform(u) - law.initial_stiffness_n_per_m() * u;
+      const double beyond = law.deform(u) - law.largest_tangent_n_per_m() * u;
       force_(spring.dof_i) -= beyond;
       if (spring.dof_j >= 0) force_(spring.dof_j) += beyond;
     }

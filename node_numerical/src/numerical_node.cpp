@@ -97,6 +97,12 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
                                 std::to_string(setup_.recorded_dofs.size()) + " recorded DOFs of " + std::to_string(n) +
                                 "; expected one name per recorded DOF, each DOF within the model");
   }
+  if (integrator_->springs().size() != structure_.springs.size()) {
+    // The recorder's spring columns come from the structure, their values from the integrator.
+    throw std::invalid_argument("NumericalNode: the integrator steps " + std::to_string(integrator_->springs().size()) +
+                                " hysteretic springs, the structure has " + std::to_string(structure_.springs.size()) +
+                                "; expected the integrator made for this structure");
+  }
   state_.displacement = Eigen::VectorXd::Zero(n);
   state_.velocity = Eigen::VectorXd::Zero(n);
   state_.acceleration = Eigen::VectorXd::Zero(n);

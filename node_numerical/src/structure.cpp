@@ -230,12 +230,13 @@ std::vector<SpringElement> springs_of(const config::Structure& spec) {
   return springs;
 }
 
-// Each spring's initial stiffness k (u_i - u_j) assembled into the stiffness, as an FE program adds
-// an element's: +k on both diagonal entries, -k on the two coupling ones (none with the ground).
+// Each spring's largest tangent k (its initial stiffness, HystereticLaw::largest_tangent) on
+// (u_i - u_j) assembled into the stiffness, as an FE program adds an element's: +k on both diagonal
+// entries, -k on the two coupling ones (none with the ground).
 std::vector<Eigen::Triplet<double>> spring_stiffness(const std::vector<SpringElement>& springs) {
   std::vector<Eigen::Triplet<double>> entries;
   for (const SpringElement& e : springs) {
-    const double k = e.law.stiffness_n_per_m;
+    const double k = HystereticLaw::largest_tangent(e.law);
     entries.emplace_back(e.dof_i, e.dof_i, k);
     if (e.dof_j < 0) continue;
     entries.emplace_back(e.dof_j, e.dof_j, k);

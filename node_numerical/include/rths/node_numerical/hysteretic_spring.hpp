@@ -30,6 +30,12 @@ class HystereticLaw {
   [[nodiscard]] double force_n() const { return force_n_; }
   [[nodiscard]] double deformation_m() const { return u_m_; }
   [[nodiscard]] double initial_stiffness_n_per_m() const { return parameters_.stiffness_n_per_m; }
+  // The largest tangent stiffness the law can show, which the model's stiffness holds for it (the
+  // explicit integrators stay unconditionally stable where the structure is softer than their K):
+  // k for the bilinear law and for Bouc-Wen with gamma = beta; Bouc-Wen with gamma < beta unloads
+  // stiffer than it loads, up to k (a + (1 - a) 2 beta / (beta + gamma)) from saturation.
+  [[nodiscard]] double largest_tangent_n_per_m() const { return largest_tangent(parameters_); }
+  [[nodiscard]] static double largest_tangent(const Parameters& parameters);
   // Back to the virgin state at u = 0.
   void reset();
 
