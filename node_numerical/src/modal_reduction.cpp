@@ -88,14 +88,18 @@ ReducedModel reduce_modally(const StructuralModel& model, std::span<const Eigen:
 
   const Modes retained = lowest_modes(model, modes);
   std::vector<Eigen::VectorXd> columns;
-  columns.reserve(static_cast<std::size_t>(modes) + (static_correction ? interface_dofs.size() : 0));
+  columns.reserve(static_cast<std::size_t>(modes) + (static_correction ? interface_dofs.size() + 1 : 0));
   for (Eigen::Index j = 0; j < retained.shapes.cols(); ++j) columns.emplace_back(retained.shapes.col(j));
   int corrections = 0;
   if (static_correction) {
-    // Modal truncation augmentation (Dickens et al. 1997): the static response to each
-    // interface load, less its share in the columns already there, M-normalised.
-    for (const Eigen::Index d : interface_dofs) {
-      Eigen::VectorXd psi = stiffness.solve(Eigen::VectorXd::Unit(n, d));
+    // Modal truncation augmentation (Dickens et al. 1997): the static response to each load
+    // distribution the model feels, less its share in the columns already there, M-normalised: a unit
+    // load at each interface DOF (the sites' forces) and the ground's inertia load M Gamma.
+    std::vector<Eigen::VectorXd> loads;
+    for (const Eigen::Index d : interface_dofs) loads.emplace_back(Eigen::VectorXd::Unit(n, d));
+    if (model.ground_influence.cwiseAbs().maxCoeff() > 0.0) loads.emplace_back(mass_times(model.ground_influence));
+    for (const Eigen::VectorXd& load : loads) {
+      Eigen::VectorXd psi = stiffness.solve(load);
       const double own = std::sqrt(psi.dot(mass_times(psi)));
       for (int pass = 0; pass < 2; ++pass) {  // twice: Gram-Schmidt loses orthogonality once
         const Eigen::VectorXd m_psi = mass_times(psi);

@@ -32,11 +32,12 @@ struct ReducedModel {
 // Modal truncation augmentation (Dickens, Nakagawa and Wittbrodt 1997, "A critique of mode
 // acceleration and modal truncation augmentation methods for modal response analysis", Computers &
 // Structures 62(6)): T = [Phi_m, psi], Phi_m the lowest `modes` modes, psi the static responses
-// K^-1 l_j to a unit load at each interface DOF, made M-orthogonal to Phi_m and to each other
-// (Gram-Schmidt in the M inner product, twice), a vector whose remainder is below 1e-8 of its M-norm
-// dropped as dependent. The static response to any load on the interface DOFs then lies in span(T),
-// so the reduced model's static displacement there is the full model's; without psi (static_correction
-// false) the truncated modes' share of it is lost. Throws std::invalid_argument, naming
+// K^-1 l_j to a unit load at each interface DOF and K^-1 M Gamma to the ground's inertia load, made
+// M-orthogonal to Phi_m and to each other (Gram-Schmidt in the M inner product, twice), a vector whose
+// remainder is below 1e-8 of its M-norm dropped as dependent. The static response to any load on the
+// interface DOFs, and to a steady ground acceleration, then lies in span(T), so the reduced model's
+// static displacement is the full model's; without psi (static_correction false) the truncated modes'
+// share of it is lost. Throws std::invalid_argument, naming
 // structure.reduction, when K is singular (a free structure: rigid-body modes have no static
 // response), modes is out of range (1..dofs; all DOFs only where lowest_modes finds them all) or an interface DOF is
 // outside the model.
