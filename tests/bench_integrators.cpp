@@ -29,12 +29,7 @@ namespace {
 constexpr double kDt = 1.0 / 1024.0;
 
 StructuralModel model_of(const GeneratedModel& generated, bool dense) {
-  StructuralModel model;
-  model.sparse_mass = to_sparse_matrix(generated.mass);
-  model.sparse_stiffness = to_sparse_matrix(generated.stiffness);
-  model.sparse_damping = rayleigh_damping(model.sparse_mass, model.sparse_stiffness, 1, 0.02, 3, 0.02);
-  model.ground_influence =
-      Eigen::Map<const Eigen::VectorXd>(generated.ground_influence.data(), static_cast<Eigen::Index>(generated.dofs));
+  StructuralModel model = structural_model(generated);
   return dense ? dense_form(std::move(model)) : model;
 }
 

@@ -38,13 +38,7 @@ GroundMotion el_centro() {
 
 // The uniform shear building of model_ladder.hpp with 2 % Rayleigh damping at modes 1 and 3, sparse.
 StructuralModel shear_model(std::uint32_t storeys) {
-  const GeneratedModel generated = shear_building(storeys);
-  StructuralModel model;
-  model.sparse_mass = to_sparse_matrix(generated.mass);
-  model.sparse_stiffness = to_sparse_matrix(generated.stiffness);
-  model.sparse_damping = rayleigh_damping(model.sparse_mass, model.sparse_stiffness, 1, 0.02, 3, 0.02);
-  model.ground_influence = Eigen::VectorXd::Ones(storeys);
-  return model;
+  return structural_model(shear_building(storeys));
 }
 
 // omega_j of the uniform shear building of n storeys: 2 sqrt(k/m) sin((2j - 1) pi / (2 (2n + 1))).

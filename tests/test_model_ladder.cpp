@@ -92,12 +92,7 @@ TEST(ModelLadder, TheExactStepGivesTheStepResponseInClosedForm) {
 TEST(ModelLadder, AThousandStoreyShearBuildingMatchesItsModalSolutionInClosedForm) {
   constexpr std::uint32_t kStoreys = 1000;
   constexpr double kDuration = 10.0;
-  const GeneratedModel generated = shear_building(kStoreys);
-  StructuralModel model;
-  model.sparse_mass = to_sparse_matrix(generated.mass);
-  model.sparse_stiffness = to_sparse_matrix(generated.stiffness);
-  model.sparse_damping = rayleigh_damping(model.sparse_mass, model.sparse_stiffness, 1, 0.02, 3, 0.02);
-  model.ground_influence = Eigen::VectorXd::Ones(kStoreys);
+  const StructuralModel model = structural_model(shear_building(kStoreys));
   const GroundMotion ground = load_two_column(record(), kStandardGravity, 0.2);
 
   // Closed form.

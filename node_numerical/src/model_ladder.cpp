@@ -225,6 +225,16 @@ GeneratedModel plane_frame(std::uint32_t bays, std::uint32_t storeys) {
   return model;
 }
 
+StructuralModel structural_model(const GeneratedModel& model) {
+  StructuralModel structure;
+  structure.sparse_mass = to_sparse_matrix(model.mass);
+  structure.sparse_stiffness = to_sparse_matrix(model.stiffness);
+  structure.sparse_damping = rayleigh_damping(structure.sparse_mass, structure.sparse_stiffness, 1, 0.02, 3, 0.02);
+  structure.ground_influence =
+      Eigen::Map<const Eigen::VectorXd>(model.ground_influence.data(), static_cast<Eigen::Index>(model.dofs));
+  return structure;
+}
+
 void write_model(const GeneratedModel& model, const std::filesystem::path& dir, const std::string& name,
                  const std::string& ground_motion, const std::string& generated_by) {
   std::filesystem::create_directories(dir);

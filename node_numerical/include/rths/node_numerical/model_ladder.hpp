@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "rths/common/matrix_market.hpp"
+#include "rths/node_numerical/structure.hpp"
 
 namespace rths {
 
@@ -40,6 +41,10 @@ constexpr double kShearBuildingFloorMass = 2.0e5;
 // tenth of the first storey's lateral stiffness at the ux of the first floor's first column. Records
 // that DOF, the ux of the first column at mid-height and at the roof.
 GeneratedModel plane_frame(std::uint32_t bays, std::uint32_t storeys);
+
+// The model as write_model's experiment holds it: sparse, 2 % Rayleigh damping at modes 1 and 3, the
+// ground influence of its DOF map (for the tests and benchmarks that step it without a config).
+StructuralModel structural_model(const GeneratedModel& model);
 
 // Writes mass.mtx and stiffness.mtx (symmetric), dofs.csv (the DOF map) and NAME.textproto, an
 // experiment with KR-alpha at 1024 Hz, 2 % Rayleigh damping at modes 1 and 3, El Centro 1940 NS x 0.2
