@@ -486,6 +486,9 @@ TEST(SpringConfig, TheLoaderRefusesSpringsItCannotStepNamingTheField) {
   EXPECT_NE(refusal("dof_i: 3 dof_j: 2", "dof_i: 3 dof_j: 3").find("structure.spring[2].dof_j: is 3"),
             std::string::npos);
   EXPECT_NE(refusal("name: \"storey2\"", "name: \"storey1\"").find("structure.spring[1].name"), std::string::npos);
+  EXPECT_NE(refusal("\"floor2\", \"roof\"", "\"floor2\", \"fs_storey3\"")
+                .find("structure.spring[2].name: \"storey3\" would record its state in column \"fs_storey3\""),
+            std::string::npos);
   EXPECT_NE(refusal("exponent: 2", "exponent: 2 gamma: 0.9").find("structure.spring[2].bouc_wen.gamma: is 0.9"),
             std::string::npos);
   EXPECT_NE(refusal("yield_force_n: 8000 hardening_ratio", "yield_force_n: -1 hardening_ratio")

@@ -451,6 +451,15 @@ void check_springs(const config::Structure& structure, config::Integrator integr
       check.fail(child(at, "name"),
                  fmt::format("\"{}\" is also structure.spring[{}]'s; expected distinct names", name, other->second));
     }
+    // Its columns us_NAME and fs_NAME must not be a DOF's (the DOFs' columns are their names).
+    for (const std::string& column : {"us_" + name, "fs_" + name}) {
+      if (std::find(structure.dof_name().begin(), structure.dof_name().end(), column) != structure.dof_name().end()) {
+        check.fail(child(at, "name"),
+                   fmt::format("\"{}\" would record its state in column \"{}\", which is also a DOF's name "
+                               "(structure.dof_name); expected names whose columns differ",
+                               name, column));
+      }
+    }
     check.require(spring.dof_i() >= 1 && spring.dof_i() <= dofs, child(at, "dof_i"),
                   fmt::format("is {}, expected a DOF from 1 to dofs = {}", spring.dof_i(), dofs));
     check.require(spring.dof_j() <= dofs && spring.dof_j() != spring.dof_i(), child(at, "dof_j"),
