@@ -760,7 +760,6 @@ class SpringIntegrator final : public Integrator {
   SpringIntegrator(const StructuralModel& model, std::unique_ptr<Integrator> inner)
       : inner_(std::move(inner)), springs_(model.springs), force_(Eigen::VectorXd::Zero(model.dofs())) {
     laws_.reserve(springs_.size());
-    std::vector<Eigen::Index> dofs;
     for (const SpringElement& spring : springs_) {
       const Eigen::Index n = model.dofs();
       if (spring.dof_i < 0 || spring.dof_i >= n || spring.dof_j < -1 || spring.dof_j >= n ||
@@ -770,15 +769,13 @@ class SpringIntegrator final : public Integrator {
                                     std::to_string(n) + "-DOF model; expected two distinct DOFs within it");
       }
       laws_.emplace_back(spring.law);
-      dofs.push_back(spring.dof_i);
-      if (spring.dof_j >= 0) dofs.push_back(spring.dof_j);
+      spring_dofs_.push_back(spring.dof_i);
+      if (spring.dof_j >= 0) spring_dofs_.push_back(spring.dof_j);
     }
-    std::sort(dofs.begin(), dofs.end());
-    dofs.erase(std::unique(dofs.begin(), dofs.end()), dofs.end());
-    spring_dofs_ = dofs;
-    inner_->set_force_dofs(spring_dofs_);
   }
 
+  // The sites' DOFs and the springs': the force changes on both (without this call the inner
+  // integrator prepares for none, and steps alike).
   void set_force_dofs(std::span<const Eigen::Index> dofs) override {
     std::vector<Eigen::Index> all(spring_dofs_);
     all.insert(all.end(), dofs.begin(), dofs.end());
@@ -820,8 +817,8 @@ class SpringIntegrator final : public Integrator {
   std::unique_ptr<Integrator> inner_;
   std::vector<SpringElement> springs_;
   std::vector<HystereticLaw> laws_;
-  std::vector<Eigen::Index> spring_dofs_;
-  Eigen::VectorXd force_;  // the held force plus the springs' force beyond their initial stiffness
+  std::vector<Eigen::Index> spring_dofs_;  // with repeats: set_force_dofs sorts them with the sites'
+  Eigen::VectorXd force_;                  // the held force plus the springs' force beyond their initial stiffness
 };
 
 // An integrator that is not explicit in displacement cannot take the springs' force without iterating.
