@@ -396,7 +396,7 @@ TEST(YieldingBuilding, ASpringThatNeverYieldsIsTheLinearModel) {
 // Bouc-Wen storeys: against the same independent integration with the closed-form-checked law in
 // the reference's place is circular; instead, a Bouc-Wen storey of n = 20 is nearly bilinear
 // (elastic-perfectly plastic with hardening a): its response is the bilinear building's within a
-// share of the smooth knee.
+// share of the smooth knee (1 %; measured 0.42 %).
 TEST(YieldingBuilding, ASharpBoucWenStoreyBehavesAsTheBilinearOne) {
   const GroundMotion ground = el_centro(1.0);
   const double dt = 1.0 / 1024;
@@ -407,7 +407,7 @@ TEST(YieldingBuilding, ASharpBoucWenStoreyBehavesAsTheBilinearOne) {
   const double difference = std::abs(peak(smooth) - peak(sharp)) / peak(sharp);
   std::printf("[ measured ] roof peak: Bouc-Wen n = 20 %.4f m, bilinear %.4f m (%.2f %%)\n", peak(smooth), peak(sharp),
               100.0 * difference);
-  EXPECT_LT(difference, 0.05);
+  EXPECT_LT(difference, 0.01);  // measured 0.42 %
 }
 
 // The step with springs allocates nothing (the real-time rule), dense and sparse.
@@ -580,7 +580,10 @@ TEST(SpringConfig, TheYieldingBuildingExampleRunsAndRecordsItsLoops) {
     if (name != "roof") continue;
     std::printf("[ measured ] roof peak %.4f m, hybrid against the reference: J_peak %.3f %%, J_rms %.3f %%\n", m.peak,
                 m.j_peak_pct, m.j_rms_pct);
-    EXPECT_LT(m.j_rms_pct, 2.0);
+    // The site's model is exact, so the hybrid run is the reference to rounding (measured 0.000 %): a
+    // spring that differed between the two, or shared its history, would show.
+    EXPECT_LT(m.j_rms_pct, 1e-3);
+    EXPECT_LT(m.j_peak_pct, 1e-3);
   }
 }
 
