@@ -6,6 +6,10 @@ set -euo pipefail
 SELF=$(basename "$0")
 # shellcheck source=deploy/lib/messages.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/messages.sh"
+# shellcheck source=deploy/lib/packages.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/packages.sh"
+# shellcheck source=deploy/lib/debian_root.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib/debian_root.sh"
 cd "$(dirname "$0")/.."
 
 usage() {
@@ -28,9 +32,10 @@ Usage: deploy/package-check.sh [--build DIR] [--mirror URL] [--fresh-root] [--ke
        and leaves summary.json with exit_code 0.
 4. Removes the copied root (--keep leaves it for inspection) and prints the time of each phase.
 
-Needs root (debootstrap, chroot), debootstrap (installed with apt-get when missing), dpkg-dev
-(dpkg-shlibdeps, for the package's dependencies) and the mirror over the network. The first run
-takes minutes (debootstrap); later runs reuse the cached root.
+Needs root (debootstrap, chroot), and installs what is missing of debootstrap, dpkg-dev
+(dpkg-shlibdeps, for the package's dependencies) and file (cpack finds the executables with it);
+and the mirror over the network. The first run takes minutes (debootstrap); later runs reuse the
+cached root.
 
 Options:
   --build DIR    Build folder (default build). The package and the cache go there.
@@ -66,13 +71,9 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $mirror =~ ^https?:// ]] || bad_usage "--mirror: expected an http(s) URL, got '$mirror'"
 
-[[ $(id -u) -eq 0 ]] || skip "needs root (debootstrap and chroot)"
-if ! command -v debootstrap >/dev/null; then
-  note "installing debootstrap"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null ||
-    skip "debootstrap is missing and apt-get could not install it"
-fi
-command -v dpkg-shlibdeps >/dev/null || die "dpkg-shlibdeps is missing (apt-get install dpkg-dev)"
+need_debootstrap
+# cpack -G DEB runs dpkg-shlibdeps (dpkg-dev) for the dependencies and file(1) to find the executables.
+install_missing --no-install-recommends dpkg-dev file
 
 started=$SECONDS
 phase_start=$SECONDS
@@ -103,24 +104,14 @@ phase_done "cpack -G DEB"
 
 # ---- 2. the cached Debian 12 root ----------------------------------------------------------------
 cache=$build/package-check
-base=$cache/bookworm
 mkdir -p "$cache/archives"
-# debootstrap writes the marker last: a root without it is an interrupted debootstrap.
-if ((fresh_root)) || [[ ! -f $base/.rths-debootstrap-complete ]]; then
-  rm -rf "$base"
-  note "debootstrap bookworm from $mirror into $base (minutes, once)"
-  debootstrap --variant=minbase bookworm "$base" "$mirror" >"$cache/debootstrap.log" 2>&1 ||
-    die "debootstrap failed (see $cache/debootstrap.log)"
-  touch "$base/.rths-debootstrap-complete"
-  phase_done "debootstrap bookworm (once)"
-else
-  phase_done "cached bookworm root"
-fi
+bookworm_root "$cache" "$mirror" "$fresh_root"
+phase_done "bookworm root (debootstrap once, then cached)"
 
 # ---- 3. install and run in a fresh copy ----------------------------------------------------------
 root=$cache/root
 rm -rf "$root"
-cp -a "$base" "$root"
+cp -a "$cache/bookworm" "$root"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
 cp "$deb" "$root/tmp/"
 find "$cache/archives" -name '*.deb' -exec cp {} "$root/var/cache/apt/archives/" \;
@@ -148,10 +139,7 @@ echo "run: \$(grep -o '"steps": *"*[0-9]*' /tmp/x/summary.json | head -1), recor
 EOF
 )
 rc=0
-# shellcheck disable=SC2016 # $1 and $2 are the inner shell's arguments: the root and the script.
-unshare --mount --propagation private sh -c '
-  mount -t proc proc "$1/proc" && mount --rbind /dev "$1/dev" && exec chroot "$1" /bin/sh -c "$2"' \
-  sh "$root" "$inside" 2>&1 | sed "s/^/$SELF: [bookworm] /" >&2 || rc=$?
+in_root "$root" "$inside" 2>&1 | sed "s/^/$SELF: [bookworm] /" >&2 || rc=$?
 # Keep what apt downloaded for the next run.
 find "$root/var/cache/apt/archives" -maxdepth 1 -name '*.deb' ! -name 'rths_*' -exec cp -u {} "$cache/archives/" \;
 phase_done "apt-get install + run in chroot"
