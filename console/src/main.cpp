@@ -89,11 +89,11 @@ rths::CommandLine command_line(Options& o) {
   cli.flag("quiet", o.quiet, "Print only errors.").alias("-q");
   cli.epilogue(R"(Prints "serving http://HOST:PORT/" and "telemetry on HOST:PORT" once both listen, then runs until
 SIGINT or SIGTERM, and then "stopped: N telemetry datagrams accepted, M dropped". GET /api/status
-answers the console's counters (accepted, dropped by why), nodes and stop requests as JSON. Exit
-codes: 0 stopped by a signal; 1 failure (a port taken, uPlot missing: deploy/setup.sh installs it);
-2 bad command line (no --key, a key file that is missing, readable by others or malformed, a short
-token, a page folder without the page, a reachable page without a token, a replay folder that is
-not there).
+answers the console's counters (accepted, dropped by why), nodes and stop requests as JSON.
+Exit codes: 0 stopped by a signal; 1 failure (a port taken, uPlot missing: deploy/setup.sh installs
+it); 2 bad command line (no --key, a key file that is missing, readable by others or malformed, a
+short token, a page folder without the page, a reachable page without a token, a replay folder that
+is not there).
 )");
   return cli;
 }
