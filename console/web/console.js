@@ -378,7 +378,7 @@ function renderNodes() {
     if (!row) {
       const tr = document.createElement("tr");
       const tds = [...Array(COLUMNS)].map(() => tr.appendChild(document.createElement("td")));
-      body.appendChild(tr);
+      if (name === "numerical") body.prepend(tr); else body.appendChild(tr);  // the test's own row first
       row = { tr, tds };
       rows.set(name, row);
     }
