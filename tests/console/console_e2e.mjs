@@ -5,7 +5,7 @@
 //    1400 x 1000. The page must show the experiment's name, its progress (t of T), every site's
 //    charts fed, the round trip on its own axis in ms, held steps, drops and late ticks as rates,
 //    legends with the newest values, both sites within the screen, and redraw at most 10 times a
-//    second; its Stop button must end the test with every node's documented exit code (numerical
+//    second (each chart at most 5); its Stop button must end the test with every node's documented exit code (numerical
 //    6, interrupted; each site 5, aborted by the numerical node), and the page says the stop was
 //    acknowledged. Chromium's CPU time over the live run is printed.
 // 2. Hostile telemetry, sealed with the key (what a compromised node could send): script in every
@@ -148,7 +148,7 @@ try {
   check(view.displacement.legend.slice(1).every((v) => v !== "--" && v !== ""), `a legend without values: ${view.displacement.legend}`);
   check(view.bottom <= VIEW.height && view.right <= VIEW.width,
     `two sites do not fit ${VIEW.width} x ${VIEW.height}: bottom ${view.bottom}, right ${view.right}`);
-  // Redraws: at most 10 a second, each of the charts whose data changed.
+  // Redraws: the table at most 10 a second, each chart whose data changed at most 5.
   const before = await page.evaluate(() => ({ redraws: window.rths.redraws, draws: window.rths.draws, charts: Object.keys(window.rths.charts).length }));
   const cpu0 = browser.cpuSeconds();
   const t0 = Date.now();
@@ -161,7 +161,7 @@ try {
   console.log(`redraws ${redrawHz.toFixed(1)}/s, chart draws ${drawHz.toFixed(1)}/s of ${before.charts} charts; ` +
     `chromium CPU over ${seconds.toFixed(1)} s: ${(100 * (cpu1 - cpu0) / seconds).toFixed(1)} % of a core`);
   check(redrawHz <= 11, `the page redrew ${redrawHz.toFixed(1)} times a second, more than 10`);
-  check(drawHz <= 11 * before.charts, `${drawHz.toFixed(1)} chart draws a second for ${before.charts} charts`);
+  check(drawHz <= 5.5 * before.charts, `${drawHz.toFixed(1)} chart draws a second for ${before.charts} charts, more than 5 each`);
   await page.screenshot(path.join(outDir, "console-running.png"));
 
   await page.click("#stop");
