@@ -115,11 +115,12 @@ scale_config() {
   rm -f "$file.structure"
 }
 
-# rths-console on free ports with a page's event stream attached (curl): sets console_pid, curl_pid
-# and telemetry_at.
+# rths-console on free ports with a page's event stream attached (curl), its key in $out/console.key
+# (made once): sets console_pid, curl_pid and telemetry_at.
 start_console() {
   local log=$1 i web=""
-  "$bin/rths-console" --listen 127.0.0.1:0 --telemetry 127.0.0.1:0 >"$log" 2>&1 &
+  [ -f "$out/console.key" ] || "$bin/rths-numerical" keygen "$out/console.key" >/dev/null
+  "$bin/rths-console" --listen 127.0.0.1:0 --telemetry 127.0.0.1:0 --key "$out/console.key" >"$log" 2>&1 &
   console_pid=$!
   for i in $(seq 1 100); do
     web=$(sed -n 's/^serving //p' "$log")
@@ -153,7 +154,7 @@ console_bench() {
       local console_flags=()
       if [ "$condition" != none ]; then
         start_console "$out/console-$condition-$r.log"
-        console_flags=(--console "$telemetry_at")
+        console_flags=(--console "$telemetry_at" --console-key "$out/console.key")
       fi
       "$bin/rths-numerical" loopback $damper --quiet --no-plots --out "$run" --set duration_s="$seconds" \
         "${privileged[@]}" "${console_flags[@]+"${console_flags[@]}"}" &
@@ -178,7 +179,7 @@ console_bench() {
   began=$(date +%s.%N)
   echo "== rths-console serving $n remote sites, 20 s, privileged"
   "$bin/rths-numerical" loopback "$run.textproto" --quiet --no-plots --out "$run" --set duration_s=20 \
-    --set realtime.priority=80 --set realtime.spin_s=0 --console "$telemetry_at" || true
+    --set realtime.priority=80 --set realtime.spin_s=0 --console "$telemetry_at" --console-key "$out/console.key" || true
   after=$(cpu_s "$console_pid")
   ended=$(date +%s.%N)
   stop_console

@@ -78,7 +78,7 @@ with its page and uPlot in /usr/share/rths/console), the example
 experiments with their ground motions in /usr/share/rths/examples, and the
 documentation.")
 # Runtime dependencies from the libraries the executables link (dpkg-shlibdeps, in dpkg-dev):
-# libprotobuf, libspdlog, libfmt, libsodium, libcivetweb, libstdc++ and libc with the versions they were built against.
+# libprotobuf, libspdlog, libfmt, libsodium, libstdc++ and libc with the versions they were built against.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # rths-study draws its plots with gnuplot and writes the scripts without it.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS gnuplot-nox)

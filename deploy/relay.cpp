@@ -362,6 +362,8 @@ from the kernel's receive timestamp; order is kept unless the impairment allows 
              "at most 1e6; raise it to the host's wake-up latency, see rths-bench-loop).");
   cli.text("console", "HOST:PORT", o.telemetry.console,
            "Publish each direction's counters to rths-console listening there. Default: none.");
+  cli.path("console-key", "FILE", o.telemetry.key_file,
+           "(with --console) The console's key file, the one rths-console holds (its --key).");
   cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
              "Telemetry datagrams per second. Default 50.");
   cli.flag("quiet", o.quiet, "Print only errors (the summary is still written).").alias("-q");
@@ -469,5 +471,8 @@ int main(int argc, char** argv) {
     return *failed;
   }
   const auto& stop = rths::install_stop_signals();
-  return rths::run_logged([&] { return relay(config, o, out, stop); });
+  return rths::run_logged([&] {
+    rths::load_telemetry_key(o.telemetry);
+    return relay(config, o, out, stop);
+  });
 }

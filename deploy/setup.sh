@@ -30,14 +30,15 @@ build_dir=${build_dir:-build}
 # Recommends would pull in about 260 packages (X libraries, documentation) that nothing here uses.
 install_missing --no-install-recommends g++ cmake make pkg-config libasio-dev libeigen3-dev libprotobuf-dev \
   protobuf-compiler libspdlog-dev libfmt-dev libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev iproute2 \
-  gnuplot-nox parallel libcivetweb-dev libspectra-dev
+  gnuplot-nox parallel libspectra-dev
 # The console's page draws with uPlot, from the npm registry at the version console/web/package-lock.json
-# pins (with playwright-core, which drives chromium in the console's test). Node.js and npm from
-# Debian unless the machine has them already (a NodeSource Node.js brings its own npm).
+# pins (its only package: the console's browser test drives chromium with no npm package, on Debian's
+# Node.js 18 as on later ones). Node.js and npm from Debian unless the machine has them already (a
+# NodeSource Node.js brings its own npm). npm's warnings are printed, not hidden.
 command -v npm >/dev/null || install_missing --no-install-recommends npm
 if [[ ! -f console/web/node_modules/.package-lock.json ||
   console/web/package-lock.json -nt console/web/node_modules/.package-lock.json ]]; then
-  (cd console/web && npm ci --no-audit --no-fund --loglevel=error >/dev/null) ||
+  (cd console/web && npm ci --no-audit --no-fund) ||
     echo "$SELF: npm ci in console/web failed: rths-console will say uPlot is missing" >&2
 fi
 

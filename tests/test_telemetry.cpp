@@ -1,4 +1,5 @@
-// Telemetry (TelemetryPublisher, a node's side) and the console's hub of it (TelemetryHub).
+// Telemetry (TelemetryPublisher, a node's side), its sealed frames, and the console's hub of it
+// (TelemetryHub): what it takes, what it drops and counts, where the stop request goes.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -11,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include <sodium.h>
 #include <asio/io_context.hpp>
 
 #include "process.hpp"
@@ -25,48 +27,93 @@ namespace rths {
 namespace {
 
 using namespace std::chrono_literals;
+namespace frame = telemetry_frame;
 
-// A console's socket on 127.0.0.1: what a publisher sends it, and requests back.
+SecretKey random_key() {
+  ensure_crypto();
+  std::array<unsigned char, SecretKey::kBytes> bytes{};
+  randombytes_buf(bytes.data(), bytes.size());
+  return SecretKey{std::span<const unsigned char, SecretKey::kBytes>(bytes)};
+}
+
+TelemetryOptions options(const std::string& address, double rate_hz, const SecretKey& key) {
+  TelemetryOptions o;
+  o.console = address;
+  o.rate_hz = rate_hz;
+  o.key = key;
+  return o;
+}
+
+std::string_view text(std::span<const std::byte> bytes) {
+  return {reinterpret_cast<const char*>(bytes.data()),
+          bytes.size()};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+}
+
+// A console's socket on 127.0.0.1 holding the key: what a publisher sends it, opened, and requests back.
 struct FakeConsole {
+  explicit FakeConsole(const SecretKey& key) : keys(frame::derive_keys(key)) {}
+  frame::Keys keys;
   asio::io_context io;
   UdpLink link{io, "127.0.0.1", 0};
   [[nodiscard]] std::string address() const { return "127.0.0.1:" + std::to_string(link.local_port()); }
-  // The next datagram within timeout ("" when none came).
-  std::string next(std::chrono::milliseconds timeout = 2000ms) {
+  // The next frame within timeout, opened (nullopt when none came or it did not open).
+  std::optional<frame::Opened> next(std::chrono::milliseconds timeout = 2000ms) {
     std::array<std::byte, 65536> rx{};
     const auto until = std::chrono::steady_clock::now() + timeout;
     while (std::chrono::steady_clock::now() < until) {
       if (const std::size_t n = link.receive(rx); n != 0) {
-        return {reinterpret_cast<const char*>(rx.data()), n};
+        return frame::open(keys.to_console, text(std::span(rx).first(n)));
       }
       link.wait_readable(10'000'000);
     }
-    return {};
+    return std::nullopt;
   }
+  void send(const std::string& bytes) { link.send(std::as_bytes(std::span(bytes.data(), bytes.size()))); }
 };
 
+TEST(TelemetryFrame, OpensOnlyUnderItsKeyAndUnaltered) {
+  const SecretKey key = random_key();
+  const frame::Header h{frame::Kind::kTelemetry, frame::random_run(), 7, {}};
+  const std::string sealed = frame::seal(key, h, R"({"node":"numerical"})");
+  const auto opened = frame::open(key, sealed);
+  ASSERT_TRUE(opened);
+  EXPECT_EQ(opened->body, R"({"node":"numerical"})");
+  EXPECT_EQ(opened->header.sequence, 7U);
+  EXPECT_EQ(opened->header.run, h.run);
+  EXPECT_FALSE(frame::open(random_key(), sealed));
+  for (const std::size_t at : {std::size_t{5}, std::size_t{8}, std::size_t{24}, std::size_t{32}, sealed.size() - 1}) {
+    std::string altered = sealed;
+    altered[at] = static_cast<char>(altered[at] ^ 1);
+    EXPECT_FALSE(frame::open(key, altered)) << "byte " << at;
+  }
+  EXPECT_FALSE(frame::open(key, R"({"node":"numerical","token":"x","state":"running"})"));
+}
+
 TEST(Telemetry, ADatagramCarriesTheNewestRowByNameTheStateAndNaNAsNull) {
-  FakeConsole console;
+  const SecretKey key = random_key();
+  FakeConsole console(key);
   Recorder rec({{"t", "s"}, {"x1", "m"}, {"force", "N"}}, 10);
   rec.record(std::array{0.0, 0.001, 5.0});
   rec.record(std::array{0.5, 0.002, std::numeric_limits<double>::quiet_NaN()});
-  TelemetryPublisher pub("site lab", {console.address(), 50.0});
+  TelemetryPublisher pub("site lab", options(console.address(), 50.0, key));
   pub.add_stream("site", rec);
   pub.add_figure("held_steps", [] { return 3.0; });
+  pub.set_experiment("two sites");
   pub.set_state(NodeState::kStopped, "exit 5: the \"numerical\" node aborted");
   const std::string d = pub.datagram(0);
   EXPECT_NE(d.find(R"("node":"site lab")"), std::string::npos) << d;
   EXPECT_NE(d.find(R"("state":"stopped","reason":"exit 5: the \"numerical\" node aborted")"), std::string::npos) << d;
+  EXPECT_NE(d.find(R"("experiment":"two sites")"), std::string::npos) << d;
   EXPECT_NE(d.find(R"("figures":{"held_steps":3})"), std::string::npos) << d;
   EXPECT_NE(d.find(R"("rows":2,"columns":["t_s","x1_m","force_N"],"values":[0.5,0.002,null])"), std::string::npos) << d;
-  EXPECT_EQ(console::json_string_field(d, "token"), pub.token());
-  EXPECT_EQ(pub.token().size(), 32U);
+  EXPECT_EQ(console::json_string_field(d, "reason"), "exit 5: the \"numerical\" node aborted");
 }
 
 TEST(Telemetry, ALatestRowStreamSendsTheRowLastSetAndNothingBefore) {
-  FakeConsole console;
+  const SecretKey key = random_key();
+  FakeConsole console(key);
   LatestRow latest({"t_s", "command_m"});
-  TelemetryPublisher pub("target lab", {console.address(), 50.0});
+  TelemetryPublisher pub("target lab", options(console.address(), 50.0, key));
   pub.add_stream("target", latest);
   EXPECT_NE(pub.datagram(0).find(R"("stream":"target","rows":0})"), std::string::npos) << pub.datagram(0);
   latest.set(std::array{0.1, 0.004});
@@ -75,71 +122,95 @@ TEST(Telemetry, ALatestRowStreamSendsTheRowLastSetAndNothingBefore) {
       << pub.datagram(0);
 }
 
-TEST(Telemetry, ThePublisherSendsAtItsRateFromItsOwnThread) {
-  FakeConsole console;
+TEST(Telemetry, ThePublisherSendsSealedFramesAtItsRateWithIncreasingSequence) {
+  const SecretKey key = random_key();
+  FakeConsole console(key);
   Recorder rec({{"t", "s"}}, 10);
   rec.record(std::array{0.25});
-  TelemetryPublisher pub("numerical", {console.address(), 100.0});
+  TelemetryPublisher pub("numerical", options(console.address(), 100.0, key));
   pub.add_stream("numerical", rec);
   pub.start();
-  std::vector<std::string> got;
+  std::vector<frame::Opened> got;
   const auto began = std::chrono::steady_clock::now();
   while (got.size() < 10) {
-    const std::string d = console.next();
-    ASSERT_FALSE(d.empty()) << "no telemetry within 2 s";
-    got.push_back(d);
+    const auto d = console.next();
+    ASSERT_TRUE(d) << "no frame that opens under the key within 2 s";
+    got.push_back(*d);
   }
-  // Ten datagrams at 100 Hz take about 90 ms; a publisher that sent as fast as it could would take
+  // Ten frames at 100 Hz take about 90 ms; a publisher that sent as fast as it could would take
   // none, one at 10 Hz would take 900 ms (a rate, not a timing test: bounds 5x apart).
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   EXPECT_GT(elapsed_s, 0.045);
   EXPECT_LT(elapsed_s, 0.6);
-  EXPECT_NE(got.back().find(R"("values":[0.25])"), std::string::npos) << got.back();
+  EXPECT_NE(got.back().body.find(R"("values":[0.25])"), std::string::npos) << got.back().body;
+  for (std::size_t i = 1; i < got.size(); ++i) {
+    EXPECT_EQ(got[i].header.sequence, got[i - 1].header.sequence + 1);
+    EXPECT_EQ(got[i].header.run, pub.run());
+  }
 }
 
-TEST(Telemetry, AStopRequestCountsOnlyWithTheTokenAndFromTheConsole) {
-  FakeConsole console;
+// The stop request counts only sealed with the console's key, addressed to this run, echoing the
+// challenge the publisher holds, from the console's address; it is acknowledged in the next frame.
+TEST(Telemetry, AStopCountsOnlyAuthenticatedForThisRunFreshAndFromTheConsole) {
+  const SecretKey key = random_key();
+  FakeConsole console(key);
   std::atomic<int> stops{0};
-  TelemetryPublisher pub("numerical", {console.address(), 200.0});
+  TelemetryPublisher pub("numerical", options(console.address(), 200.0, key));
   pub.on_stop([&] { ++stops; });
   pub.start();
-  ASSERT_FALSE(console.next().empty());
+  ASSERT_TRUE(console.next());
   console.link.adopt_last_source();  // answer the publisher, as rths-console does
-  const auto send = [](UdpLink& link, const std::string& text) {
-    link.send(std::as_bytes(std::span(text.data(), text.size())));
+  frame::Challenge challenge{};
+  challenge[0] = 42;
+  const auto stop_frame = [&](const SecretKey& k, const frame::RunId& run, const frame::Challenge& echo) {
+    return frame::seal(k, {frame::Kind::kStop, run, 5, echo}, R"({"stop":"operator"})");
   };
-  send(console.link, R"({"stop":"00000000000000000000000000000000"})");  // a guessed token
-  send(console.link, R"({"stop":")" + pub.token() + R"(","x":1})");      // not the request
-  // The right request from another port of this host: not the console.
+  // Before any challenge: a stop echoing nothing (zeros) is no stop.
+  console.send(stop_frame(console.keys.to_node, pub.run(), {}));
+  console.send(frame::seal(console.keys.to_node, {frame::Kind::kChallenge, pub.run(), 1, challenge}, ""));
+  console.send(stop_frame(random_key(), pub.run(), challenge));                    // another key
+  console.send(stop_frame(console.keys.to_console, pub.run(), challenge));         // the other direction's key
+  console.send(stop_frame(console.keys.to_node, frame::random_run(), challenge));  // another run (a recording)
+  frame::Challenge other = challenge;
+  other[1] = 1;
+  console.send(stop_frame(console.keys.to_node, pub.run(), other));  // a challenge it never held
+  console.send(R"({"stop":"00000000000000000000000000000000"})");    // the old plain request
+  // The right stop from another port of this host: not the console.
   asio::io_context io;
-  UdpLink other(io, "127.0.0.1", 0);
+  UdpLink intruder(io, "127.0.0.1", 0);
   const std::string source = console.link.peer_description();
-  const auto colon = source.rfind(':');
-  other.set_peer("127.0.0.1", static_cast<std::uint16_t>(std::stoi(source.substr(colon + 1))));
-  send(other, R"({"stop":")" + pub.token() + R"("})");
-  std::this_thread::sleep_for(100ms);
+  intruder.set_peer("127.0.0.1", static_cast<std::uint16_t>(std::stoi(source.substr(source.rfind(':') + 1))));
+  const std::string right = stop_frame(console.keys.to_node, pub.run(), challenge);
+  intruder.send(std::as_bytes(std::span(right.data(), right.size())));
+  for (int i = 0; i < 50 && pub.refused_requests() < 6; ++i) std::this_thread::sleep_for(10ms);
   EXPECT_EQ(stops.load(), 0);
-  send(console.link, R"({"stop":")" + pub.token() + R"("})");
-  for (int i = 0; i < 100 && stops.load() == 0; ++i) {
-    std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(pub.refused_requests(), 6U);
+  console.send(right);
+  std::optional<frame::Opened> acked;
+  for (int i = 0; i < 200 && !acked; ++i) {
+    const auto d = console.next(100ms);
+    if (d && d->body.find(R"("stop_ack":5)") != std::string::npos) acked = d;
   }
   EXPECT_EQ(stops.load(), 1);
+  ASSERT_TRUE(acked) << "no frame acknowledged the stop";
+  EXPECT_EQ(acked->header.echo, challenge);
 }
 
 // A console that is gone, or one that never reads: the publisher's sends fail or fill the socket's
 // buffer, are counted, and never wait. The step is not involved at all (it only records); here the
 // publisher itself keeps its rate.
 TEST(Telemetry, AnAbsentOrStalledConsoleNeverHoldsThePublisher) {
+  const SecretKey key = random_key();
   Recorder rec({{"t", "s"}}, 10);
   rec.record(std::array{0.0});
   std::string absent;
   {
-    FakeConsole gone;
+    FakeConsole gone(key);
     absent = gone.address();
-  }                     // closed: the kernel answers "port unreachable"
-  FakeConsole stalled;  // never reads
+  }                          // closed: the kernel answers "port unreachable"
+  FakeConsole stalled(key);  // never reads
   for (const std::string& address : {absent, stalled.address()}) {
-    TelemetryPublisher pub("numerical", {address, 1000.0});
+    TelemetryPublisher pub("numerical", options(address, 1000.0, key));
     pub.add_stream("a", rec);
     pub.add_stream("b", rec);
     pub.start();
@@ -149,60 +220,226 @@ TEST(Telemetry, AnAbsentOrStalledConsoleNeverHoldsThePublisher) {
   }
 }
 
-TEST(Telemetry, BadAddressesAndRatesAreRefused) {
-  EXPECT_THROW(TelemetryPublisher("n", {"127.0.0.1", 50.0}), std::invalid_argument);
-  EXPECT_THROW(TelemetryPublisher("n", {"127.0.0.1:0", 50.0}), std::invalid_argument);
-  EXPECT_THROW(TelemetryPublisher("n", {"127.0.0.1:47300", 0.0}), std::invalid_argument);
-  EXPECT_THROW(TelemetryPublisher("n", {"127.0.0.1:47300", std::nan("")}), std::invalid_argument);
+TEST(Telemetry, BadAddressesRatesAndAMissingKeyAreRefused) {
+  const SecretKey key = random_key();
+  EXPECT_THROW(TelemetryPublisher("n", options("127.0.0.1", 50.0, key)), std::invalid_argument);
+  EXPECT_THROW(TelemetryPublisher("n", options("127.0.0.1:0", 50.0, key)), std::invalid_argument);
+  EXPECT_THROW(TelemetryPublisher("n", options("127.0.0.1:47300", 0.0, key)), std::invalid_argument);
+  EXPECT_THROW(TelemetryPublisher("n", options("127.0.0.1:47300", std::nan(""), key)), std::invalid_argument);
+  EXPECT_THROW(TelemetryPublisher("n", TelemetryOptions{"127.0.0.1:47300", 50.0, {}, {}}), std::invalid_argument);
+  TelemetryOptions no_key{"127.0.0.1:47300", 50.0, {}, {}};
+  EXPECT_THROW(load_telemetry_key(no_key), ConfigError);
+  TelemetryOptions missing{"127.0.0.1:47300", 50.0, "/nonexistent/console.key", {}};
+  EXPECT_THROW(load_telemetry_key(missing), ConfigError);
 }
 
-TEST(ConsoleHub, KeepsTheNewestOfEachNodeAndStreamAndRefusesWhatIsNotTelemetry) {
-  console::TelemetryHub hub;
-  EXPECT_TRUE(
-      hub.accept(R"({"node":"numerical","token":"t1","state":"running","stream":"numerical","rows":1})", "a:1"));
-  EXPECT_TRUE(
-      hub.accept(R"({"node":"numerical","token":"t1","state":"running","stream":"numerical","rows":2})", "a:1"));
-  EXPECT_TRUE(hub.accept(R"({"node":"site lab","token":"t2","state":"running","stream":"site","rows":7})", "b:2"));
-  EXPECT_FALSE(hub.accept("hello", "c:3"));
-  EXPECT_FALSE(hub.accept(R"({"node":"x","state":"running"})", "c:3"));  // no token
-  EXPECT_EQ(hub.accepted(), 3U);
-  EXPECT_EQ(hub.rejected(), 2U);
-  const auto latest = hub.latest();
-  ASSERT_EQ(latest.size(), 2U);
-  EXPECT_NE(latest[0].find(R"("rows":2)"), std::string::npos);
-  const auto nodes = hub.nodes();
-  ASSERT_EQ(nodes.size(), 2U);
-  EXPECT_EQ(nodes[0].node, "numerical");
-  EXPECT_EQ(nodes[0].source, "a:1");
-  EXPECT_EQ(nodes[0].token, "t1");
-  EXPECT_EQ(nodes[0].datagrams, 2U);
-}
+// ---- The hub ---------------------------------------------------------------------------------------
 
-TEST(ConsoleHub, AClientTooFarBehindSkipsToTheRingAndIsToldHowMany) {
-  console::TelemetryHub hub(4);
-  for (int i = 0; i < 10; ++i) {
-    hub.accept(R"({"node":"n","token":"t","state":"running","i":)" + std::to_string(i) + "}", "a:1");
+using Time = console::TelemetryHub::Time;
+
+// A node as the tests play it: its own run, sequence and the challenge it echoes.
+struct TestNode {
+  TestNode(const SecretKey& key, std::string name, std::string source)
+      : keys(frame::derive_keys(key)), run(frame::random_run()), node(std::move(name)), from(std::move(source)) {}
+  frame::Keys keys;
+  frame::RunId run;
+  std::string node;
+  std::string from;
+  std::uint64_t sequence = 0;
+  frame::Challenge echo{};
+  std::string state = "running";
+
+  std::string next(const std::string& extra = {}) {
+    return frame::seal(keys.to_console, {frame::Kind::kTelemetry, run, ++sequence, echo},
+                       R"({"node":")" + node + R"(","state":")" + state + R"(")" + extra + "}");
   }
-  const auto batch = hub.after(0, 0ms);
-  EXPECT_EQ(batch.skipped, 6U);
-  ASSERT_EQ(batch.datagrams.size(), 4U);
-  EXPECT_NE(batch.datagrams.front().find(R"("i":6)"), std::string::npos);
-  EXPECT_EQ(batch.next, 10U);
-  // Nothing new: the wait ends empty.
-  const auto none = hub.after(batch.next, 10ms);
-  EXPECT_TRUE(none.datagrams.empty());
-  EXPECT_EQ(none.next, 10U);
+  // Sends a frame and, answered with a challenge, adopts it and sends again: taken or why not.
+  std::optional<console::Dropped> report(console::TelemetryHub& hub, Time now, const std::string& extra = {}) {
+    auto out = hub.accept(next(extra), from, now);
+    if (out.dropped == console::Dropped::kUnchallenged && out.reply) {
+      const auto challenge = frame::open(keys.to_node, out.reply->frame);
+      EXPECT_TRUE(challenge);
+      EXPECT_EQ(out.reply->to, from);
+      if (challenge) echo = challenge->header.echo;
+      out = hub.accept(next(extra), from, now);
+    }
+    return out.dropped;
+  }
+};
+
+TEST(ConsoleHub, TakesOnlyAuthenticFreshFramesEachOnce) {
+  const SecretKey key = random_key();
+  const Time t0{};
+  console::TelemetryHub hub(key, {}, t0);
+  TestNode n(key, "numerical", "127.0.0.1:4000");
+  // Not a frame, the old plain JSON, another key's frame: nothing answered, each counted.
+  EXPECT_EQ(hub.accept("hello", "127.0.0.1:1", t0).dropped, console::Dropped::kMalformed);
+  EXPECT_EQ(hub.accept(R"({"node":"numerical","token":"t1","state":"running"})", "127.0.0.1:1", t0).dropped,
+            console::Dropped::kMalformed);
+  TestNode forger(random_key(), "numerical", "127.0.0.1:1");
+  const auto forged = hub.accept(forger.next(), forger.from, t0);
+  EXPECT_EQ(forged.dropped, console::Dropped::kUnauthenticated);
+  EXPECT_FALSE(forged.reply);
+  // The first authentic frame echoes no challenge: dropped and answered with one.
+  const std::string first = n.next();
+  const auto unchallenged = hub.accept(first, n.from, t0);
+  EXPECT_EQ(unchallenged.dropped, console::Dropped::kUnchallenged);
+  ASSERT_TRUE(unchallenged.reply);
+  n.echo = frame::open(n.keys.to_node, unchallenged.reply->frame)->header.echo;
+  const std::string second = n.next();
+  const auto taken = hub.accept(second, n.from, t0);
+  EXPECT_FALSE(taken.dropped);
+  EXPECT_NE(taken.body.find(R"("node":"numerical")"), std::string::npos);
+  // The same frame again, and an older one of this run: replays.
+  EXPECT_EQ(hub.accept(second, n.from, t0).dropped, console::Dropped::kReplayed);
+  const frame::Header older{frame::Kind::kTelemetry, n.run, 1, n.echo};
+  EXPECT_EQ(hub.accept(frame::seal(n.keys.to_console, older, R"({"node":"numerical","state":"stopped"})"), n.from, t0)
+                .dropped,
+            console::Dropped::kReplayed);
+  // Authentic but not a node's body: no newline may reach the page's event stream.
+  EXPECT_EQ(hub.accept(frame::seal(n.keys.to_console, {frame::Kind::kTelemetry, n.run, 100, n.echo},
+                                   "{\"node\":\"numerical\",\n\"state\":\"running\"}"),
+                       n.from, t0)
+                .dropped,
+            console::Dropped::kBadBody);
+  EXPECT_EQ(hub.accepted(), 1U);
+  EXPECT_EQ(hub.dropped(console::Dropped::kMalformed), 2U);
+  EXPECT_EQ(hub.dropped(console::Dropped::kUnauthenticated), 1U);
+  EXPECT_EQ(hub.dropped(console::Dropped::kUnchallenged), 1U);
+  EXPECT_EQ(hub.dropped(console::Dropped::kReplayed), 2U);
+  EXPECT_EQ(hub.dropped(console::Dropped::kBadBody), 1U);
+  ASSERT_EQ(hub.nodes().size(), 1U);
+  EXPECT_EQ(hub.nodes().front().source, n.from);
+  EXPECT_EQ(hub.nodes().front().datagrams, 1U);
 }
 
-TEST(ConsoleHub, AWaitingClientWakesOnTheNextDatagram) {
-  console::TelemetryHub hub;
-  std::thread sender([&] {
-    std::this_thread::sleep_for(50ms);
-    hub.accept(R"({"node":"n","token":"t","state":"running"})", "a:1");
-  });
-  const auto batch = hub.after(0, 5000ms);
-  sender.join();
-  ASSERT_EQ(batch.datagrams.size(), 1U);
+// A frame recorded in an earlier test is refused: by a console started since (its challenge is
+// new), by the same console after the challenge was renewed twice, and, while its run is still
+// remembered, after the run left the table.
+TEST(ConsoleHub, AFrameOfAnEarlierTestIsRefused) {
+  const SecretKey key = random_key();
+  const Time t0{};
+  console::TelemetryHub first(key, {}, t0);
+  TestNode old(key, "numerical", "127.0.0.1:4000");
+  ASSERT_FALSE(old.report(first, t0));
+  const std::string recorded = old.next();
+  EXPECT_FALSE(first.accept(recorded, old.from, t0).dropped);
+
+  console::TelemetryHub restarted(key, {}, t0);
+  EXPECT_EQ(restarted.accept(recorded, "127.0.0.1:6666", t0).dropped, console::Dropped::kUnchallenged);
+  EXPECT_EQ(restarted.accepted(), 0U);
+
+  // The same console: the old test stops, a new one starts, and the old run's frames come again.
+  old.state = "stopped";
+  ASSERT_FALSE(old.report(first, t0));
+  const std::string stopped_frame = old.next();
+  TestNode next_test(key, "numerical", "127.0.0.1:5000");
+  ASSERT_FALSE(next_test.report(first, t0));
+  ASSERT_EQ(first.nodes().size(), 1U);  // the finished test's node left
+  EXPECT_EQ(first.nodes().front().source, next_test.from);
+  EXPECT_EQ(first.accept(recorded, old.from, t0).dropped, console::Dropped::kReplayed);
+  EXPECT_FALSE(first.accept(stopped_frame, old.from, t0).dropped)
+      << "a frame never delivered before is this run's newest: taken once";
+  EXPECT_EQ(first.accept(stopped_frame, old.from, t0).dropped, console::Dropped::kReplayed);
+
+  // Two challenge periods on, whatever was recorded echoes a challenge the console no longer takes.
+  const Time later = t0 + 2 * console::HubLimits{}.challenge_every;
+  first.tick(t0 + console::HubLimits{}.challenge_every);
+  first.tick(later);
+  TestNode fresh_old = old;
+  EXPECT_EQ(first.accept(fresh_old.next(), old.from, later).dropped, console::Dropped::kUnchallenged);
+}
+
+// Runs retired faster than two challenge periods overflow what the hub remembers: it renews its
+// challenge twice, so that the frame of a run it forgot is still refused.
+TEST(ConsoleHub, ForgettingARetiredRunRenewsTheChallengeFirst) {
+  const SecretKey key = random_key();
+  const Time t0{};
+  console::HubLimits limits;
+  limits.max_nodes = 2;
+  limits.retired = 3;
+  console::TelemetryHub hub(key, limits, t0);
+  TestNode first(key, "site a", "127.0.0.1:4000");
+  ASSERT_FALSE(first.report(hub, t0));
+  const std::string recorded = first.next();
+  ASSERT_FALSE(hub.accept(recorded, first.from, t0).dropped);
+  for (int i = 0; i < 10; ++i) {
+    TestNode other(key, "site " + std::to_string(i), "127.0.0.1:" + std::to_string(5000 + i));
+    ASSERT_FALSE(other.report(hub, t0));
+  }
+  EXPECT_LE(hub.nodes().size(), 2U);
+  EXPECT_LE(hub.retired_runs(), 3U);
+  const auto again = hub.accept(recorded, first.from, t0);
+  EXPECT_TRUE(again.dropped) << "a forgotten run's recorded frame was taken";
+}
+
+// Every name a forger sends, and every run a key holder invents, leaves the table bounded.
+TEST(ConsoleHub, TheNodeTableIsBounded) {
+  const SecretKey key = random_key();
+  const Time t0{};
+  console::HubLimits limits;
+  limits.max_nodes = 64;
+  limits.retired = 256;
+  console::TelemetryHub hub(key, limits, t0);
+  for (int i = 0; i < 60000; ++i) {
+    hub.accept(R"({"node":"forged )" + std::to_string(i) + R"(","token":"t","state":"running"})", "127.0.0.1:1", t0);
+  }
+  EXPECT_TRUE(hub.nodes().empty());
+  for (int i = 0; i < 2000; ++i) {
+    TestNode n(key, "site " + std::to_string(i), "127.0.0.1:2000");
+    n.report(hub, t0 + std::chrono::milliseconds(i));
+  }
+  EXPECT_EQ(hub.nodes().size(), 64U);
+  EXPECT_LE(hub.retired_runs(), 256U);
+  EXPECT_EQ(hub.nodes().back().node, "site 1999");  // the newest stay, the oldest went
+}
+
+// Where the stop goes: to the numerical node whose telemetry authenticated, at the address it came
+// from, sealed for its run; nowhere when none is running. Its acknowledgement is recorded.
+TEST(ConsoleHub, StopGoesOnlyToTheAuthenticatedNumericalNodeAndIsAcknowledged) {
+  const SecretKey key = random_key();
+  const Time t0{};
+  console::TelemetryHub hub(key, {}, t0);
+  std::vector<console::TelemetryHub::StopTarget> targets;
+  EXPECT_TRUE(hub.request_stop(t0, targets).empty());
+  TestNode genuine(key, "numerical", "127.0.0.1:4000");
+  TestNode site(key, "site lab", "127.0.0.1:4001");
+  TestNode forger(random_key(), "numerical", "127.0.0.1:6666");
+  ASSERT_FALSE(genuine.report(hub, t0));
+  ASSERT_FALSE(site.report(hub, t0));
+  for (int i = 0; i < 1000; ++i) {
+    EXPECT_TRUE(forger.report(hub, t0));
+    hub.accept(R"({"node":"numerical","token":"t","state":"running"})", forger.from, t0);
+  }
+  const auto sends = hub.request_stop(t0, targets);
+  ASSERT_EQ(targets.size(), 1U);
+  EXPECT_EQ(targets[0].source, genuine.from);
+  ASSERT_FALSE(sends.empty());
+  for (const auto& s : sends) {
+    EXPECT_EQ(s.to, genuine.from);
+    const auto opened = frame::open(genuine.keys.to_node, s.frame);
+    ASSERT_TRUE(opened);
+    EXPECT_EQ(opened->header.kind, frame::Kind::kStop);
+    EXPECT_EQ(opened->header.run, genuine.run);
+    EXPECT_EQ(opened->header.echo, genuine.echo);
+  }
+  const std::uint64_t sequence = frame::open(genuine.keys.to_node, sends[0].frame)->header.sequence;
+  EXPECT_FALSE(hub.stop_acknowledged(targets[0].run));
+  EXPECT_FALSE(hub.tick(t0 + 100ms).empty()) << "an unacknowledged stop is sent again";
+  ASSERT_FALSE(genuine.report(hub, t0, R"(,"stop_ack":)" + std::to_string(sequence)));
+  EXPECT_TRUE(hub.stop_acknowledged(targets[0].run));
+  EXPECT_TRUE(hub.tick(t0 + 200ms).empty());
+}
+
+TEST(ConsoleHub, JsonFieldsAreReadAtTheTopLevelOnly) {
+  const std::string d =
+      R"({"figures":{"node":"inner"},"reason":"a \"quoted\" \u00e9 reason","node":"site <b>x</b>","n":-1.5e3})";
+  EXPECT_EQ(console::json_string_field(d, "node"), "site <b>x</b>");
+  EXPECT_EQ(console::json_string_field(d, "reason"), "a \"quoted\" \xc3\xa9 reason");
+  EXPECT_EQ(console::json_number_field(d, "n"), -1500.0);
+  EXPECT_FALSE(console::json_string_field(d, "state"));
+  EXPECT_FALSE(console::json_string_field(R"({"node":"unterminated)", "node"));
+  EXPECT_FALSE(console::json_string_field(std::string(100, '[') + "1", "node"));
 }
 
 }  // namespace
@@ -211,20 +448,23 @@ TEST(ConsoleHub, AWaitingClientWakesOnTheNextDatagram) {
 namespace rths {
 namespace {
 
-// The relay and the target emulator publish as the nodes do: their first datagram, named, with their
-// figures or their tick rows.
+// The relay and the target emulator publish as the nodes do: their first frame, named, with their
+// figures or their tick rows, sealed with the console's key.
 class TelemetryNodes : public test::RunFolderTest {
  protected:
-  // The first datagram of `node` that `program args --console ...` sends within 10 s; the program is
-  // then stopped as a user would (SIGINT) and must end with 0.
+  // The first body of `node` that `program args --console ... --console-key ...` sends within 10 s;
+  // the program is then stopped as a user would (SIGINT) and must end with 0.
   std::string first_datagram(const std::string& program, std::vector<std::string> args, const std::string& node) {
-    FakeConsole console;
-    args.insert(args.end(), {"--console", console.address(), "--out", (dir_ / program).string()});
+    const auto key_file = dir_ / "console.key";
+    if (!std::filesystem::exists(key_file)) write_key_file(key_file);
+    FakeConsole console(load_key_file(key_file));
+    args.insert(args.end(), {"--console", console.address(), "--console-key", key_file.string(), "--out",
+                             (dir_ / program).string()});
     test::Process p(program, args, dir_ / program);
     std::string found;
     for (int i = 0; i < 100 && found.empty(); ++i) {
-      const std::string d = console.next(std::chrono::milliseconds(100));
-      if (console::json_string_field(d, "node") == node) found = d;
+      const auto d = console.next(std::chrono::milliseconds(100));
+      if (d && console::json_string_field(d->body, "node") == node) found = d->body;
     }
     p.signal(SIGINT);
     EXPECT_EQ(p.wait(std::chrono::seconds(10)), kExitCompleted) << p.err();
@@ -251,6 +491,36 @@ TEST_F(TelemetryNodes, TheTargetEmulatorPublishesItsTickRows) {
   ASSERT_FALSE(d.empty()) << "no telemetry from the target";
   EXPECT_NE(d.find(R"("stream":"target")"), std::string::npos) << d;
   EXPECT_NE(d.find(R"("watchdog_tripped":)"), std::string::npos) << d;
+}
+
+// Every node that takes --console refuses it without --console-key, and a key file others can
+// read, with one line and exit code 2, before anything runs.
+TEST_F(TelemetryNodes, ConsoleWithoutItsKeyIsABadCommandLine) {
+  const auto open_key = dir_ / "open.key";
+  write_key_file(open_key);
+  std::filesystem::permissions(open_key, std::filesystem::perms::group_read, std::filesystem::perm_options::add);
+  const std::string config = test::example("seed002/spring.textproto").string();
+  const struct {
+    std::string program;
+    std::vector<std::string> args;
+  } nodes[] = {
+      {"rths-numerical", {"loopback", config}},
+      {"rths-physical", {"serve", config, "--site", "spring", "--listen", "127.0.0.1:0"}},
+      {"rths-relay", {config, "--site", "spring", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9"}},
+  };
+  int i = 0;
+  for (const auto& n : nodes) {
+    for (const bool with_open_key : {false, true}) {
+      std::vector<std::string> args = n.args;
+      args.insert(args.end(), {"--console", "127.0.0.1:47399", "--out", (dir_ / ("out" + std::to_string(i))).string()});
+      if (with_open_key) args.insert(args.end(), {"--console-key", open_key.string()});
+      test::Process p(n.program, args, dir_ / ("refused" + std::to_string(i++)));
+      EXPECT_EQ(p.wait(std::chrono::seconds(20)), kExitBadInput) << n.program << ": " << p.err();
+      EXPECT_NE(p.err().find(with_open_key ? "--console-key: key file" : "--console: needs --console-key FILE"),
+                std::string::npos)
+          << n.program << ": " << p.err();
+    }
+  }
 }
 
 }  // namespace

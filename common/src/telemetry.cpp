@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 #include <stdexcept>
 #include <string_view>
 
@@ -11,6 +12,7 @@
 #include <asio/io_context.hpp>
 
 #include "rths/common/address.hpp"
+#include "rths/common/config.hpp"
 #include "rths/common/recorder.hpp"
 #include "rths/common/udp_link.hpp"
 
@@ -26,20 +28,115 @@ std::string json_number(double v) {
   return std::isfinite(v) ? fmt::format("{:.9g}", v) : std::string("null");  // JSON has no NaN: null shows it
 }
 
-std::string random_token() {
-  if (sodium_init() < 0) {
-    throw std::runtime_error("libsodium could not initialise");
-  }
-  std::array<unsigned char, 16> bytes{};
-  randombytes_buf(bytes.data(), bytes.size());
-  std::string hex;
-  for (const unsigned char b : bytes) {
-    hex += fmt::format("{:02x}", b);
-  }
-  return hex;
+// "RTHC", version 1: the frame's first bytes.
+constexpr std::array<unsigned char, 5> kMagic{'R', 'T', 'H', 'C', 1};
+constexpr std::size_t kNonceBytes = crypto_aead_xchacha20poly1305_ietf_NPUBBYTES;
+static_assert(telemetry_frame::kHeaderBytes ==
+              8 + telemetry_frame::kRunBytes + 8 + telemetry_frame::kChallengeBytes + kNonceBytes);
+static_assert(telemetry_frame::kTagBytes == crypto_aead_xchacha20poly1305_ietf_ABYTES);
+
+const unsigned char* bytes_of(std::string_view s) {
+  return reinterpret_cast<const unsigned char*>(s.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+}
+
+SecretKey derived(const SecretKey& key, std::string_view label) {
+  std::array<unsigned char, SecretKey::kBytes> out{};
+  crypto_generichash(out.data(), out.size(), bytes_of(label), label.size(), key.data(), SecretKey::kBytes);
+  SecretKey k{std::span<const unsigned char, SecretKey::kBytes>(out)};
+  sodium_memzero(out.data(), out.size());
+  return k;
 }
 
 }  // namespace
+
+void load_telemetry_key(TelemetryOptions& options) {
+  if (options.console.empty()) {
+    if (!options.key_file.empty()) {
+      throw ConfigError("--console-key: given without --console (the console's address)");
+    }
+    return;
+  }
+  if (options.key_file.empty()) {
+    throw ConfigError(
+        "--console: needs --console-key FILE, the key file rths-console holds (its --key); make one with "
+        "`rths-numerical keygen FILE` and give the console and every node the same file");
+  }
+  try {
+    options.key = load_key_file(options.key_file);
+  } catch (const ConfigError& e) {
+    throw ConfigError(fmt::format("--console-key: {}", e.what()));
+  }
+}
+
+namespace telemetry_frame {
+
+Keys derive_keys(const SecretKey& console_key) {
+  ensure_crypto();
+  return {derived(console_key, "rths console v1 node to console"),
+          derived(console_key, "rths console v1 console to node")};
+}
+
+RunId random_run() {
+  ensure_crypto();
+  RunId run{};
+  randombytes_buf(run.data(), run.size());
+  return run;
+}
+
+std::string hex(std::span<const unsigned char> bytes) {
+  std::string out(2 * bytes.size() + 1, '\0');
+  sodium_bin2hex(out.data(), out.size(), bytes.data(), bytes.size());
+  out.pop_back();
+  return out;
+}
+
+std::string seal(const SecretKey& key, const Header& header, std::string_view body) {
+  ensure_crypto();
+  std::string frame(kHeaderBytes + body.size() + kTagBytes, '\0');
+  auto* out = reinterpret_cast<unsigned char*>(frame.data());  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+  std::memcpy(out, kMagic.data(), kMagic.size());
+  out[5] = static_cast<unsigned char>(header.kind);
+  std::memcpy(out + 8, header.run.data(), kRunBytes);
+  for (std::size_t i = 0; i < 8; ++i) {
+    out[24 + i] = static_cast<unsigned char>(header.sequence >> (8U * i));
+  }
+  std::memcpy(out + 32, header.echo.data(), kChallengeBytes);
+  unsigned char* nonce = out + 48;
+  randombytes_buf(nonce, kNonceBytes);
+  unsigned long long sealed = 0;
+  crypto_aead_xchacha20poly1305_ietf_encrypt(out + kHeaderBytes, &sealed, bytes_of(body), body.size(), out,
+                                             kHeaderBytes, nullptr, nonce, key.data());
+  return frame;
+}
+
+bool looks_like_frame(std::string_view datagram) {
+  return datagram.size() >= kHeaderBytes + kTagBytes && std::memcmp(datagram.data(), kMagic.data(), kMagic.size()) == 0;
+}
+
+std::optional<Opened> open(const SecretKey& key, std::string_view frame) {
+  if (!looks_like_frame(frame)) {
+    return std::nullopt;
+  }
+  ensure_crypto();
+  const unsigned char* in = bytes_of(frame);
+  Opened o;
+  o.body.resize(frame.size() - kHeaderBytes - kTagBytes);
+  unsigned long long opened = 0;
+  if (crypto_aead_xchacha20poly1305_ietf_decrypt(reinterpret_cast<unsigned char*>(o.body.data()),  // NOLINT
+                                                 &opened, nullptr, in + kHeaderBytes, frame.size() - kHeaderBytes, in,
+                                                 kHeaderBytes, in + 48, key.data()) != 0) {
+    return std::nullopt;
+  }
+  o.header.kind = static_cast<Kind>(in[5]);
+  std::memcpy(o.header.run.data(), in + 8, kRunBytes);
+  for (std::size_t i = 0; i < 8; ++i) {
+    o.header.sequence |= static_cast<std::uint64_t>(in[24 + i]) << (8U * i);
+  }
+  std::memcpy(o.header.echo.data(), in + 32, kChallengeBytes);
+  return o;
+}
+
+}  // namespace telemetry_frame
 
 std::string json_escape(std::string_view text) {
   std::string out;
@@ -81,15 +178,20 @@ struct TelemetryPublisher::Socket {
 };
 
 TelemetryPublisher::TelemetryPublisher(std::string node, TelemetryOptions options)
-    : node_(std::move(node)), options_(std::move(options)), token_(random_token()) {
+    : node_(std::move(node)), options_(std::move(options)), run_(telemetry_frame::random_run()) {
   if (!(options_.rate_hz > 0.0 && options_.rate_hz <= 1000.0)) {
     throw std::invalid_argument(
         fmt::format("telemetry rate {} Hz: expected more than 0 and at most 1000 Hz", options_.rate_hz));
+  }
+  if (!options_.key) {
+    throw std::invalid_argument("telemetry to " + options_.console +
+                                ": no console key (--console-key FILE, the file rths-console holds)");
   }
   const HostPort console = parse_host_port(options_.console);
   if (console.port == 0) {
     throw std::invalid_argument("console address " + options_.console + ": needs a port other than 0");
   }
+  keys_ = telemetry_frame::derive_keys(*options_.key);
   socket_ = std::make_unique<Socket>(console);
 }
 
@@ -127,6 +229,10 @@ void TelemetryPublisher::add_figure(std::string name, std::function<double()> re
   figures_.emplace_back(std::move(name), std::move(read));
 }
 
+void TelemetryPublisher::set_experiment(std::string name) {
+  experiment_ = std::move(name);
+}
+
 void TelemetryPublisher::on_stop(std::function<void()> stop) {
   on_stop_ = std::move(stop);
 }
@@ -144,13 +250,21 @@ void TelemetryPublisher::set_state(NodeState state, std::string reason) {
 std::string TelemetryPublisher::datagram(std::size_t stream) const {
   std::string state;
   std::string reason;
+  std::uint64_t stop_ack = 0;
   {
     const std::scoped_lock lock(state_mutex_);
     state = node_state_name(state_);
     reason = reason_;
+    stop_ack = stop_ack_;
   }
-  std::string out = fmt::format(R"({{"node":"{}","token":"{}","state":"{}","reason":"{}","sent":{})",
-                                json_escape(node_), token_, state, json_escape(reason), sent_.load());
+  std::string out = fmt::format(R"({{"node":"{}","state":"{}","reason":"{}","sent":{})", json_escape(node_), state,
+                                json_escape(reason), sent_.load());
+  if (!experiment_.empty()) {
+    out += fmt::format(R"(,"experiment":"{}")", json_escape(experiment_));
+  }
+  if (stop_ack != 0) {
+    out += fmt::format(R"(,"stop_ack":{})", stop_ack);
+  }
   out += R"(,"figures":{)";
   for (std::size_t i = 0; i < figures_.size(); ++i) {
     out += fmt::format(R"({}"{}":{})", i == 0 ? "" : ",", json_escape(figures_[i].first),
@@ -197,9 +311,15 @@ std::string TelemetryPublisher::datagram(std::size_t stream) const {
 void TelemetryPublisher::publish() {
   const std::size_t n = std::max<std::size_t>(streams_.size(), 1);
   for (std::size_t s = 0; s < n; ++s) {
-    const std::string text = datagram(s);
+    telemetry_frame::Header header{telemetry_frame::Kind::kTelemetry, run_, 0, {}};
+    {
+      const std::scoped_lock lock(state_mutex_);
+      header.sequence = ++sequence_;
+      header.echo = challenge_;
+    }
+    const std::string frame = telemetry_frame::seal(keys_.to_console, header, datagram(s));
     const std::uint64_t errors = socket_->link.counters().send_errors;
-    socket_->link.send(std::as_bytes(std::span(text.data(), text.size())));
+    socket_->link.send(std::as_bytes(std::span(frame.data(), frame.size())));
     if (socket_->link.counters().send_errors != errors) {
       send_errors_.fetch_add(1);
     } else {
@@ -209,14 +329,50 @@ void TelemetryPublisher::publish() {
 }
 
 void TelemetryPublisher::serve_requests() {
-  std::array<std::byte, 512> rx{};
+  std::array<std::byte, 1024> rx{};
+  bool acknowledge = false;
   for (std::size_t n = 0; (n = socket_->link.receive(rx)) != 0;) {
     const std::string_view request(
         reinterpret_cast<const char*>(rx.data()),  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
         n);
-    if (request == fmt::format(R"({{"stop":"{}"}})", token_) && on_stop_) {
-      on_stop_();
+    const auto opened = telemetry_frame::open(keys_.to_node, request);
+    if (!opened || opened->header.run != run_) {
+      refused_requests_.fetch_add(1);
+      continue;
     }
+    const telemetry_frame::Header& h = opened->header;
+    if (h.kind == telemetry_frame::Kind::kChallenge) {
+      const std::scoped_lock lock(state_mutex_);
+      if (h.echo != challenge_) {
+        previous_challenge_ = challenge_;
+        challenge_ = h.echo;
+      }
+    } else if (h.kind == telemetry_frame::Kind::kStop) {
+      bool fresh = false;
+      {
+        const std::scoped_lock lock(state_mutex_);
+        // The console's challenge this run echoes: a stop that carries it was sealed for this run
+        // by the console this publisher reports to.
+        constexpr telemetry_frame::Challenge kNone{};
+        fresh = h.echo != kNone && (h.echo == challenge_ || h.echo == previous_challenge_);
+        if (fresh && h.sequence > stop_ack_) {
+          stop_ack_ = h.sequence;
+        }
+      }
+      if (!fresh) {
+        refused_requests_.fetch_add(1);
+        continue;
+      }
+      if (on_stop_) {
+        on_stop_();
+      }
+      acknowledge = true;
+    } else {
+      refused_requests_.fetch_add(1);
+    }
+  }
+  if (acknowledge) {
+    publish();  // the acknowledgement at once, not a period later
   }
 }
 

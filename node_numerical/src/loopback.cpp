@@ -49,8 +49,8 @@ void LoopbackSites::start(config::Experiment& experiment) {
       args.push_back(o);
     }
     if (!telemetry_.console.empty()) {
-      args.insert(args.end(),
-                  {"--console", telemetry_.console, "--telemetry-hz", fmt::format("{:g}", telemetry_.rate_hz)});
+      args.insert(args.end(), {"--console", telemetry_.console, "--console-key", telemetry_.key_file.string(),
+                               "--telemetry-hz", fmt::format("{:g}", telemetry_.rate_hz)});
     }
     if (!site.has_key_file() && !experiment.realtime().insecure()) {
       if (key_dir_.empty()) {

@@ -138,6 +138,10 @@ rths::CommandLine command_line(Options& o) {
            "(real time) Publish telemetry to rths-console listening there (its --telemetry), and take\n"
            "its stop button as SIGINT; loopback passes it to its sites. Default: none.")
       .only_for({"run", "loopback"});
+  cli.path("console-key", "FILE", o.telemetry.key_file,
+           "(with --console) The console's key file, the one rths-console holds (its --key): seals\n"
+           "the telemetry and opens the console's stop request. Make it with `rths-numerical keygen`.")
+      .only_for({"run", "loopback"});
   cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
              "(real time) Telemetry datagrams per second and stream. Default 50.")
       .only_for({"run", "loopback"});
@@ -438,6 +442,7 @@ int main(int argc, char** argv) {
   const auto& stop = rths::install_stop_signals();
   int code = rths::kExitCompleted;
   try {
+    rths::load_telemetry_key(o.telemetry);
     rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides);
     spdlog::info("config {} loaded ({} override(s))", config.string(), o.overrides.size());
     std::unique_ptr<rths::LoopbackSites> sites;

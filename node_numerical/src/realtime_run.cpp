@@ -91,6 +91,17 @@ class NumericalTick final : public TickHandler {
         live_.add_round_trip(rtt);
       }
     }
+    int warned = 0;
+    double use = 0.0;
+    for (const NumericalSite& site : node_.sites()) {
+      const DelayGuard& g = site.delay_guard;
+      if (g.enabled) {
+        warned += g.warned_step >= 0 ? 1 : 0;
+        use = std::max(use, g.smoothed_s > 0.0 && g.budget_s > 0.0 ? g.smoothed_s / g.budget_s : 0.0);
+      }
+    }
+    live_.delay_guard_warned.store(warned, std::memory_order_relaxed);
+    live_.delay_guard_use.store(use, std::memory_order_relaxed);
     live_.drops.store(drops, std::memory_order_relaxed);
     live_.held_steps.store(held, std::memory_order_relaxed);
     live_.steps_done.store(k + 1, std::memory_order_relaxed);
@@ -351,6 +362,9 @@ void Experiment::publish_numerical_telemetry(TelemetryPublisher& telemetry, cons
   telemetry.add_figure("round_trip_p50_ms", [&live] { return live.round_trip_p50_ms(); });
   telemetry.add_figure("rate_hz", [rate = rate_hz_] { return rate; });
   telemetry.add_figure("steps", [steps = steps_] { return static_cast<double>(steps); });
+  telemetry.add_figure("delay_guard_warned", live.delay_guard_warned);
+  telemetry.add_figure("delay_guard_use", live.delay_guard_use);
+  telemetry.set_experiment(report_.name);
   telemetry.on_stop([this] {
     spdlog::warn("stop requested by the console: stopping as on SIGINT");
     if (telemetry_stop_) {

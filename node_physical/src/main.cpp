@@ -64,6 +64,9 @@ rths::CommandLine command_line(Options& o) {
            "Publish the site's telemetry to rths-console listening there (its --telemetry) while the\n"
            "test runs. Default: none.")
       .only_for({"serve"});
+  cli.path("console-key", "FILE", o.telemetry.key_file,
+           "(with --console) The console's key file, the one rths-console holds (its --key).")
+      .only_for({"serve"});
   cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
              "Telemetry datagrams per second. Default 50.")
       .only_for({"serve"});
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
     options.out_dir = out;
     options.wait_s = o.wait_s;
     options.telemetry = o.telemetry;
+    rths::load_telemetry_key(options.telemetry);
     if (o.listen) {
       options.listen = *o.listen;
     } else {

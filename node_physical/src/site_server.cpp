@@ -199,6 +199,7 @@ struct SiteLive {
   std::atomic<std::int64_t> steps_done{0};
   std::atomic<std::int64_t> lateness_ns{0};
   std::atomic<std::int64_t> max_lateness_ns{0};
+  std::atomic<std::int64_t> late_ticks{0};  // more than half a period late, as the numerical node counts
   std::atomic<std::int64_t> compute_ns{0};
   std::atomic<std::uint64_t> held_steps{0};
   std::atomic<std::uint64_t> dropped_packets{0};
@@ -224,6 +225,9 @@ class SiteTick final : public TickHandler {
     live_.lateness_ns.store(lateness, std::memory_order_relaxed);
     if (lateness > live_.max_lateness_ns.load(std::memory_order_relaxed)) {
       live_.max_lateness_ns.store(lateness, std::memory_order_relaxed);
+    }
+    if (2 * lateness > loop_.step_offset_ns(1)) {
+      live_.late_ticks.fetch_add(1, std::memory_order_relaxed);
     }
     live_.held_steps.store(node_.stats().held_steps, std::memory_order_relaxed);
     live_.dropped_packets.store(node_.stats().packets.dropped(), std::memory_order_relaxed);
@@ -258,6 +262,7 @@ void publish_site_telemetry(TelemetryPublisher& telemetry, const PhysicalNode& n
   telemetry.add_figure("steps_done", live.steps_done);
   telemetry.add_figure("lateness_us", live.lateness_ns, 1e-3);
   telemetry.add_figure("max_lateness_us", live.max_lateness_ns, 1e-3);
+  telemetry.add_figure("late_ticks", live.late_ticks);
   telemetry.add_figure("compute_us", live.compute_ns, 1e-3);
   telemetry.add_figure("held_steps", live.held_steps);
   telemetry.add_figure("drops", live.dropped_packets);
@@ -493,6 +498,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   std::optional<TelemetryPublisher> telemetry;
   if (!options.telemetry.console.empty()) {
     telemetry.emplace("site " + site->name(), options.telemetry);
+    telemetry->set_experiment(cfg.name());
     publish_site_telemetry(*telemetry, node, live);
     telemetry->set_state(NodeState::kRunning);
   }

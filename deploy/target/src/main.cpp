@@ -83,6 +83,8 @@ docs/plant-drivers.md has the protocol.)");
   cli.text("console", "HOST:PORT", o.telemetry.console,
            "Publish the newest tick's row and the watchdog's state to rths-console listening there.\n"
            "Default: none.");
+  cli.path("console-key", "FILE", o.telemetry.key_file,
+           "(with --console) The console's key file, the one rths-console holds (its --key).");
   cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
              "Telemetry datagrams per second. Default 50.");
   cli.epilogue(R"(On exit it prints one summary line: ticks, datagrams, probes, commands applied, stroke clamps, the
@@ -283,5 +285,8 @@ int main(int argc, char** argv) {
     return *failed;
   }
   const auto& stop = rths::install_stop_signals();
-  return rths::run_logged([&] { return emulate(config, o, stop); });
+  return rths::run_logged([&] {
+    rths::load_telemetry_key(o.telemetry);
+    return emulate(config, o, stop);
+  });
 }

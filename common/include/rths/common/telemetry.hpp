@@ -4,24 +4,96 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "rths/common/secret_key.hpp"
+
 namespace rths {
 
 class Recorder;
 
-// Where a node sends its telemetry and how often (rths-console listens there).
+// Where a node sends its telemetry, how often, and the console's key that seals it.
 struct TelemetryOptions {
   std::string console;  // "HOST:PORT"; empty: no telemetry
   double rate_hz = 50.0;
+  std::filesystem::path key_file;  // --console-key: the key file rths-console holds (its --key)
+  std::optional<SecretKey> key;    // loaded from key_file by load_telemetry_key()
 };
+
+// Checks a node's --console options before anything runs: with --console, --console-key must name
+// a key file load_key_file() accepts; loads it into options.key. Throws ConfigError with one line
+// naming the option otherwise (exit code 2).
+void load_telemetry_key(TelemetryOptions& options);
+
+// The frames between the nodes and rths-console (docs/console.md, "Telemetry"). Each is sealed
+// with XChaCha20-Poly1305 under a key derived from the console's key file, one key per direction,
+// with its clear header as associated data:
+//
+//   magic "RTHC" (4) | version 1 (1) | kind (1) | zero (2) | run (16) | sequence (8, LE) | echo (16) |
+//   nonce (24) | sealed body | tag (16)
+//
+// - run: 16 random bytes a publisher draws when it starts, so nothing of an earlier run is this
+//   run's; in the console's frames, the run of the publisher they are addressed to.
+// - sequence: a publisher's frames count from 1, and the console takes each run's frames only in
+//   increasing order: a frame of this run is taken once.
+// - echo: in telemetry, the newest challenge the console sent this publisher; the console takes
+//   telemetry only when it echoes one of its two newest challenges, so a frame recorded before them
+//   (an earlier test, an earlier console) is refused. In a challenge, the challenge itself; in a
+//   stop, the challenge the console holds.
+namespace telemetry_frame {
+
+constexpr std::size_t kRunBytes = 16;
+constexpr std::size_t kChallengeBytes = 16;
+constexpr std::size_t kHeaderBytes = 72;
+constexpr std::size_t kTagBytes = 16;
+using RunId = std::array<unsigned char, kRunBytes>;
+using Challenge = std::array<unsigned char, kChallengeBytes>;
+
+enum class Kind : std::uint8_t {
+  kTelemetry = 1,  // node -> console: the body is the node's JSON
+  kChallenge = 2,  // console -> node: echo carries the challenge to echo from now on
+  kStop = 3,       // console -> numerical node: stop the test; the body says who asked
+};
+
+struct Header {
+  Kind kind = Kind::kTelemetry;
+  RunId run{};
+  std::uint64_t sequence = 0;
+  Challenge echo{};
+};
+
+struct Opened {
+  Header header;
+  std::string body;
+};
+
+// The two directions' keys derived from the console's key file (keyed BLAKE2b of a label).
+struct Keys {
+  SecretKey to_console;
+  SecretKey to_node;
+};
+Keys derive_keys(const SecretKey& console_key);
+
+// A sealed frame (a fresh random nonce each).
+std::string seal(const SecretKey& key, const Header& header, std::string_view body);
+// The header and body of a frame that authenticates under key; nullopt for anything else.
+std::optional<Opened> open(const SecretKey& key, std::string_view frame);
+// Whether a datagram has a frame's shape (size, magic, version), before any key is tried.
+bool looks_like_frame(std::string_view datagram);
+
+RunId random_run();
+std::string hex(std::span<const unsigned char> bytes);
+
+}  // namespace telemetry_frame
 
 // The newest row of a record that a thread other than the step's keeps up to date (the writer that
 // drains a real-time loop's row queue): the stream of a node without a Recorder (rths-target).
@@ -49,25 +121,28 @@ std::string json_escape(std::string_view text);
 enum class NodeState { kHandshake, kRunning, kStopping, kStopped };
 const char* node_state_name(NodeState state);
 
-// Publishes a node's telemetry to rths-console: at rate_hz, one JSON datagram per stream with the
+// Publishes a node's telemetry to rths-console: at rate_hz, one sealed frame per stream with the
 // newest recorded row (every column, by name), the node's state and figures.
 //
 // Design (STYLE: the step allocates, locks and waits for nothing):
 // - The step already writes every row into its Recorder, which any thread may read up to its
 //   published count. The publisher's own thread reads the newest row from there: the step does not
 //   know it exists, so a slow, stalled or absent console cannot delay a step.
-// - The datagrams go out through a non-blocking socket; a console that is not there costs a refused
+// - The frames go out through a non-blocking socket; a console that is not there costs a refused
 //   send, counted. Figures (lateness, drops) come from callbacks the publisher's thread calls; they
 //   read atomics the step writes.
-// - A stop request from the console (a datagram {"stop":"<token>"} from the console's address,
-//   carrying the token this publisher sent in every datagram) calls on_stop on the publisher's
-//   thread: the numerical node sets the same flag as SIGINT. The token is 128 random bits fresh per
-//   run, sent only to the console: a sender who never saw the telemetry cannot stop the test, and
-//   one who did can only stop it, the safe direction; nothing of this path moves an actuator.
+// - Everything is sealed with the console's key (telemetry_frame): the console takes telemetry only
+//   from a holder of its key, fresh (echoing its challenge) and once. The console answers a new run
+//   with a challenge; until it arrives the console drops this run's frames (one period or so).
+// - A stop request from the console (a stop frame sealed with the console's key, addressed to this
+//   run, echoing a challenge this publisher holds, from the console's address) calls on_stop on the
+//   publisher's thread, and the next frame, sent at once, acknowledges it ("stop_ack"): the numerical
+//   node sets the same flag as SIGINT. A stop of an earlier run names another run and is refused;
+//   nothing of this path moves an actuator.
 class TelemetryPublisher {
  public:
   // node: "numerical", "site spring", "relay spring", "target spring". Throws std::invalid_argument
-  // on a bad address or rate (the caller's CLI turns it into exit code 2).
+  // on a bad address or rate or without a key (the caller's CLI turns it into exit code 2).
   TelemetryPublisher(std::string node, TelemetryOptions options);
   TelemetryPublisher(const TelemetryPublisher&) = delete;
   TelemetryPublisher& operator=(const TelemetryPublisher&) = delete;
@@ -87,6 +162,8 @@ class TelemetryPublisher {
     add_figure(std::move(name),
                [&value, scale] { return static_cast<double>(value.load(std::memory_order_relaxed)) * scale; });
   }
+  // Before start(): the experiment's name (its config's), shown by the console as the test's name.
+  void set_experiment(std::string name);
   // Before start(): what a stop request from the console calls (on the publisher's thread).
   void on_stop(std::function<void()> stop);
   void start();
@@ -94,12 +171,14 @@ class TelemetryPublisher {
   // From any thread but the step's: the state and, when stopping or stopped, why.
   void set_state(NodeState state, std::string reason = {});
 
-  // Datagrams handed to the kernel and refused (nobody listens, buffer full).
+  // Frames handed to the kernel and refused (nobody listens, buffer full).
   [[nodiscard]] std::uint64_t sent() const { return sent_.load(); }
   [[nodiscard]] std::uint64_t send_errors() const { return send_errors_.load(); }
-  [[nodiscard]] const std::string& token() const { return token_; }
+  // Requests from the console's address that did not authenticate, or named another run.
+  [[nodiscard]] std::uint64_t refused_requests() const { return refused_requests_.load(); }
+  [[nodiscard]] const telemetry_frame::RunId& run() const { return run_; }
 
-  // One stream's datagram as it would go out now (for tests).
+  // One stream's JSON body as it would go out now (for tests).
   [[nodiscard]] std::string datagram(std::size_t stream) const;
 
  private:
@@ -115,7 +194,9 @@ class TelemetryPublisher {
 
   std::string node_;
   TelemetryOptions options_;
-  std::string token_;
+  telemetry_frame::Keys keys_;
+  telemetry_frame::RunId run_{};
+  std::string experiment_;
   std::vector<Stream> streams_;
   std::vector<std::pair<std::string, std::function<double()>>> figures_;
   std::function<void()> on_stop_;
@@ -124,9 +205,14 @@ class TelemetryPublisher {
   mutable std::mutex state_mutex_;
   NodeState state_ = NodeState::kHandshake;
   std::string reason_;
+  telemetry_frame::Challenge challenge_{};           // the console's newest, echoed in every frame
+  telemetry_frame::Challenge previous_challenge_{};  // the one before: a stop may carry it
+  std::uint64_t stop_ack_ = 0;                       // the sequence of the console's stop taken
+  std::uint64_t sequence_ = 0;
 
   std::atomic<std::uint64_t> sent_{0};
   std::atomic<std::uint64_t> send_errors_{0};
+  std::atomic<std::uint64_t> refused_requests_{0};
   std::atomic<bool> done_{false};
   std::thread thread_;
 };

@@ -23,6 +23,10 @@ struct LiveFigures {
   std::atomic<std::int64_t> max_lateness_ns{0};  // the largest since the run began
   std::array<std::atomic<std::int64_t>, 64> round_trips{};
   std::atomic<std::size_t> round_trip_count{0};
+  // The delay guard (sites with Site.delay_guard): how many have passed their warning, and the
+  // largest smoothed round trip as a fraction of its site's budget (0 without a guard).
+  std::atomic<int> delay_guard_warned{0};
+  std::atomic<double> delay_guard_use{0.0};
 
   // One more round trip into the ring of the last 64; from the step thread only.
   void add_round_trip(std::int64_t round_trip_ns);
