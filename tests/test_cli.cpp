@@ -455,7 +455,7 @@ TEST_F(Cli, EveryCommandLineTheDocsShowUsesWhatItsProgramDeclares) {
       if (has_commands && !rest.empty() && !rest.front().starts_with("-") && !rest.front().starts_with("[")) {
         const auto options = declared->second.find(rest.front());
         if (options == declared->second.end()) {
-          wrong += where + "\n  " + program + " has no command " + rest.front();
+          wrong += fmt::format("{}\n  {} has no command {}", where, program, rest.front());
           continue;
         }
         allowed.insert(options->second.begin(), options->second.end());
@@ -470,7 +470,7 @@ TEST_F(Cli, EveryCommandLineTheDocsShowUsesWhatItsProgramDeclares) {
         }
         const auto stop = w.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-", dashes + 2);
         const std::string option = w.substr(dashes, stop == std::string::npos ? std::string::npos : stop - dashes);
-        if (!allowed.contains(option)) wrong += where + "\n  " + program + " does not take " + option + " there";
+        if (!allowed.contains(option)) wrong += fmt::format("{}\n  {} does not take {} there", where, program, option);
       }
     }
   }

@@ -118,7 +118,7 @@ std::string too_long(std::string_view name) {
 // Why a DOF's or a spring's name cannot head CSV columns and be part of a file name (response_DOF.png,
 // spring_NAME_loop.png); empty when it can.
 std::string column_name_problem(std::string_view name) {
-  const auto bad = std::find_if(name.begin(), name.end(), [](char c) {
+  const auto* const bad = std::find_if(name.begin(), name.end(), [](char c) {
     const auto u = static_cast<unsigned char>(c);
     return c == ',' || c == '"' || c == '/' || u < 0x20 || u == 0x7f;
   });
@@ -1574,7 +1574,7 @@ std::string site_name_problem(std::string_view name) {
   constexpr std::string_view kNameRule =
       "letters, digits, '_' or '-' (it becomes a CSV column suffix and part of file names)";
   if (name.empty()) return fmt::format("missing; expected a name of {}", kNameRule);
-  if (const auto bad = std::find_if_not(name.begin(), name.end(), is_name_char); bad != name.end()) {
+  if (const auto* const bad = std::find_if_not(name.begin(), name.end(), is_name_char); bad != name.end()) {
     return fmt::format("\"{}\" contains '{}'; expected only {}", shortened(name), *bad, kNameRule);
   }
   return name.size() > kMaxNameBytes ? too_long(name) : std::string{};
