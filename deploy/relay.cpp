@@ -341,7 +341,19 @@ site[NAME].address at it); each datagram is forwarded to --to (where rths-physic
 after the delay, loss and duplication of site[NAME].link.forward; the site's answers go back to the
 numerical node (the sender of the first datagram) through site[NAME].link.backward. Delays count
 from the kernel's receive timestamp; order is kept unless the impairment allows reordering.)");
-  cli.text("site", "NAME", o.site, "The site whose link is imposed (site.name in CONFIG).").required();
+  cli.option(
+         "site", "NAME",
+         [&o](const std::string& v) {
+           // Checked as the config checks a site's name: it becomes part of the relay's file names.
+           if (v.empty()) throw rths::Expected("a NAME (not empty)");
+           if (!rths::site_name_problem(v).empty()) {
+             throw rths::Expected(
+                 fmt::format("a site name of 1 to {} letters, digits, '_' or '-'", rths::kMaxNameBytes));
+           }
+           o.site = v;
+         },
+         "The site whose link is imposed (site.name in CONFIG).")
+      .required();
   cli.option(
          "listen", "HOST:PORT", [&o](const std::string& v) { o.listen = rths::parse_listen_address(v); },
          "Address the numerical node sends to; port 0 picks a free port (printed as\n"

@@ -2,7 +2,10 @@
 // prove the real-time step allocates nothing (STYLE: the step loop allocates nothing).
 #include "alloc_counter.hpp"
 
+#include "allocation_ceiling.hpp"
+
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -23,6 +26,7 @@ std::uint64_t rths::test::allocations_on_this_thread() {
 void* operator new(std::size_t size) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
   ++t_allocations;
+  if (size > rths::test::t_allocation_ceiling) throw std::bad_alloc();
   if (void* p = std::malloc(size == 0 ? 1 : size)) {  // NOLINT(cppcoreguidelines-no-malloc): this is operator new
     return p;
   }

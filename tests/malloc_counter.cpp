@@ -2,6 +2,8 @@
 // the test program reaches __wrap_malloc, which counts it and calls the real one (malloc_counter.hpp).
 #include "malloc_counter.hpp"
 
+#include "allocation_ceiling.hpp"
+
 #include <cstddef>
 
 namespace {
@@ -12,6 +14,7 @@ extern "C" {
 void* __real_malloc(std::size_t size);   // NOLINT(bugprone-reserved-identifier): the linker's name
 void* __wrap_malloc(std::size_t size) {  // NOLINT(bugprone-reserved-identifier): the linker's name
   ++t_mallocs;
+  if (size > rths::test::t_allocation_ceiling) return nullptr;  // as an exhausted heap
   return __real_malloc(size);
 }
 }

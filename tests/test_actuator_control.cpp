@@ -4,14 +4,19 @@
 // time and in real-time loopback.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include <unistd.h>
+
 #include "process.hpp"
+#include "rths/common/child_process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/metrics.hpp"
 #include "rths/node_numerical/calibration.hpp"
@@ -260,6 +265,69 @@ TEST_F(ActuatorCli, FrozenRlsAdaptationIsReportedAndTheRunCompletes) {
   const results::ControllerReport& controller = summary.sites().at("spring").channels(0).controller();
   EXPECT_EQ(controller.rls().frozen(), results::RlsController::diverged) << controller.DebugString();
   EXPECT_NE(controller.rls().freeze_message().find("RLS adaptation frozen"), std::string::npos);
+}
+
+// rths-numerical as a user who may not write into an installed example's folder: this user, or for
+// root (who may write anywhere) nobody, through setpriv. Its exit code; its stdout and stderr in
+// log.stdout and log.stderr. nullopt when root has no setpriv to become nobody with.
+std::optional<int> numerical_as_a_user(const std::vector<std::string>& args, const std::filesystem::path& log) {
+  std::vector<std::string> argv;
+  if (::geteuid() == 0) {
+    const std::optional<std::filesystem::path> setpriv = find_program("setpriv");
+    if (!setpriv) return std::nullopt;
+    argv = {setpriv->string(), "--reuid=65534", "--regid=65534", "--clear-groups", "--"};
+  }
+  argv.push_back((bin_dir() / "rths-numerical").string());
+  argv.insert(argv.end(), args.begin(), args.end());
+  SpawnOptions options;
+  options.stdout_file = log.string() + ".stdout";
+  options.stderr_file = log.string() + ".stderr";
+  ChildProcess child(argv, options);
+  return child.wait_for(std::chrono::seconds(120));
+}
+
+// An installed example is read-only (README, "The Debian package"): calibrate cannot write the
+// calibration_path beside it, says so at once with what to do (exit 2, before the calibration runs),
+// writes where --out says, and prints the --set with which the run then reads it.
+TEST_F(ActuatorCli, AReadOnlyExampleCalibratesToOutAndRunsWithTheSetItPrints) {
+  namespace fs = std::filesystem;
+  const fs::path installed = dir_ / "installed";
+  fs::create_directories(installed / "actuator");
+  fs::copy_file(example(kRls), installed / "actuator" / "spring_iisl_rls.textproto");
+  fs::create_directory_symlink(source_dir() / "examples" / "data", installed / "data");
+  fs::permissions(installed / "actuator", fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
+                  fs::perm_options::remove);
+  const fs::path home = dir_ / "home";  // the user's own, writable folder
+  fs::create_directories(home);
+  fs::permissions(home, fs::perms::all);
+  const std::string config = (installed / "actuator" / "spring_iisl_rls.textproto").string();
+
+  const std::optional<int> refused = numerical_as_a_user({"calibrate", config}, dir_ / "refused");
+  if (!refused) GTEST_SKIP() << "this machine cannot run a process as another user than root (no setpriv)";
+  EXPECT_EQ(*refused, kExitBadInput);
+  const std::string err = slurp(dir_ / "refused.stderr");
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+  EXPECT_NE(err.find("spring_iisl_rls.calibration.textproto, cannot be written (Permission denied); expected a "
+                     "writable place: rths-numerical calibrate " +
+                     config + " --out FILE"),
+            std::string::npos)
+      << err;
+
+  const fs::path cal = home / "cal.textproto";
+  ASSERT_EQ(numerical_as_a_user({"calibrate", config, "--out", cal.string()}, dir_ / "calibrated"), kExitCompleted)
+      << slurp(dir_ / "calibrated.stderr");
+  const std::string set = "site[spring].channel[0].controller.rls.calibration_path=" + cal.string();
+  EXPECT_NE(slurp(dir_ / "calibrated.stdout").find("run the config with it: --set " + set), std::string::npos)
+      << slurp(dir_ / "calibrated.stdout");
+  EXPECT_FALSE(fs::exists(installed / "actuator" / "spring_iisl_rls.calibration.textproto"));
+
+  ASSERT_EQ(numerical_as_a_user({"run", config, "--set", set, "--set", "duration_s=2", "--out", (home / "run").string(),
+                                 "--quiet", "--no-plots"},
+                                dir_ / "ran"),
+            kExitCompleted)
+      << slurp(dir_ / "ran.stderr");
+  EXPECT_EQ(read_summary(home / "run" / "summary.json").exit_code(), kExitCompleted);
+  fs::permissions(installed / "actuator", fs::perms::owner_write, fs::perm_options::add);  // to be removed
 }
 
 TEST_F(ActuatorCli, MissingCalibrationFileIsABadConfigThatSaysHowToMakeIt) {

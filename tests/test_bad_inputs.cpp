@@ -16,6 +16,7 @@
 #include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/input_file.hpp"
 #include "rths/common/memory_budget.hpp"
 #include "rths/node_numerical/experiment.hpp"
 
@@ -279,6 +280,18 @@ std::string record(const std::string& path, const std::string& more = "unit: G")
   return "record { path: \"" + path + "\" " + more + " }";
 }
 
+// The structure of the valid config, to be replaced by one from files (structure.matrix_files).
+const std::string kInlineMatrices = "dofs: 2\n  " + kMass + "\n  " + kStiffness + "\n  " + kDamping;
+
+std::string matrix_files(const std::string& mass, const std::string& stiffness, const std::string& more = "") {
+  return "matrix_files { mass_path: \"" + mass + "\" stiffness_path: \"" + stiffness + "\" " + more + "}";
+}
+
+// A second remote site whose address is `address`.
+std::string second_site(const std::string& address) {
+  return "site[1]={ name: \"pair\" influence: [1, 0] " + kSpecimen + " address: \"" + address + "\" }";
+}
+
 std::vector<BadInput> campaign() {
   return {
       // --- top level -------------------------------------------------------------------------
@@ -335,9 +348,58 @@ std::vector<BadInput> campaign() {
              "roomless.AT2:4: "),
       edited("At2InMetresPerSecondSquared", kSynthetic, record("ok.AT2", "format: PEER_AT2 unit: M_PER_S2"),
              "ground_motion.record.unit"),
+      // Every file a config names: a regular file (a device never ends, a FIFO blocks), of bounded
+      // size and line length, refused before it is read.
+      edited("RecordIsADevice", kSynthetic, record("/dev/zero"),
+             "cannot open /dev/zero: it is a character device; expected a regular text file"),
+      edited("RecordBeyondTheSizeBound", kSynthetic, record("huge.dat"),
+             "huge.dat: holds 600.0 MiB (629145600 bytes); expected a text file of at most 512.0 MiB"),
+      edited("RecordLineBeyondTheBound", kSynthetic, record("long_line.dat"),
+             "long_line.dat:2: a line longer than 1048576 bytes"),
+      edited("At2LineBeyondTheBound", kSynthetic, record("long_line.AT2", "format: PEER_AT2 unit: G"),
+             "long_line.AT2:5: a line longer than 1048576 bytes"),
+      edited("RecordPathWithALineEnd", kSynthetic, record("no\\nsuch.dat"), "no\\nsuch.dat: No such file"),
+      numerical(
+          "DelayTraceIsADevice", {"site[0].link.forward.empirical={ trace_path: \"/dev/zero\" }"},
+          "site[0].link.forward.empirical.trace_path: cannot open delay trace /dev/zero: it is a character device"),
+      // --- matrices from files: the size line is a claim, bounded before anything is sized by it ---
+      edited("MatrixSizeLineBeyondTheBound", kInlineMatrices, matrix_files("m.mtx", "huge.mtx"),
+             "structure.matrix_files.stiffness_path: " + std::string("DIR/huge.mtx") +
+                 ":2: the matrix is 200000000 x 200000000; expected at most 1000000 DOFs"),
+      edited("MatrixSizeLineBeyondItsEntries", kInlineMatrices, matrix_files("few_m.mtx", "few_k.mtx"),
+             "structure.matrix_files.stiffness_path: the matrices are 900000 x 900000, but 1 of those DOFs have a "
+             "diagonal entry in the stiffness or the mass (DOF 2 has neither)"),
+      edited("MatrixSizeLineWithMoreEntriesThanTheMatrix", kInlineMatrices, matrix_files("m.mtx", "over.mtx"),
+             "over.mtx:2: declares 4 entries, more than the 3 a 2 x 2 symmetric (lower triangle) matrix has"),
+      edited("MatrixFileIsADevice", kInlineMatrices, matrix_files("/dev/zero", "k.txt"),
+             "structure.matrix_files.mass_path: cannot open /dev/zero: it is a character device"),
+      edited("DofMapIsADevice", kInlineMatrices, matrix_files("m.mtx", "k.mtx", "dof_map_path: \"/dev/zero\" "),
+             "structure.matrix_files.dof_map_path: cannot open /dev/zero: it is a character device"),
+      numerical("DofsBeyondTheBound", {"structure.dofs=2000000000"},
+                "structure.dofs: is 2000000000, expected at most 1000000 degrees of freedom"),
       // --- sites -----------------------------------------------------------------------------
       numerical("SiteNameWithSpace", {"site[0].name=a b"}, "site[0].name"),
       numerical("SiteNameRepeated", {"site[1]={ name: \"lab\" influence: [1, 0] " + kSpecimen + " }"}, "site[1].name"),
+      // A name becomes part of file names in the run folder (site_NAME_1_model_error.png): refused at
+      // validation, before the run, and quoted shortened, on one line.
+      numerical(
+          "SiteNameLongerThanAFileNameAllows", {"site[0].name=" + std::string(10000, 'a')},
+          "site[0].name: \"" + std::string(40, 'a') + "... (10000 bytes)\" is 10000 bytes long; expected at most 128"),
+      numerical("SiteNameWithALineEnd", {"site[0].name=a\nb"}, R"(site[0].name: "a\nb" contains '\n')"),
+      numerical("DofNameWithASlash", {R"(structure.dof_name=["a/b", "c"])"},
+                "structure.dof_name[0]: \"a/b\" contains '/'"),
+      numerical("DofNameLongerThanAFileNameAllows", {R"(structure.dof_name=[")" + std::string(200, 'x') + R"(", "c"])"},
+                "structure.dof_name[0]: \"" + std::string(40, 'x') + "... (200 bytes)\" is 200 bytes long"),
+      // Two sites at one address would be one rths-physical to the network.
+      numerical("TwoSitesAtOneAddress", {"site[0].address=127.0.0.1:47010", second_site("127.0.0.1:47010")},
+                R"(site[1].address: "127.0.0.1:47010" is also site[0]'s ("lab"); expected one address per site)"),
+      numerical("TwoSitesAtOneAddressNamedTwoWays", {"site[0].address=localhost:47010", second_site("127.0.0.1:47010")},
+                "site[1].address: \"127.0.0.1:47010\" is also site[0]'s"),
+      numerical_cli("TwoSitesAtTheDefaultAddressInRealTime",
+                    {"run", "CONFIG", "--realtime", "--out", "OUT", "--set", "realtime.insecure=true", "--set",
+                     "site[1]={ name: \"pair\" influence: [1, 0] " + kSpecimen + " }"},
+                    "site[1].address: \"127.0.0.1:47000\" reaches 127.0.0.1:47000, as site[0]'s (\"127.0.0.1:47000\") "
+                    "does"),
       numerical("InfluenceWrongSize", {"site[0].influence=[-1]"}, "site[0].influence"),
       numerical("SiteWithoutChannel", {"site[0].channel="}, "site[0].channel"),
       numerical("SpringNegative", {"site[0].channel[0].specimen.spring.stiffness_n_per_m=-1"},
@@ -418,6 +480,16 @@ std::vector<BadInput> campaign() {
       numerical_cli("RealtimeFlagWithValue", {"run", "CONFIG", "--realtime=yes", "--out", "OUT"}, "--realtime"),
       numerical_cli("LoopbackBeyondTheMemoryBudget", {"loopback", "CONFIG", "--out", "OUT", "--set", "duration_s=1e5"},
                     "duration_s: 100000 s"),
+      numerical_cli("ConsoleOnASessionPort",
+                    {"run", "CONFIG", "--realtime", "--out", "OUT", "--console", "127.0.0.1:47000"},
+                    "--console: 127.0.0.1:47000 is site[0]'s address (127.0.0.1:47000, \"lab\"), where its "
+                    "rths-physical takes the session's packets"),
+      numerical_cli("ConsoleOnASessionPortNamedTwoWays",
+                    {"run", "CONFIG", "--realtime", "--out", "OUT", "--console", "localhost:47000"},
+                    "--console: localhost:47000 is site[0]'s address"),
+      numerical_cli("ConsoleNotAnAddress", {"run", "CONFIG", "--realtime", "--out", "OUT", "--console", "nowhere"},
+                    "--console: expected HOST:PORT (a name, an IPv4 address or [IPv6], and a port from 1 to 65535), "
+                    "got 'nowhere'"),
       // --- rths-physical -----------------------------------------------------------------------
       physical("WaitNotANumber", {"--wait", "abc"}, "--wait: expected a time in seconds from 0 to 86400, got 'abc'"),
       physical("WaitNegative", {"--wait", "-1"}, "--wait: expected a time in seconds from 0 to 86400, got '-1'"),
@@ -435,6 +507,8 @@ std::vector<BadInput> campaign() {
       physical("PhysicalBadOverride", {"--listen", "127.0.0.1:0", "--set", "realtime.peer_timeout_s=1e9"},
                "realtime.peer_timeout_s"),
       physical("PhysicalUnknownSetPath", {"--listen", "127.0.0.1:0", "--set", "nosuch=1"}, "nosuch"),
+      physical("PhysicalConsoleOnItsListenPort", {"--listen", "127.0.0.1:47123", "--console", "127.0.0.1:47123"},
+               "--console: 127.0.0.1:47123 is the address this site listens on for the session"),
       physical_cli("PhysicalMissingSite", {"serve", "CONFIG", "--out", "OUT"}, "--site"),
       physical_cli("PhysicalMissingConfig", {"serve", "--site", "lab"}, "CONFIG"),
       physical_cli("PhysicalUnknownOption", {"serve", "CONFIG", "--site", "lab", "--fast"}, "--fast"),
@@ -453,6 +527,14 @@ std::vector<BadInput> campaign() {
       command_line("KeygenWithoutFile", Program::kNumerical, {"keygen"}, "keygen needs FILE (see --help)"),
       command_line("PhysicalSiteEmpty", Program::kPhysical, {"serve", "CONFIG", "--site", ""},
                    "--site: expected a NAME (not empty), got ''"),
+      command_line("PhysicalSiteLongerThanAFileNameAllows", Program::kPhysical,
+                   {"serve", "CONFIG", "--site", std::string(10000, 's')},
+                   "--site: expected a site name of 1 to 128 letters, digits, '_' or '-', got '" +
+                       std::string(80, 's') + "... (10000 bytes)'"),
+      command_line("PhysicalSiteWithALineEnd", Program::kPhysical, {"serve", "CONFIG", "--site", "a\nb"},
+                   "--site: expected a site name of 1 to 128 letters, digits, '_' or '-', got 'a\\nb'"),
+      numerical_cli("NumericalPlantsWithALineEnd", {"campaign", "CONFIG", "--plants", "1\n2"},
+                    "--plants: expected a number of runs from 1 from 1 to 100000, got '1\\n2'"),
       relay("RelayListenWithoutHost", {"--listen", ":0"},
             "--listen: expected HOST:PORT (a name, an IPv4 address or [IPv6], and a port from 0 to 65535), got ':0'"),
       relay("RelayListenNotIPv4", {"--listen", "256.1.1.1:0"},
@@ -468,6 +550,11 @@ std::vector<BadInput> campaign() {
       relay("RelayIdleExitNaN", {"--idle-exit", "nan"},
             "--idle-exit: expected a time in seconds from 0 to 86400, got 'nan'"),
       relay("RelayUnknownOption", {"--idle", "3"}, "unknown option --idle (see --help)"),
+      command_line("RelaySiteLongerThanAFileNameAllows", Program::kRelay,
+                   {"CONFIG", "--site", std::string(300, 'r'), "--listen", "127.0.0.1:0", "--to", "127.0.0.1:47000",
+                    "--out", "OUT"},
+                   "--site: expected a site name of 1 to 128 letters, digits, '_' or '-', got '" +
+                       std::string(80, 'r') + "... (300 bytes)'"),
       command_line("RelayWithoutTo", Program::kRelay, {"CONFIG", "--site", "lab", "--listen", "127.0.0.1:0"},
                    "missing --to HOST:PORT (see --help)"),
       command_line("RelayWithoutConfig", Program::kRelay,
@@ -521,6 +608,16 @@ class Campaign : public test::RunFolderTest, public ::testing::WithParamInterfac
         {"negdt.AT2", title + "NPTS= 3, DT= -.01 SEC\n .1 .2 .1\n"},
         {"roomless.AT2", title + "NPTS= 4000000, DT= .01 SEC\n .1 .2 .1\n"},
         {"bad_trace.txt", "0.01\n0.02\nfast\n"},
+        {"long_line.dat", "0 0.1\n" + std::string(kMaxInputLineBytes + 1, '1') + "\n"},
+        {"long_line.AT2", title + "NPTS= 3, DT= .01 SEC\n" + std::string(kMaxInputLineBytes + 1, '1') + "\n"},
+        {"m.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 2\n1 1 2701\n2 2 2701\n"},
+        {"k.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 3\n1 1 558343\n2 1 -279171\n2 2 279171\n"},
+        {"k.txt", "558343, -279171\n-279171, 279171\n"},
+        // The sizes a size line may claim without entries to match.
+        {"huge.mtx", "%%MatrixMarket matrix coordinate real symmetric\n200000000 200000000 1\n1 1 1000\n"},
+        {"few_m.mtx", "%%MatrixMarket matrix coordinate real symmetric\n900000 900000 1\n1 1 2701\n"},
+        {"few_k.mtx", "%%MatrixMarket matrix coordinate real symmetric\n900000 900000 1\n1 1 558343\n"},
+        {"over.mtx", "%%MatrixMarket matrix coordinate real symmetric\n2 2 4\n1 1 1\n2 1 1\n2 2 1\n2 2 1\n"},
         {"ok.study",
          "config: \"bad.textproto\"\n"
          "axis { name: \"delay\" path: \"site[0].link.forward.delay_s\" value: [\"0\", \"0.01\"] }\n"},
@@ -528,6 +625,17 @@ class Campaign : public test::RunFolderTest, public ::testing::WithParamInterfac
     for (const auto& [name, text] : files) {
       std::ofstream(dir_ / name) << text;
     }
+    // 600 MiB without writing them: a sparse file (its size is all a reader's first check sees).
+    std::ofstream(dir_ / "huge.dat") << "0 0.1\n";
+    fs::resize_file(dir_ / "huge.dat", std::uintmax_t{600} << 20U);
+  }
+
+  // A case's text with DIR as this case's folder (expected messages that name a file's full path).
+  [[nodiscard]] std::string with_dir(std::string text) const {
+    for (auto at = text.find("DIR/"); at != std::string::npos; at = text.find("DIR/", at)) {
+      text.replace(at, 3, dir_.string());
+    }
+    return text;
   }
 
   [[nodiscard]] std::string resolved(const std::string& arg) const {
@@ -565,7 +673,7 @@ TEST_P(Campaign, RefusedBeforeMotionWithOneLineNamingTheFieldAndNoRecord) {
   EXPECT_EQ(process.wait(std::chrono::seconds(30)), kExitBadInput) << process.err();
   const std::string err = process.err();
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
-  EXPECT_NE(err.find(bad.expected), std::string::npos) << err;
+  EXPECT_NE(err.find(with_dir(bad.expected)), std::string::npos) << err;
   EXPECT_EQ(csv_files(dir_), std::vector<std::string>{});
   // Nothing started: the numerical node started no site process (a loopback run's sites log there).
   if (bad.program == Program::kNumerical) {

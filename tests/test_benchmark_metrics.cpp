@@ -3,12 +3,14 @@
 // the peak error, NaN propagation, and the criteria of a run and over runs against closed forms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <limits>
 #include <random>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "rths/common/metrics.hpp"
@@ -327,6 +329,40 @@ TEST(BenchmarkMetrics, ANaNInOneHistoryMakesItsCriteriaNaNAndTheRunNotFinite) {
   for (const double v : {c.j1_delay_ms[0], c.j2_nrms_pct[0], c.j5_nrms_pct[0], c.j7_nrms_pct[1], c.j8_nrms_pct[1]}) {
     EXPECT_TRUE(std::isfinite(v));
   }
+}
+
+// A reference at rest (a run that ends before the ground moves the structure) gives the criteria
+// normalised by it no denominator: J7, J9 (the reference's interface motion) and J8, J10 (its
+// storeys) are NaN, listed as undefined, and the criteria still count as finite: nothing diverged.
+// The others, normalised by the hybrid run's own histories, are numbers.
+TEST(BenchmarkMetrics, AReferenceAtRestLeavesItsCriteriaUndefinedNotNonFinite) {
+  SyntheticRun run;
+  for (auto* group : {&run.interface_reference, &run.upper_reference}) {
+    for (std::vector<double>& h : *group) std::fill(h.begin(), h.end(), 0.0);
+  }
+  const MarthsCriteria c = marths_criteria(run.histories(true));
+  for (const auto* group : {&c.j7_nrms_pct, &c.j9_peak_pct, &c.j8_nrms_pct, &c.j10_peak_pct}) {
+    for (const double v : *group) EXPECT_TRUE(std::isnan(v));
+  }
+  EXPECT_EQ(c.undefined, (std::vector<std::string>{"J7[1]", "J9[1]", "J7[2]", "J9[2]", "J8[1]", "J10[1]", "J8[2]",
+                                                   "J10[2]", "J8[3]", "J10[3]", "J8[4]", "J10[4]"}));
+  EXPECT_TRUE(c.finite());
+  EXPECT_TRUE(std::isfinite(c.j2_nrms_pct[0]) && std::isfinite(c.j5_nrms_pct[1]));
+
+  // The standard-deviation form has no denominator for a reference that stands still anywhere, not
+  // only at zero (J8 undefined, J10's peak error defined); the RMS-ratio form has one there.
+  for (std::vector<double>& h : run.upper_reference) std::fill(h.begin(), h.end(), 0.25);
+  EXPECT_EQ(marths_criteria(run.histories(true)).undefined,
+            (std::vector<std::string>{"J7[1]", "J9[1]", "J7[2]", "J9[2]", "J8[1]", "J8[2]", "J8[3]", "J8[4]"}));
+  const MarthsCriteria rms = marths_criteria(run.histories(true), NrmsForm::kRmsRatio);
+  EXPECT_TRUE(std::isfinite(rms.j8_nrms_pct[0]));
+  EXPECT_EQ(std::count(rms.undefined.begin(), rms.undefined.end(), "J8[1]"), 0);
+
+  // A non-finite history is not undefined: it makes the criteria not finite, whatever the reference.
+  run.upper_numerical[2][100] = kNaN;
+  const MarthsCriteria broken = marths_criteria(run.histories(true));
+  EXPECT_EQ(std::count(broken.undefined.begin(), broken.undefined.end(), "J8[3]"), 0);
+  EXPECT_FALSE(broken.finite());
 }
 
 TEST(BenchmarkMetrics, AMismatchedRunIsRefusedNamingTheHistory) {

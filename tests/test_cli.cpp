@@ -2,17 +2,21 @@
 // moves with one line naming the field.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <ostream>
 #include <set>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "process.hpp"
 #include "test_support.hpp"
@@ -342,6 +346,138 @@ TEST_F(Cli, ReadmeShowsTheUsageOfEveryCommand) {
       EXPECT_TRUE(readme.contains(line)) << "README.md has no usage line\n  " << line;
     }
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The docs' command lines against the programs: every rths executable, command and --option that
+// README.md and docs/*.md show in a command exists in that program's --help.
+
+// What a program's --help declares: per command ("" for a program without commands) the options of
+// its usage lines.
+std::map<std::string, std::set<std::string>> declared_options(const std::string& program, const std::string& help) {
+  std::map<std::string, std::set<std::string>> out;
+  const auto usage = help.find("Usage:\n");
+  const auto end = help.find("\n\n", usage);
+  for (const std::string& line : synopses(help.substr(usage + 7, end - usage - 7))) {
+    std::istringstream words(line);
+    std::string word;
+    words >> word;  // the program
+    if (word != program || !(words >> word) || word.starts_with("--help")) continue;
+    const bool command =
+        std::all_of(word.begin(), word.end(), [](char c) { return (c >= 'a' && c <= 'z') || c == '-'; });
+    std::set<std::string>& options = out[command ? word : std::string()];
+    for (std::string w = word; !w.empty() || (words >> w);) {
+      const auto dashes = w.find("--");
+      if (dashes != std::string::npos) {
+        const auto stop = w.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-", dashes + 2);
+        options.insert(w.substr(dashes, stop == std::string::npos ? std::string::npos : stop - dashes));
+      }
+      w.clear();
+    }
+  }
+  return out;
+}
+
+// The command lines a Markdown text shows, each with its line: every line of a fenced block (a line
+// ending in a backslash joined with the next) and every inline code span, split at ;, &&, ||, | and &.
+std::vector<std::pair<int, std::string>> shown_commands(const std::string& text) {
+  std::vector<std::pair<int, std::string>> lines;
+  std::istringstream in(text);
+  bool fenced = false;
+  std::string pending;
+  int number = 0;
+  int pending_from = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (line.starts_with("```")) {
+      fenced = !fenced;
+      continue;
+    }
+    if (fenced) {
+      if (pending.empty()) pending_from = number;
+      if (!line.empty() && line.back() == '\\') {
+        pending += line.substr(0, line.size() - 1) + " ";
+        continue;
+      }
+      lines.emplace_back(pending_from, pending + line.substr(0, line.find(" #")));
+      pending.clear();
+      continue;
+    }
+    for (auto open = line.find('`'); open != std::string::npos; open = line.find('`', open)) {
+      const auto close = line.find('`', open + 1);
+      if (close == std::string::npos) break;
+      lines.emplace_back(number, line.substr(open + 1, close - open - 1));
+      open = close + 1;
+    }
+  }
+  std::vector<std::pair<int, std::string>> commands;
+  for (const auto& [at, line] : lines) {
+    std::string split;  // each of ;, |, & (and so && and ||) as a line end
+    for (const char c : line) split.push_back(c == ';' || c == '|' || c == '&' ? '\n' : c);
+    std::istringstream parts(split);
+    for (std::string part; std::getline(parts, part);) commands.emplace_back(at, part);
+  }
+  return commands;
+}
+
+TEST_F(Cli, EveryCommandLineTheDocsShowUsesWhatItsProgramDeclares) {
+  std::map<std::string, std::map<std::string, std::set<std::string>>> programs;
+  for (const char* program : {"rths-numerical", "rths-physical", "rths-relay", "rths-target", "rths-plan", "rths-study",
+                              "rths-bench-loop", "rths-console"}) {
+    test::Process help(program, {"--help"}, dir_ / program);
+    ASSERT_EQ(help.wait(std::chrono::seconds(10)), 0) << program;
+    programs[program] = declared_options(program, help.out());
+    ASSERT_FALSE(programs[program].empty()) << program << "\n" << help.out();
+  }
+  std::vector<fs::path> files{test::source_dir() / "README.md"};
+  for (const auto& entry : fs::directory_iterator(test::source_dir() / "docs")) {
+    if (entry.path().extension() == ".md") files.push_back(entry.path());
+  }
+  std::size_t checked = 0;
+  std::string wrong;
+  for (const fs::path& file : files) {
+    for (const auto& [line, command] : shown_commands(slurp(file))) {
+      std::istringstream words(command);
+      std::string word;
+      // A program comes after a prompt, variables set for it, sudo, or a folder (build/bin/).
+      while (words >> word && (word == "$" || word == "sudo" || word.find('=') != std::string::npos)) {
+      }
+      const std::string program = word.substr(word.rfind('/') == std::string::npos ? 0 : word.rfind('/') + 1);
+      const auto declared = programs.find(program);
+      if (declared == programs.end()) continue;
+      ++checked;
+      const std::string where = fmt::format("\n{}:{}: {}", fs::relative(file, test::source_dir()).string(), line,
+                                            command.substr(command.find_first_not_of(' ')));
+      std::vector<std::string> rest;
+      for (std::string w; words >> w;) rest.push_back(w);
+      // Options a command line may use: its command's, or any command's when it names none
+      // (prose such as `rths-physical --wait`).
+      std::set<std::string> allowed{"--help", "--version"};
+      const bool has_commands = !declared->second.contains("");
+      if (has_commands && !rest.empty() && !rest.front().starts_with("-") && !rest.front().starts_with("[")) {
+        const auto options = declared->second.find(rest.front());
+        if (options == declared->second.end()) {
+          wrong += fmt::format("{}\n  {} has no command {}", where, program, rest.front());
+          continue;
+        }
+        allowed.insert(options->second.begin(), options->second.end());
+      } else {
+        for (const auto& [name, options] : declared->second) allowed.insert(options.begin(), options.end());
+      }
+      for (const std::string& w : rest) {
+        const auto dashes = w.find("--");
+        if (dashes == std::string::npos || dashes + 2 >= w.size() || w[dashes + 2] < 'a' || w[dashes + 2] > 'z' ||
+            (dashes > 0 && w.find_first_not_of("[(", 0) < dashes)) {
+          continue;
+        }
+        const auto stop = w.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789-", dashes + 2);
+        const std::string option = w.substr(dashes, stop == std::string::npos ? std::string::npos : stop - dashes);
+        if (!allowed.contains(option)) wrong += fmt::format("{}\n  {} does not take {} there", where, program, option);
+      }
+    }
+  }
+  EXPECT_GT(checked, 100U) << "the docs' command lines were not found";
+  EXPECT_TRUE(wrong.empty()) << "command lines the programs' --help does not declare:" << wrong;
 }
 
 }  // namespace

@@ -17,8 +17,12 @@
 #include <tuple>
 #include <vector>
 
+#include <sys/stat.h>
+
 #include "experiment.pb.h"
 #include "rths/common/ground_motion.hpp"
+#include "rths/common/input_file.hpp"
+#include "scratch_folder.hpp"
 
 namespace rths {
 namespace {
@@ -336,6 +340,38 @@ config::SyntheticMotion synthetic_spec(std::uint64_t seed) {
   config::SyntheticMotion spec;
   spec.set_seed(seed);
   return spec;  // schema defaults: 30 s at 100 Hz, 2.5 Hz / 0.6 filter, PGA 0.7 m/s^2
+}
+
+// A record must be a regular file of bounded size, checked before a byte is read: /dev/zero (which
+// never ends), a FIFO (whose open would block until a writer came) and a folder are refused at
+// once, naming the file; so is a file beyond kMaxInputFileBytes and a line beyond kMaxInputLineBytes.
+TEST(GroundMotion, ARecordThatIsNoRegularFileOrTooLargeIsRefusedBeforeItIsRead) {
+  const test::ScratchFolder dir;
+  const auto refusal = [](const std::filesystem::path& path, bool at2) {
+    try {
+      (void)(at2 ? load_peer_at2(path, 1.0) : load_two_column(path, kStandardGravity, 1.0));
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("read");
+  };
+  ASSERT_EQ(::mkfifo((dir.path() / "fifo.dat").c_str(), 0600), 0);
+  const auto huge = dir.path() / "huge.dat";
+  std::ofstream(huge) << "0 0.1\n";
+  std::filesystem::resize_file(huge, kMaxInputFileBytes + 1);  // sparse: nothing is written
+  const auto long_line = dir.path() / "long.dat";
+  std::ofstream(long_line) << "0 0.1\n" << std::string(kMaxInputLineBytes + 1, '0') << "\n";
+  for (const bool at2 : {false, true}) {
+    EXPECT_EQ(refusal("/dev/zero", at2),
+              "cannot open /dev/zero: it is a character device; expected a regular text file");
+    EXPECT_EQ(refusal(dir.path() / "fifo.dat", at2),
+              "cannot open " + (dir.path() / "fifo.dat").string() + ": it is a FIFO; expected a regular text file");
+    EXPECT_EQ(refusal(dir.path(), at2), "cannot open " + dir.path().string() + ": Is a directory");
+    EXPECT_EQ(refusal(huge, at2),
+              huge.string() + ": holds 512.0 MiB (536870913 bytes); expected a text file of at most 512.0 MiB");
+  }
+  EXPECT_EQ(refusal(long_line, false),
+            long_line.string() + ":2: a line longer than 1048576 bytes; expected a text file of shorter lines");
 }
 
 TEST(GroundMotion, SyntheticIsReproducibleAndSeedSensitive) {

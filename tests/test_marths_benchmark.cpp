@@ -142,6 +142,46 @@ TEST(MarthsCampaign, ARunThatStopsIsNotASuccessAndHasNoMean) {
   EXPECT_TRUE(r.mean[0].j2_nrms_pct.empty()) << "a mean over runs that did not complete";
 }
 
+// A campaign's product is its criteria. Runs that end before the record's rest is over (the
+// structure starts at rest and the ground has not moved) would leave every criterion against the
+// reference undefined: the campaign is refused before its first run, naming duration_s.
+TEST(MarthsCampaign, RunsEndingBeforeTheGroundMovesAreRefusedBeforeAnyRun) {
+  try {
+    (void)campaign(2, 1, {"duration_s=3"});
+    FAIL() << "a campaign of 3 s runs started";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("duration_s: the runs end at 3 s, before the ground motion's first nonzero "
+                                         "sample at "),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A plain run shorter than the rest: the criteria normalised by the reference's motion are
+// undefined, which the run says (run.log, summary.json's indices.undefined), and it completes: exit
+// 0, not 9 ("a history held a non-finite value" was false: every history was finite).
+TEST(MarthsEvaluation, ARunEndingBeforeTheGroundMovesCompletesWithItsCriteriaUndefined) {
+  const test::ScratchFolder dir("marths");
+  test::Process run("rths-numerical",
+                    {"run", test::example(kExample).string(), "--set", "duration_s=3", "--out",
+                     (dir.path() / "run").string(), "--no-plots"},
+                    dir.path() / "run-process");
+  ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
+  const std::vector<std::string> undefined{"J7[1]", "J9[1]",  "J7[2]", "J9[2]",  "J8[1]", "J10[1]",
+                                           "J8[2]", "J10[2]", "J8[3]", "J10[3]", "J8[4]", "J10[4]"};
+  EXPECT_NE(run.err().find("site iisl: criteria J7[1], J9[1], J7[2], J9[2], J8[1], J10[1], J8[2], J10[2], J8[3], "
+                           "J10[3], J8[4], J10[4] are undefined, not failed: the histories they are normalised by "
+                           "have no motion"),
+            std::string::npos)
+      << run.err();
+  const results::RunSummary summary = test::read_summary(dir.path() / "run" / "summary.json");
+  EXPECT_EQ(summary.exit_code(), kExitCompleted);
+  const results::BenchmarkIndices& j = summary.sites().at("iisl").multi_axial().indices();
+  EXPECT_EQ(std::vector<std::string>(j.undefined().begin(), j.undefined().end()), undefined);
+  EXPECT_TRUE(std::isnan(j.j7_nrms_pct(0)));
+  EXPECT_TRUE(std::isfinite(j.j5_nrms_pct(0)));  // normalised by the hybrid run's own target: defined
+}
+
 TEST(MarthsCampaign, AnExperimentWithoutAnActuatorPlantIsRefused) {
   CampaignOptions options;
   options.plants = 1;

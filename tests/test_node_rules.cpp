@@ -269,6 +269,60 @@ TEST_F(SiteRules, AfterAGapTheTargetRampsToTheNewestCommandAtTheVelocityLimit) {
   EXPECT_EQ(target(30), 0.010);
 }
 
+// The ramp limits a jump in both directions: up 10 mm, then down 20 mm to -10 mm, each step at most
+// the velocity limit's 0.488 mm and toward the newest target.
+TEST_F(SiteRules, AJumpDownwardRampsAtTheVelocityLimitAsAJumpUpwardDoes) {
+  make_site();
+  link_->inbox = {command(0.0)};
+  step(1);
+  link_->inbox = {command(0.010)};
+  const double per_step = 0.5 * kDt;
+  std::int64_t j = 2;
+  for (; j < 30; ++j) {
+    step(j);
+    link_->inbox.clear();
+  }
+  ASSERT_EQ(target(28), 0.010);  // up: 21 steps (AfterAGapTheTargetRampsToTheNewestCommandAtTheVelocityLimit)
+  link_->inbox = {command(-0.010)};
+  for (; j < 80; ++j) {
+    step(j);
+    link_->inbox.clear();
+  }
+  ASSERT_FALSE(node_->tripped());
+  const Recorder& r = node_->recorder();
+  const std::size_t v = r.column_index("target_velocity");
+  // Down: 20 mm at 0.488 mm per step, 40 full steps (19.53 mm), then the last 0.47 mm.
+  for (std::size_t row = 29; row <= 68; ++row) {
+    EXPECT_NEAR(target(row) - target(row - 1), -per_step, 1e-15) << row;
+    EXPECT_NEAR(r.at(row, v), -0.5, 1e-12) << row;
+  }
+  EXPECT_EQ(target(69), -0.010);
+  EXPECT_EQ(target(78), -0.010);
+}
+
+// A network may deliver a datagram twice. The second copy of the newest command is no new command:
+// the site goes on as when nothing arrived (here it extrapolates the held target), counts a held
+// step, and the copy is no sign of life. Used again, it would put the target back on the command.
+TEST_F(SiteRules, ADuplicateOfTheNewestCommandIsNotUsedAgain) {
+  make_site({"realtime.hold=EXTRAPOLATE"});
+  const auto newest = command(0.0004, 0.2);
+  link_->inbox = {newest};
+  step(1);
+  const std::int64_t heard = node_->last_valid_receive_ns();
+  link_->inbox = {newest};
+  step(2);
+  EXPECT_EQ(target(0), 0.0004);
+  EXPECT_NEAR(target(1), 0.0004 + 0.2 * kDt, 1e-15);  // extrapolated from the first copy
+  EXPECT_EQ(node_->stats().commands_used, 1U);
+  EXPECT_EQ(node_->stats().held_steps, 1U);
+  EXPECT_EQ(node_->stats().extrapolated_steps, 1U);
+  EXPECT_EQ(node_->stats().packets.duplicate, 1U);
+  EXPECT_EQ(node_->last_valid_receive_ns(), heard);
+  link_->inbox = {command(0.0005, 0.0)};
+  step(3);
+  EXPECT_EQ(target(2), 0.0005);  // the next genuine command is taken
+}
+
 // ---------------------------------------------------------------------------------------------
 // The numerical node, driven by a site-side codec of the same session.
 
@@ -300,8 +354,22 @@ class NumericalRules : public ::testing::Test {
     env.mutable_feedback()->add_displacement_m(0.0);
     return bytes(site_->seal());
   }
+  // A feedback whose four timestamps (NumericalNode::record_timing) make its round trip rtt_s: it
+  // echoes a command sent rtt_s before now, and the site answered at once. Sealed at now.
+  std::vector<std::byte> feedback_with_round_trip(double rtt_s) {
+    const std::int64_t now = clock_.now_ns();
+    wire::Envelope& env = site_->start(now);
+    wire::Feedback* fb = env.mutable_feedback();
+    fb->add_model_error_n(0.0);
+    fb->add_force_n(0.0);
+    fb->add_displacement_m(0.0);
+    fb->set_echo_sent_ns(now - static_cast<std::int64_t>(std::llround(rtt_s * 1e9)));
+    fb->set_echo_received_ns(now);
+    return bytes(site_->seal());
+  }
+  void at_step(std::int64_t k) { clock_.set(static_cast<std::int64_t>(static_cast<double>(k) * kDt * 1e9)); }
   void step(std::int64_t k) {
-    clock_.set(static_cast<std::int64_t>(static_cast<double>(k) * kDt * 1e9));
+    at_step(k);
     node_->step(k);
   }
   [[nodiscard]] double error_used(std::size_t row) const {
@@ -370,6 +438,103 @@ TEST_F(NumericalRules, AStopFromTheSiteIsHonouredEvenFromALateCopy) {
   step(1);
   EXPECT_EQ(node_->site_stats()[0].peer_control, PeerControl::kAbort);
   EXPECT_EQ(node_->site_reason(0), "interlock");
+}
+
+// The numerical node's side of a duplicated datagram: the second copy of the newest feedback is no new
+// feedback. The step holds (a held step, not a feedback used), the copy is no sign of life for the
+// peer watchdog, and it times no round trip (used again, it would time one a step longer than the
+// first copy's, which the delay guard would smooth in).
+TEST_F(NumericalRules, ADuplicateOfTheNewestFeedbackIsNotUsedAgain) {
+  at_step(1);
+  const auto newest = feedback_with_round_trip(0.02);
+  link_->inbox = {newest};
+  step(1);
+  const SiteStats& stats = node_->site_stats()[0];
+  ASSERT_EQ(stats.feedback_used, 1U);
+  ASSERT_EQ(node_->site_timing(0).round_trip.count(), 1U);
+  const std::int64_t heard = stats.last_valid_receive_ns;
+  const std::uint64_t held = stats.held_steps;
+  link_->inbox = {newest};
+  step(2);
+  EXPECT_EQ(stats.feedback_used, 1U);
+  EXPECT_EQ(stats.held_steps, held + 1);
+  EXPECT_EQ(stats.packets.duplicate, 1U);
+  EXPECT_EQ(stats.last_valid_receive_ns, heard);
+  EXPECT_EQ(node_->site_timing(0).round_trip.count(), 1U);
+  EXPECT_EQ(node_->site_timing(0).last_round_trip_ns, 20'000'000);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The delay guard (docs/stability.md): it acts on the smoothed round trip, never on the newest one.
+
+class DelayGuardRule : public NumericalRules {
+ protected:
+  // A 100 ms budget, warned at 80 ms, smoothed over 0.1 s: each feedback moves the smoothed round
+  // trip by a = dt / 0.1 s = 0.009765625 of its difference from it.
+  static constexpr double kBudgetS = 0.1;
+  static constexpr double kSmoothingS = 0.1;
+  void SetUp() override {
+    NumericalRules::SetUp();
+    loaded_ = std::make_unique<LoadedConfig>(test::load_example("seed002/spring.textproto", {"duration_s=1"}));
+    const config::Experiment& cfg = loaded_->experiment;
+    std::vector<NumericalSite> sites(1);
+    sites[0].name = "spring";
+    sites[0].site_id = kSiteId;
+    sites[0].influence = Eigen::MatrixXd(2, 1);
+    sites[0].influence << -1, 0;
+    sites[0].link = link_.get();
+    sites[0].estimators.push_back(
+        make_force_estimator(config::MODIFIED_SMITH, make_model(cfg.site(0).channel(0).specimen()), 0));
+    sites[0].delay_guard.enabled = true;
+    sites[0].delay_guard.budget_s = kBudgetS;
+    sites[0].delay_guard.warn_s = 0.8 * kBudgetS;
+    sites[0].delay_guard.smoothing_s = kSmoothingS;
+    const StructuralModel structure = make_structure(cfg.structure());
+    node_ = std::make_unique<NumericalNode>(NumericalNode::Setup{kSession, kRate, 2000, {"x1", "x2"}, {}, {}},
+                                            structure, make_rk4(structure), *ground_, clock_, std::move(sites));
+    node_->use_session(0, test::sealing_keys(kSession, kSiteId));
+    site_ = std::make_unique<PacketCodec>(CodecRole::kSite, kSiteId, test::sealing_keys(kSession, kSiteId), kRate, 0);
+  }
+  // Steps from..to-1, each with one feedback of the round trip rtt(k).
+  template <typename Rtt>
+  void run(std::int64_t from, std::int64_t to, Rtt rtt) {
+    for (std::int64_t k = from; k < to; ++k) {
+      at_step(k);
+      link_->inbox = {feedback_with_round_trip(rtt(k))};
+      node_->step(k);
+    }
+  }
+  [[nodiscard]] const DelayGuard& guard() const { return node_->sites()[0].delay_guard; }
+};
+
+// One round trip of 500 ms among 20 ms ones (a packet delayed behind a burst): five times the budget,
+// but it moves the smoothed round trip by a x 480 ms = 4.7 ms. The guard stays quiet.
+TEST_F(DelayGuardRule, ASingleSpikeDoesNotTripIt) {
+  run(1, 300, [](std::int64_t k) { return k == 200 ? 0.5 : 0.02; });
+  EXPECT_FALSE(node_->delay_exceeded_site().has_value());
+  EXPECT_EQ(guard().exceeded_step, -1);
+  EXPECT_EQ(guard().warned_step, -1);
+  // 20 ms + a (500 - 20) ms, less what one more step of 20 ms took back: the largest it reached.
+  const double a = kDt / kSmoothingS;
+  EXPECT_NEAR(guard().smoothed_max_s, 0.02 + a * 0.48, 1e-9);
+}
+
+// A rise from 20 ms to 150 ms that stays: the smoothed round trip is 150 - 130 (1 - a)^n ms after n
+// feedbacks of 150 ms, past the 100 ms budget first at n = 98 (ln(50/130) / ln(1 - a) = 97.4) and
+// past the 80 ms warning at n = 64 (ln(70/130) / ln(1 - a) = 63.1): not on the rise's first feedback.
+TEST_F(DelayGuardRule, ASustainedRiseTripsItWhenTheSmoothedRoundTripPassesTheBudget) {
+  constexpr std::int64_t kRise = 200;
+  run(1, 600, [](std::int64_t k) { return k < kRise ? 0.02 : 0.15; });
+  const double a = kDt / kSmoothingS;
+  const auto first_past = [a](double level) {
+    return static_cast<std::int64_t>(std::floor(std::log((0.15 - level) / 0.13) / std::log(1.0 - a))) + 1;
+  };
+  ASSERT_TRUE(node_->delay_exceeded_site().has_value());
+  EXPECT_EQ(*node_->delay_exceeded_site(), 0U);
+  EXPECT_EQ(first_past(kBudgetS), 98);
+  EXPECT_EQ(guard().exceeded_step, kRise + first_past(kBudgetS) - 1);
+  EXPECT_EQ(guard().warned_step, kRise + first_past(0.8 * kBudgetS) - 1);
+  EXPECT_GT(guard().warned_step, kRise);  // not on the first feedback of the rise
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <memory>
 #include <thread>
@@ -221,6 +222,90 @@ TEST_F(Realtime, UnauthenticatedHellosAreNotAnsweredAndTheSiteStillServesItsNode
   EXPECT_EQ(handshake.wrong_version(), 1U) << handshake.DebugString();
   EXPECT_EQ(handshake.undecodable(), 1U) << handshake.DebugString();
   EXPECT_NE(test::slurp(dir_ / "site/site_spring.log").find("protocol version"), std::string::npos);
+}
+
+// A datagram within `timeout` on link ({} when none came).
+std::vector<std::byte> receive_within(UdpLink& link, std::chrono::seconds timeout) {
+  std::array<std::byte, kMaxDatagramBytes> rx{};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (const std::size_t n = link.receive(rx); n > 0) return {rx.begin(), rx.begin() + static_cast<std::ptrdiff_t>(n)};
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return {};
+}
+
+// A hello of an earlier session, recorded off the wire: a numerical node with the site's key says
+// hello to a socket of the test's, which keeps the first datagram (the node then gives up).
+std::vector<std::byte> recorded_hello(const std::filesystem::path& dir, const std::string& key,
+                                      const std::vector<std::string>& sets) {
+  asio::io_context io;
+  UdpLink tap(io, "127.0.0.1", 0);
+  std::vector<std::string> args{"run",
+                                kSpring,
+                                "--realtime",
+                                "--set",
+                                "site[0].address=127.0.0.1:" + std::to_string(tap.local_port()),
+                                "--set",
+                                key,
+                                "--out",
+                                (dir / "earlier").string(),
+                                "--quiet"};
+  for (const auto& set : sets) args.insert(args.end(), {"--set", set});
+  Process earlier("rths-numerical", args, dir / "earlier");
+  std::vector<std::byte> hello = receive_within(tap, std::chrono::seconds(10));
+  EXPECT_EQ(earlier.wait(std::chrono::seconds(20)), kExitNoAnswer) << earlier.err();
+  return hello;
+}
+
+// A recorded hello replayed to a waiting site authenticates (the key is the same) and is answered,
+// but its sender cannot start the session: the site forgets it after realtime.handshake_timeout_s
+// and goes on waiting, so the genuine numerical node that comes later runs its test with the site.
+TEST_F(Realtime, AReplayedHelloDoesNotConsumeTheWaitingSite) {
+  const std::vector<std::string> sets{"realtime.handshake_timeout_s=1"};
+  const std::vector<std::byte> hello = recorded_hello(dir_, key(), sets);
+  ASSERT_FALSE(hello.empty()) << "no hello recorded";
+  const auto site_process = start_site({"--set", sets[0], "--wait", "60"});
+  Process& site = *site_process;
+  const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
+  ASSERT_FALSE(where.empty()) << site.err();
+  asio::io_context io;
+  UdpLink replayer(io, "127.0.0.1", 0);
+  replayer.set_peer("127.0.0.1", static_cast<std::uint16_t>(std::stoi(where.substr(where.rfind(':') + 1))));
+  replayer.send(hello);
+  EXPECT_FALSE(receive_within(replayer, std::chrono::seconds(5)).empty()) << "the replayed hello was not answered";
+  // Twice the handshake timeout: the site has given the replayed hello up (it used to exit 4 here).
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+
+  Process numerical("rths-numerical",
+                    {"run", kSpring, "--realtime", "--set", "site[0].address=" + where, "--set", key(), "--set",
+                     sets[0], "--set", "duration_s=2", "--out", (dir_ / "run").string(), "--quiet"},
+                    dir_ / "numerical");
+  EXPECT_EQ(numerical.wait(std::chrono::seconds(30)), kExitCompleted) << numerical.err();
+  EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitCompleted) << site.err();
+  EXPECT_NE(test::slurp(dir_ / "site/site_spring.log").find("neither repeated nor followed by its start"),
+            std::string::npos);
+  EXPECT_EQ(csv_column(dir_ / "run/numerical.csv", "x1_m").size(), 2049U);
+}
+
+// With nothing but a replayed hello, the site waits until --wait ends and says so (exit 7, no
+// answer), not that a peer was lost.
+TEST_F(Realtime, ASiteThatOnlyHeardAReplayedHelloEndsWhenItsWaitEnds) {
+  const std::vector<std::string> sets{"realtime.handshake_timeout_s=1"};
+  const std::vector<std::byte> hello = recorded_hello(dir_, key(), sets);
+  ASSERT_FALSE(hello.empty()) << "no hello recorded";
+  const auto site_process = start_site({"--set", sets[0], "--wait", "3"});
+  Process& site = *site_process;
+  const std::string where = site.wait_for_line("listening on ", std::chrono::seconds(10));
+  ASSERT_FALSE(where.empty()) << site.err();
+  asio::io_context io;
+  UdpLink replayer(io, "127.0.0.1", 0);
+  replayer.set_peer("127.0.0.1", static_cast<std::uint16_t>(std::stoi(where.substr(where.rfind(':') + 1))));
+  replayer.send(hello);
+  EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitNoAnswer) << site.err();
+  EXPECT_NE(site.err().find("no numerical node started a session within 3 s (1 authentic hello(s) answered"),
+            std::string::npos)
+      << site.err();
 }
 
 TEST_F(Realtime, NodesWithDifferentKeysNeverStartASession) {

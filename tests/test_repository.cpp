@@ -139,6 +139,47 @@ TEST(Repository, NoTextRefersToTicketsOfTheTracker) {
   EXPECT_TRUE(hits.empty()) << "say what the thing is, not which ticket asked for it:" << hits;
 }
 
+// How many tests the suite holds is what ctest counts (`ctest -N`), not a number written into the
+// docs: "539 tests" stayed in the README while the suite grew to 999. The README states no count; the
+// docs' tables that record a run of a named commit (its time and its count then) may.
+std::string test_counts_in_prose(const std::string& text, bool tables_allowed) {
+  static const std::regex count(R"(\b\d[\d,]*\s+(unit |realtime |acceptance |GoogleTest |ctest )?tests\b)");
+  std::string hits;
+  std::istringstream in(text);
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (tables_allowed && line.starts_with("|")) continue;
+    if (std::regex_search(line, count)) hits += fmt::format("\n  line {}: {}", number, line);
+  }
+  return hits;
+}
+
+TEST(Repository, NoDocumentWritesDownHowManyTestsTheSuiteHas) {
+  const auto slurp = [](const fs::path& file) {
+    std::ifstream in(file);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  std::string hits;
+  for (const auto& entry : fs::directory_iterator(test::source_dir() / "docs")) {
+    if (entry.path().extension() != ".md") continue;
+    if (std::string h = test_counts_in_prose(slurp(entry.path()), true); !h.empty()) {
+      hits += "\n" + entry.path().filename().string() + ":" + h;
+    }
+  }
+  if (std::string h = test_counts_in_prose(slurp(test::source_dir() / "README.md"), false); !h.empty()) {
+    hits += "\nREADME.md:" + h;
+  }
+  EXPECT_TRUE(hits.empty()) << "a count of tests goes stale; say `ctest -N` instead:" << hits;
+  // The pattern finds what it must, and a table row of a recorded run is left alone in the docs.
+  EXPECT_FALSE(test_counts_in_prose("runs `ctest` (539 tests, about 7 minutes)", false).empty());
+  EXPECT_FALSE(test_counts_in_prose("the suite's 1,204 unit tests", false).empty());
+  EXPECT_TRUE(test_counts_in_prose("| build and test | 667 s (999 tests) |", true).empty());
+  EXPECT_TRUE(test_counts_in_prose("20 plants, 3 runs, the tests of MarthsCampaign", false).empty());
+}
+
 TEST(Repository, TheTicketPatternFindsWhatItMustAndOnlyThat) {
   // Split literals, so that this file does not hold what it forbids.
   for (const char* reference : {"(iss"

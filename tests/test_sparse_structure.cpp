@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "allocation_ceiling.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/matrix_market.hpp"
 #include "rths/node_numerical/experiment.hpp"
@@ -102,6 +103,24 @@ TEST(MatrixMarket, EveryBadFileIsRefusedNamingItsLine) {
             f + ":5: entry (1, 1) again (first on line 3); expected each entry once");
 }
 
+// The size line is a claim, checked before anything is read on: at most kMaxDofs rows, and no more
+// entries than the matrix has.
+TEST(MatrixMarket, TheSizeLineIsBoundedByWhatAMatrixCanHold) {
+  const test::ScratchFolder dir;
+  const std::string f = (dir.path() / "m.mtx").string();
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real symmetric\n200000000 200000000 1\n1 1 1\n"),
+            f + ":2: the matrix is 200000000 x 200000000; expected at most 1000000 DOFs");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real general\n1000001 1000001 1\n1 1 1\n"),
+            f + ":2: the matrix is 1000001 x 1000001; expected at most 1000000 DOFs");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real symmetric\n2 2 4\n1 1 1\n"),
+            f + ":2: declares 4 entries, more than the 3 a 2 x 2 symmetric (lower triangle) matrix has");
+  EXPECT_EQ(market_error(dir, "%%MatrixMarket matrix coordinate real general\n2 2 5\n1 1 1\n"),
+            f + ":2: declares 5 entries, more than the 4 a 2 x 2 general matrix has");
+  // The largest size is read (a 1000000-DOF diagonal would be a model; here one entry of it).
+  write(dir.path() / "big.mtx", "%%MatrixMarket matrix coordinate real general\n1000000 1000000 1\n1 1 1\n");
+  EXPECT_EQ(read_matrix_market(dir.path() / "big.mtx").size, 1000000U);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Sparse structures in the config
 
@@ -155,6 +174,37 @@ TEST(SparseStructure, MatrixMarketFilesMakeASparseStructureInline) {
 
 // The seed 002 hybrid run with its frame read sparse is the inline dense run, to rounding, for the
 // explicit RTHS integrators and RK4.
+// A size line that its entries do not bear out (a typo, a corrupt export: 200 000 000 or 900 000 DOFs
+// with one entry) is refused from the files themselves, before anything of that size is made: every
+// DOF needs a diagonal entry in the stiffness or the mass. Under a ceiling of 16 MiB per allocation
+// (test::AllocationCeiling) the load must end in that ConfigError; the files once took 62 s and 8 GB
+// to end in std::bad_alloc.
+TEST(SparseStructure, ASizeLineTheEntriesDoNotBearOutIsRefusedBeforeAnythingOfItsSizeIsMade) {
+  const test::ScratchFolder dir;
+  write(dir.path() / "dofs.csv", "dof,name\n1,x1\n2,x2\n");
+  const std::string header = "%%MatrixMarket matrix coordinate real symmetric\n";
+  for (const char* size : {"900000", "1000000"}) {
+    write(dir.path() / "m.mtx", header + size + " " + size + " 1\n1 1 2701\n");
+    write(dir.path() / "k.mtx", header + size + " " + size + " 2\n1 1 558343\n2 2 279171\n");
+    const std::filesystem::path config =
+        seed002_with_files(dir.path(), matrix_files_in(dir.path(), false) + " dof_map_path: \"" +
+                                           (dir.path() / "dofs.csv").string() + "\"");
+    const test::AllocationCeiling ceiling(16U << 20U);
+    try {
+      (void)load_experiment(config);
+      ADD_FAILURE() << "loaded a " << size << "-DOF structure of two DOFs' entries";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                config.string() + ": structure.matrix_files.stiffness_path: the matrices are " + size + " x " + size +
+                    ", but 2 of those DOFs have a diagonal entry in the stiffness or the mass (DOF 3 has neither); "
+                    "expected every DOF with stiffness or mass (a DOF with neither has no equation), and a size line "
+                    "that counts the structure's DOFs");
+    } catch (const std::bad_alloc&) {
+      ADD_FAILURE() << "a " << size << "-DOF size line made something of its size before it was refused";
+    }
+  }
+}
+
 TEST(SparseStructure, TheSeed002RunFromSparseFilesIsTheDenseRun) {
   const test::ScratchFolder dir;
   write_seed002_matrices(dir.path());

@@ -1,6 +1,7 @@
 #include "rths/common/address.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <stdexcept>
 #include <string_view>
@@ -81,6 +82,32 @@ bool is_loopback_host(const std::string& host) {
     return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).is_loopback();
   }
   return address.is_loopback();
+}
+
+namespace {
+
+// A host as same_endpoint compares it: a numeric address in its canonical text, a name in lower case.
+std::string canonical_host(const std::string& host) {
+  std::string lower(host);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (lower == "localhost") return "127.0.0.1";
+  std::error_code ec;
+  const asio::ip::address address = asio::ip::make_address(lower, ec);
+  if (ec) return lower;
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, address.to_v6()).to_string();
+  }
+  return address.is_unspecified() ? std::string("*") : address.to_string();
+}
+
+}  // namespace
+
+bool same_endpoint(const HostPort& a, const HostPort& b) {
+  if (a.port != b.port) return false;
+  const std::string ha = canonical_host(a.host);
+  const std::string hb = canonical_host(b.host);
+  return ha == hb || ha == "*" || hb == "*";
 }
 
 std::string resolve_problem(const std::string& host) {

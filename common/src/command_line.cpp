@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -367,7 +368,7 @@ CommandLine::Outcome CommandLine::parse(const std::vector<std::string>& args) {
       }
       name = option->name;
       if (option->value_name.empty()) {
-        if (value) throw UsageError(fmt::format("--{}: expected no value, got '{}'", name, *value));
+        if (value) throw UsageError(fmt::format("--{}: expected no value, got '{}'", name, shortened(*value, 80)));
       } else if (!value) {
         if (i + 1 == args.size()) {
           throw UsageError(fmt::format("--{}: expected {}, got nothing", name, option->value_name));
@@ -425,7 +426,7 @@ CommandLine::Outcome CommandLine::parse(const std::vector<std::string>& args) {
     try {
       option->set(value);
     } catch (const Expected& e) {
-      throw UsageError(fmt::format("--{}: expected {}, got '{}'", name, e.what(), value));
+      throw UsageError(fmt::format("--{}: expected {}, got '{}'", name, e.what(), shortened(value, 80)));
     }
     given_.insert(name);
   }
@@ -537,15 +538,39 @@ std::filesystem::path default_run_folder(const std::filesystem::path& config, co
   return std::filesystem::path("runs") / (config.stem().string() + suffix + "-" + stamp.data());
 }
 
+namespace {
+
+// The message of a log line (%v) on one line (one_line): a message that quotes a name or a file's
+// line with a line end in it stays one line of the log and of the terminal.
+class OneLineMessage final : public spdlog::custom_flag_formatter {
+ public:
+  void format(const spdlog::details::log_msg& msg, const std::tm& /*time*/, spdlog::memory_buf_t& dest) override {
+    const std::string text = one_line(std::string_view(msg.payload.data(), msg.payload.size()));
+    dest.append(text.data(), text.data() + text.size());
+  }
+  [[nodiscard]] std::unique_ptr<custom_flag_formatter> clone() const override {
+    return std::make_unique<OneLineMessage>();
+  }
+};
+
+std::unique_ptr<spdlog::formatter> one_line_pattern(const std::string& pattern) {
+  auto formatter = std::make_unique<spdlog::pattern_formatter>();
+  formatter->add_flag<OneLineMessage>('*').set_pattern(pattern);
+  return formatter;
+}
+
+}  // namespace
+
 std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const std::filesystem::path& dir,
                                               const std::string& log_name, bool quiet) {
   auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   console->set_level(quiet ? spdlog::level::err : spdlog::level::warn);
-  console->set_pattern(program + ": %l: %v");
+  console->set_formatter(one_line_pattern(program + ": %l: %*"));
   std::vector<spdlog::sink_ptr> sinks{console};
   if (!dir.empty()) {
     std::filesystem::create_directories(dir);
     sinks.push_back(std::make_shared<spdlog::sinks::basic_file_sink_mt>((dir / log_name).string(), true));
+    sinks.back()->set_formatter(one_line_pattern("[%Y-%m-%d %H:%M:%S.%e] [%n] [%l] %*"));
   }
   auto log = std::make_shared<spdlog::logger>(program, sinks.begin(), sinks.end());
   log->set_level(spdlog::level::info);
@@ -563,7 +588,8 @@ std::optional<int> start_run_log(const std::string& program, const std::filesyst
   try {
     start_logging(program, dir, log_name, quiet);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: cannot write %s: %s\n", program.c_str(), dir.c_str(), e.what());
+    std::fprintf(stderr, "%s: cannot write %s: %s\n", program.c_str(), one_line(dir.string()).c_str(),
+                 one_line(e.what()).c_str());
     return kExitBadInput;
   }
   return std::nullopt;

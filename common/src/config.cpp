@@ -2,6 +2,7 @@
 // overrides applied by reflection, and the canonical text form. What the values must mean is
 // checked in config_validate.cpp.
 #include "rths/common/config.hpp"
+#include "rths/common/input_file.hpp"
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/tokenizer.h>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -490,7 +492,7 @@ class Override {
   };
 
   [[noreturn]] void fail(const std::string& at, const std::string& what) const {
-    throw ConfigError(fmt::format("--set {}: {}{}", assignment_, at.empty() ? "" : at + ": ", what));
+    throw ConfigError(fmt::format("--set {}: {}{}", shortened(assignment_, 100), at.empty() ? "" : at + ": ", what));
   }
 
   // Takes `name` or `name[selector]` and the following '.' off the front of `rest`.
@@ -684,7 +686,7 @@ std::string FieldLocations::prefix(const std::string& source_name, const std::st
     const auto found =
         std::find_if(overrides_.rbegin(), overrides_.rend(), [&](const auto& o) { return pred(o.first); });
     if (found == overrides_.rend()) return std::nullopt;
-    return fmt::format("{}--set {}: ", source, found->second);
+    return fmt::format("{}--set {}: ", source, shortened(found->second, 100));
   };
   // An override is applied after parsing, so it replaced whatever the file said at or above path.
   if (auto set = from_override([&](std::string_view assigned) { return within(path, assigned); })) return *set;
@@ -957,6 +959,9 @@ void inline_matrix_files(config::Experiment& experiment, const std::filesystem::
   const bool sparse = is_market(files.mass_path()) || is_market(files.stiffness_path()) ||
                       (files.has_damping_path() && is_market(files.damping_path()));
   std::uint32_t dofs = 0;
+  // The DOFs that have a diagonal entry in the mass or the stiffness: every DOF needs one (a DOF with
+  // neither has no equation), which bounds a size line by what the files hold.
+  std::vector<std::uint32_t> held;
   for (const auto& [field, path, what] : {std::tuple{"mass_path", files.mass_path(), "mass"},
                                           std::tuple{"stiffness_path", files.stiffness_path(), "stiffness"},
                                           std::tuple{"damping_path", files.damping_path(), "damping"}}) {
@@ -987,6 +992,11 @@ void inline_matrix_files(config::Experiment& experiment, const std::filesystem::
     const std::string_view name(field);
     if (sparse) {
       if (!is_market(path)) entries = entries_of(dense, dofs);
+      if (name != "damping_path") {
+        for (const MatrixEntry& e : entries.entries) {
+          if (e.row == e.column) held.push_back(e.row);
+        }
+      }
       auto& target = *structure.mutable_sparse();
       set_sparse(name == "mass_path"        ? *target.mutable_mass_kg()
                  : name == "stiffness_path" ? *target.mutable_stiffness_n_per_m()
@@ -997,6 +1007,20 @@ void inline_matrix_files(config::Experiment& experiment, const std::filesystem::
                      : name == "stiffness_path" ? structure.mutable_stiffness_n_per_m()
                                                 : structure.mutable_damping_ns_per_m()->mutable_value();
       target->Assign(dense.begin(), dense.end());
+    }
+  }
+  if (sparse) {
+    std::sort(held.begin(), held.end());
+    held.erase(std::unique(held.begin(), held.end()), held.end());
+    if (held.size() < dofs) {
+      // The first DOF missing: held is sorted, so where held[i] != i + 1 (or past its end).
+      std::uint32_t missing = 1;
+      while (missing <= held.size() && held[missing - 1] == missing) ++missing;
+      throw ConfigError(fmt::format(
+          "{}: the matrices are {} x {}, but {} of those DOFs have a diagonal entry in the stiffness or the mass "
+          "(DOF {} has neither); expected every DOF with stiffness or mass (a DOF with neither has no equation), "
+          "and a size line that counts the structure's DOFs",
+          at("stiffness_path"), dofs, dofs, held.size(), missing));
     }
   }
   if (structure.has_dofs() && structure.dofs() != dofs) {
@@ -1118,15 +1142,33 @@ std::string read_text_file(const std::filesystem::path& file) {
   const auto cannot = [&](const char* what, int error) {
     return ConfigError(fmt::format("cannot {} {}: {}", what, file.string(), std::generic_category().message(error)));
   };
-  std::error_code status;
-  if (std::filesystem::is_directory(file, status)) throw cannot("open", EISDIR);
+  const std::uintmax_t bytes = check_input_file(file);
   errno = 0;
   std::ifstream in(file, std::ios::binary);
   if (!in) throw cannot("open", errno != 0 ? errno : ENOENT);
-  std::ostringstream text;
-  text << in.rdbuf();
+  // Read up to the bound, not to the end: a file that grew since it was checked is refused, not read on.
+  std::string text;
+  text.reserve(static_cast<std::size_t>(bytes));
+  std::array<char, 1U << 16U> chunk{};
+  while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+    text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxInputFileBytes) {
+      throw ConfigError(fmt::format("{}: holds more than {} bytes; expected a text file of at most that", file.string(),
+                                    kMaxInputFileBytes));
+    }
+  }
   if (in.bad()) throw cannot("read", errno != 0 ? errno : EIO);
-  return text.str();
+  std::size_t number = 1;
+  for (std::size_t at = 0; at < text.size(); ++number) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    if (end - at > kMaxInputLineBytes) {
+      throw ConfigError(
+          fmt::format("{}:{}: a line of {} bytes; expected lines of at most {} bytes (is it a text file?)",
+                      file.string(), number, end - at, kMaxInputLineBytes));
+    }
+    at = end + 1;
+  }
+  return text;
 }
 
 void parse_text_message(const std::string& text, const std::string& source_name, pb::Message& message,

@@ -104,6 +104,33 @@ std::string element(const std::string& field_path, int index) {
   return fmt::format("{}[{}]", field_path, index);
 }
 
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+}
+
+std::string too_long(std::string_view name) {
+  return fmt::format(
+      "\"{}\" is {} bytes long; expected at most {} (it becomes part of file names, which may have "
+      "255 bytes)",
+      shortened(name, 40), name.size(), kMaxNameBytes);
+}
+
+// Why a DOF's or a spring's name cannot head CSV columns and be part of a file name (response_DOF.png,
+// spring_NAME_loop.png); empty when it can.
+std::string column_name_problem(std::string_view name) {
+  const auto* const bad = std::find_if(name.begin(), name.end(), [](char c) {
+    const auto u = static_cast<unsigned char>(c);
+    return c == ',' || c == '"' || c == '/' || u < 0x20 || u == 0x7f;
+  });
+  if (bad != name.end()) {
+    return fmt::format(
+        "\"{}\" contains '{}'; expected a name usable as a CSV column and in a file name (no comma, "
+        "quote, '/' or control character)",
+        shortened(name), *bad);
+  }
+  return name.size() > kMaxNameBytes ? too_long(name) : std::string{};
+}
+
 // NaN compares false with everything, so a NaN would slip through every range check below; one
 // walk over all the doubles of the message rules non-finite numbers out first.
 void check_finite(const pb::Message& message, const std::string& path, const Checker& check) {
@@ -444,9 +471,7 @@ void check_springs(const config::Structure& structure, config::Integrator integr
     const config::HystereticSpring& spring = structure.spring(s);
     const std::string at = element("structure.spring", s);
     const std::string name = spring.name().empty() ? fmt::format("spring{}", s + 1) : spring.name();
-    check.require(
-        name.find_first_of(",\"\n") == std::string::npos, child(at, "name"),
-        fmt::format("\"{}\" contains a comma, quote or newline; expected a name usable as a CSV column", name));
+    if (const std::string problem = column_name_problem(name); !problem.empty()) check.fail(child(at, "name"), problem);
     if (const auto [other, fresh] = first_of.emplace(name, s); !fresh) {
       check.fail(child(at, "name"),
                  fmt::format("\"{}\" is also structure.spring[{}]'s; expected distinct names", name, other->second));
@@ -496,6 +521,9 @@ void check_structure(const config::Structure& structure, config::Integrator inte
   check.require(structure.has_dofs(), "structure.dofs", "missing; expected the number of degrees of freedom (>= 1)");
   const std::uint32_t dofs = structure.dofs();
   check.require(dofs >= 1, "structure.dofs", "is 0, expected the number of degrees of freedom (>= 1)");
+  // Before anything of that size is made (the sparse matrices, the record's columns).
+  check.require(dofs <= kMaxDofs, "structure.dofs",
+                fmt::format("is {}, expected at most {} degrees of freedom", dofs, kMaxDofs));
 
   check_springs(structure, integrator, check);
   if (structure.has_sparse()) {
@@ -532,10 +560,8 @@ void check_structure(const config::Structure& structure, config::Integrator inte
     if (name.empty()) {
       check.fail(element("structure.dof_name", i), "is empty; expected a name for the DOF's columns in the results");
     }
-    if (name.find_first_of(",\"\n") != std::string::npos) {
-      check.fail(
-          element("structure.dof_name", i),
-          fmt::format("\"{}\" contains a comma, quote or newline; expected a name usable as a CSV column", name));
+    if (const std::string problem = column_name_problem(name); !problem.empty()) {
+      check.fail(element("structure.dof_name", i), problem);
     }
     if (const auto [at, fresh] = first_of.emplace(name, i); !fresh) {
       check.fail(element("structure.dof_name", i),
@@ -949,10 +975,6 @@ void check_interlock_limits(const config::Channel& channel, const std::string& p
   }
 }
 
-bool is_name_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-}
-
 // The start ramp must end before step 0 and move within the velocity limits; the stop ramp's safe
 // positions must be inside the strokes.
 void check_safe_motion(const config::Experiment& experiment, const config::Site& site, const std::string& path,
@@ -1354,11 +1376,7 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
   const std::string path = element("site", index);
   const std::string name_path = child(path, "name");
   const std::string& name = site.name();
-  constexpr std::string_view kNameRule = "letters, digits, '_' or '-' (it becomes a CSV column suffix)";
-  check.require(!name.empty(), name_path, fmt::format("missing; expected a name of {}", kNameRule));
-  if (const auto bad = std::find_if_not(name.begin(), name.end(), is_name_char); bad != name.end()) {
-    check.fail(name_path, fmt::format("\"{}\" contains '{}'; expected only {}", name, *bad, kNameRule));
-  }
+  if (const std::string problem = site_name_problem(name); !problem.empty()) check.fail(name_path, problem);
   for (int other = 0; other < index; ++other) {
     check.require(experiment.site(other).name() != name, name_path,
                   fmt::format("\"{}\" is also the name of site[{}]; expected unique site names", name, other));
@@ -1495,6 +1513,28 @@ void check_reduction(const config::Experiment& experiment, const Checker& check)
   }
 }
 
+// Two remote sites at one address would be one site to the network: the numerical node's packets for
+// both reach one rths-physical. Compared as written (same_endpoint: no resolver here); sites that
+// both leave the address at its default are left to the real-time run, which compares the resolved
+// addresses (a virtual-time run does not use them).
+void check_distinct_addresses(const config::Experiment& experiment, const Checker& check) {
+  std::vector<std::pair<int, HostPort>> seen;
+  for (int i = 0; i < experiment.site_size(); ++i) {
+    const config::Site& site = experiment.site(i);
+    if (site.placement() != config::REMOTE) continue;
+    HostPort at = parse_host_port(site.address());  // checked by check_site
+    for (const auto& [other, where] : seen) {
+      if (!same_endpoint(where, at)) continue;
+      if (!site.has_address() && !experiment.site(other).has_address()) continue;
+      check.fail(child(element("site", i), "address"),
+                 fmt::format("\"{}\" is also site[{}]'s (\"{}\"); expected one address per site: each site's "
+                             "rths-physical listens on its own port",
+                             site.address(), other, experiment.site(other).name()));
+    }
+    seen.emplace_back(i, std::move(at));
+  }
+}
+
 void check_realtime(const config::Realtime& rt, double rate_hz, const Checker& check) {
   const double min_peer_timeout_s = kMinPeerTimeoutSteps / rate_hz;
   check.require(rt.peer_timeout_s() >= min_peer_timeout_s && rt.peer_timeout_s() <= kMaxPeerTimeoutS,
@@ -1530,6 +1570,16 @@ void check_keys_and_hold(const config::Experiment& experiment, const Checker& ch
 }
 }  // namespace
 
+std::string site_name_problem(std::string_view name) {
+  constexpr std::string_view kNameRule =
+      "letters, digits, '_' or '-' (it becomes a CSV column suffix and part of file names)";
+  if (name.empty()) return fmt::format("missing; expected a name of {}", kNameRule);
+  if (const auto* const bad = std::find_if_not(name.begin(), name.end(), is_name_char); bad != name.end()) {
+    return fmt::format("\"{}\" contains '{}'; expected only {}", shortened(name), *bad, kNameRule);
+  }
+  return name.size() > kMaxNameBytes ? too_long(name) : std::string{};
+}
+
 void validate(const config::Experiment& experiment, const std::string& source_name, const FieldLocations* where) {
   const Checker check(source_name, where);
   check_finite(experiment, "", check);
@@ -1562,6 +1612,7 @@ void validate(const config::Experiment& experiment, const std::string& source_na
   check.require(experiment.site_size() >= 1, "site",
                 "missing; expected at least one site { name: \"...\" influence: [...] channel { specimen { ... } } }");
   for (int i = 0; i < experiment.site_size(); ++i) check_site(experiment, i, check);
+  check_distinct_addresses(experiment, check);
   if (experiment.structure().has_reduction()) check_reduction(experiment, check);
   check_realtime(experiment.realtime(), experiment.rate_hz(), check);
   check.require(experiment.output().memory_budget_mb() > 0, "output.memory_budget_mb",

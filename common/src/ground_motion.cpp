@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "experiment.pb.h"
+#include "rths/common/input_file.hpp"
 #include "rths/common/linear_system.hpp"
 #include "rths/common/random.hpp"
 #include "rths/common/text.hpp"
@@ -106,6 +107,7 @@ void check_sample_count(const std::filesystem::path& path, std::size_t line, std
 }
 
 std::ifstream open_or_throw(const std::filesystem::path& path) {
+  check_input_file(path);  // a regular file within its bound, before a byte is read
   std::ifstream in(path);
   if (!in) {
     const bool exists = std::filesystem::exists(path);
@@ -203,7 +205,7 @@ GroundMotion read_two_column(std::istream& in, const std::filesystem::path& path
   std::size_t first_step_line = 0;
   std::size_t line_number = 0;
   std::string line;
-  while (std::getline(in, line)) {
+  while (read_input_line(in, line, path, line_number + 1)) {
     ++line_number;
     const std::string_view content = trim_blanks(line);
     if (content.empty() || content.front() == '#') {
@@ -262,7 +264,7 @@ GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path, 
   constexpr std::size_t kHeaderLines = 4;
   while (line_number < kHeaderLines) {
     ++line_number;
-    if (!std::getline(in, line)) {
+    if (!read_input_line(in, line, path, line_number)) {
       fail_at(path, line_number, "file ends inside the 4-line PEER AT2 header (NPTS and DT are on line 4)");
     }
   }
@@ -327,7 +329,7 @@ GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path, 
   constexpr std::size_t kMaxReservedSamples = std::size_t{1} << 20;  // 8 MiB, 17 min at 1 kHz
   std::vector<double> acceleration;
   acceleration.reserve(std::min(npts, kMaxReservedSamples));
-  while (std::getline(in, line)) {
+  while (read_input_line(in, line, path, line_number + 1)) {
     ++line_number;
     std::string_view rest = trim_blanks(line);
     skip_separators(rest);

@@ -12,6 +12,8 @@
 #include <string>
 #include <string_view>
 
+#include "rths/common/input_file.hpp"
+
 namespace rths {
 
 namespace {
@@ -22,15 +24,16 @@ constexpr double kNormalTailZ = 4.753424308822899;
 }  // namespace
 
 std::vector<double> read_delay_trace(const std::filesystem::path& file) {
+  check_input_file(file, "delay trace");  // a regular file within its bound, before a byte is read
   std::ifstream in(file);
   if (!in) {
     throw std::runtime_error(fmt::format("cannot open delay trace {}: {}", file.string(), std::strerror(errno)));
   }
   std::vector<double> delays;
   std::string line;
-  int number = 0;
+  std::size_t number = 0;
   constexpr std::string_view kSpace = " \t\r";
-  while (std::getline(in, line)) {
+  while (read_input_line(in, line, file, number + 1)) {
     ++number;
     std::string_view text(line);
     text = text.substr(0, text.find('#'));

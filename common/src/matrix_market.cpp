@@ -95,7 +95,17 @@ SparseEntries read_matrix_market(const std::filesystem::path& file) {
   if (rows == 0 || rows != columns) {
     throw fail(size_line, fmt::format("the matrix is {} x {}; expected a square structural matrix", rows, columns));
   }
-  if (format == "array") declared = symmetric ? std::uint64_t{rows} * (rows + 1) / 2 : std::uint64_t{rows} * rows;
+  // The size line is a claim: checked against what a matrix of that size can hold before anything is
+  // read on (what the entries themselves allow is checked with the other matrices, inline_matrix_files).
+  if (rows > kMaxDofs) {
+    throw fail(size_line, fmt::format("the matrix is {} x {}; expected at most {} DOFs", rows, rows, kMaxDofs));
+  }
+  const std::uint64_t capacity = symmetric ? std::uint64_t{rows} * (rows + 1) / 2 : std::uint64_t{rows} * rows;
+  if (format == "array") declared = capacity;
+  if (declared > capacity) {
+    throw fail(size_line, fmt::format("declares {} entries, more than the {} a {} x {} {} matrix has", declared,
+                                      capacity, rows, rows, symmetric ? "symmetric (lower triangle)" : "general"));
+  }
 
   SparseEntries out;
   out.size = rows;

@@ -6,11 +6,13 @@
 #include <complex>
 #include <cstdlib>
 #include <limits>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <unsupported/Eigen/FFT>
 
 namespace rths {
@@ -274,7 +276,15 @@ TrackingMetrics tracking_metrics(std::span<const double> target, std::span<const
 
 bool MarthsCriteria::finite() const {
   const auto groups = entries(*this);
-  return std::all_of(groups.begin(), groups.end(), [](const std::vector<double>* g) { return all_finite(*g); });
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    for (std::size_t i = 0; i < groups[g]->size(); ++i) {
+      if (std::isfinite((*groups[g])[i])) continue;
+      // fmt rather than "J" + std::to_string: GCC 12 raises a false -Wrestrict/-Wstringop-overflow on it.
+      const std::string name = fmt::format("J{}[{}]", g + 1, i + 1);
+      if (std::find(undefined.begin(), undefined.end(), name) == undefined.end()) return false;
+    }
+  }
+  return true;
 }
 
 namespace {
@@ -324,29 +334,50 @@ void check_shapes(const MarthsHistories& run) {
 
 }  // namespace
 
+namespace {
+
+// Whether a reference history gives a normalised error no denominator: all zero (the peak form and
+// the RMS-ratio form), or constant (the standard-deviation form).
+bool motionless(std::span<const double> reference, std::optional<NrmsForm> form) {
+  if (!form || *form == NrmsForm::kRmsRatio) return peak_abs(reference) == 0.0;
+  return std::all_of(reference.begin(), reference.end(), [&](double v) { return v == reference.front(); });
+}
+
+}  // namespace
+
 MarthsCriteria marths_criteria(const MarthsHistories& run, NrmsForm form) {
   check_shapes(run);
   MarthsCriteria c;
   c.nrms_form = form;
+  // A normalised error, and its name in `undefined` when it is NaN only for want of reference motion.
+  const auto error = [&c](const char* criterion, std::size_t i, std::span<const double> response,
+                          std::span<const double> reference, std::optional<NrmsForm> nrms) {
+    const double value = nrms ? nrms_error_pct(response, reference, *nrms) : peak_error_pct(response, reference);
+    if (std::isnan(value) && all_finite(response) && all_finite(reference) && motionless(reference, nrms)) {
+      c.undefined.push_back(fmt::format("{}[{}]", criterion, i + 1));
+    }
+    return value;
+  };
+  const std::optional<NrmsForm> peak;
   for (std::size_t i = 0; i < run.stroke_target.size(); ++i) {
     const auto target = run.stroke_target[i];
     const auto measured = run.stroke_measured[i];
     c.j1_delay_ms.push_back(finddelay_ms(target, measured, run.rate_hz));
-    c.j2_nrms_pct.push_back(nrms_error_pct(measured, target, form));
-    c.j3_peak_pct.push_back(peak_error_pct(measured, target));
+    c.j2_nrms_pct.push_back(error("J2", i, measured, target, form));
+    c.j3_peak_pct.push_back(error("J3", i, measured, target, peak));
     c.j4_delay_ms.push_back(
         finddelay_ms(target, run.stroke_estimated.empty() ? measured : run.stroke_estimated[i], run.rate_hz));
   }
   for (std::size_t i = 0; i < run.interface_estimated.size(); ++i) {
     const auto estimated = run.interface_estimated[i];
-    c.j5_nrms_pct.push_back(nrms_error_pct(estimated, run.interface_numerical[i], form));
-    c.j6_peak_pct.push_back(peak_error_pct(estimated, run.interface_numerical[i]));
-    c.j7_nrms_pct.push_back(nrms_error_pct(estimated, run.interface_reference[i], form));
-    c.j9_peak_pct.push_back(peak_error_pct(estimated, run.interface_reference[i]));
+    c.j5_nrms_pct.push_back(error("J5", i, estimated, run.interface_numerical[i], form));
+    c.j6_peak_pct.push_back(error("J6", i, estimated, run.interface_numerical[i], peak));
+    c.j7_nrms_pct.push_back(error("J7", i, estimated, run.interface_reference[i], form));
+    c.j9_peak_pct.push_back(error("J9", i, estimated, run.interface_reference[i], peak));
   }
   for (std::size_t i = 0; i < run.upper_numerical.size(); ++i) {
-    c.j8_nrms_pct.push_back(nrms_error_pct(run.upper_numerical[i], run.upper_reference[i], form));
-    c.j10_peak_pct.push_back(peak_error_pct(run.upper_numerical[i], run.upper_reference[i]));
+    c.j8_nrms_pct.push_back(error("J8", i, run.upper_numerical[i], run.upper_reference[i], form));
+    c.j10_peak_pct.push_back(error("J10", i, run.upper_numerical[i], run.upper_reference[i], peak));
   }
   return c;
 }
@@ -374,6 +405,13 @@ MarthsCriteria over_runs(std::span<const MarthsCriteria> runs, Reduce reduce) {
       }
     }
   }
+  // An entry is undefined over the runs when every run left it undefined; a NaN of any other kind
+  // stays one that makes the result not finite.
+  std::erase_if(out.undefined, [&](const std::string& name) {
+    return std::any_of(runs.begin(), runs.end(), [&](const MarthsCriteria& r) {
+      return std::find(r.undefined.begin(), r.undefined.end(), name) == r.undefined.end();
+    });
+  });
   std::vector<double> values(runs.size());
   for (std::size_t e = 0; e < out_entries.size(); ++e) {
     for (std::size_t i = 0; i < out_entries[e]->size(); ++i) {

@@ -15,6 +15,7 @@
 
 #include "rths/common/address.hpp"
 #include "rths/common/config.hpp"
+#include "rths/common/input_file.hpp"
 
 namespace rths {
 
@@ -53,9 +54,11 @@ SecretKey load_key_file(const std::filesystem::path& path) {
     throw ConfigError(fmt::format("key file {}: mode {:04o} lets group or others read or write it; chmod 600 {}", name,
                                   st.st_mode & 07777U, name));
   }
+  (void)check_input_file(path);  // and at most kMaxInputFileBytes, each line bounded below
   std::ifstream in(path);
   std::string hex;
-  for (std::string line; std::getline(in, line);) {
+  std::size_t number = 0;
+  for (std::string line; read_input_line(in, line, path, ++number);) {
     const auto first = line.find_first_not_of(" \t\r");
     if (first == std::string::npos || line[first] == '#') {
       continue;

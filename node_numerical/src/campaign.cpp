@@ -7,8 +7,10 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/ground_motion.hpp"
 #include "rths/node_numerical/experiment.hpp"
 
 namespace rths {
@@ -41,6 +43,35 @@ std::vector<CriterionColumn> criteria_columns(const std::string& site, const Mar
   add("J9", &MarthsCriteria::j9_peak_pct, 'c');
   add("J10", &MarthsCriteria::j10_peak_pct, 'd');
   return columns;
+}
+
+// The criteria are a campaign's product, and each is normalised by the reference's motion: a run that
+// ends before the ground moves has none (the structure starts at rest), so every criterion against
+// the reference would be undefined. Refused before any run, naming duration_s.
+void refuse_a_reference_at_rest(const LoadedConfig& base) {
+  const config::Experiment& cfg = base.experiment;
+  GroundMotion ground;
+  try {
+    ground = load_ground_motion(cfg.ground_motion(), base.base_dir);
+  } catch (const std::exception& e) {
+    throw ConfigError(fmt::format("{}: ground_motion: {}", base.source.string(), e.what()));
+  }
+  const double end_s = cfg.duration_s() > 0.0 ? cfg.duration_s() : ground.end_s();
+  const std::vector<double>& a = ground.samples();
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const double t = ground.start_s() + static_cast<double>(i) * ground.dt_s();
+    if (t > end_s) break;
+    if (a[i] != 0.0) return;
+  }
+  const auto moving = std::find_if(a.begin(), a.end(), [](double v) { return v != 0.0; });
+  throw ConfigError(fmt::format(
+      "{}: duration_s: the runs end at {:g} s, {}; the reference structure stays at rest, so the criteria the "
+      "campaign reports (normalised by its motion) would be undefined; expected a duration_s past the ground's first "
+      "motion",
+      base.source.string(), end_s,
+      moving == a.end() ? std::string("and the ground motion is zero throughout")
+                        : fmt::format("before the ground motion's first nonzero sample at {:g} s",
+                                      ground.start_s() + static_cast<double>(moving - a.begin()) * ground.dt_s())));
 }
 
 CampaignRun run_one(const LoadedConfig& base, std::uint64_t seed) {
@@ -84,6 +115,7 @@ CampaignReport run_campaign(const LoadedConfig& base, const CampaignOptions& opt
                     "(site {{ actuator_plant {{ two_actuator_frame {{ ... }} }} }})",
                     base.source.string()));
   }
+  refuse_a_reference_at_rest(base);
   report.runs.resize(options.plants);
   const auto start = std::chrono::steady_clock::now();
   std::atomic<std::uint64_t> next{0};
@@ -128,8 +160,22 @@ CampaignReport run_campaign(const LoadedConfig& base, const CampaignOptions& opt
     const bool finite = std::all_of(run.sites.begin(), run.sites.end(), [](const auto& c) { return c.finite(); });
     if (run.exit_code != kExitCompleted || !finite) {
       report.exit_code = run.exit_code != kExitCompleted ? run.exit_code : static_cast<int>(kExitNonFinite);
+      report.failure = run.exit_code != kExitCompleted
+                           ? fmt::format("the run of seed {} did not complete: {}", run.seed, run.stop_reason)
+                           : fmt::format("the run of seed {} has a non-finite criterion", run.seed);
       break;
     }
+    // A plain run may leave criteria undefined (its reference at rest); a campaign asked for them.
+    for (std::size_t s = 0; s < run.sites.size(); ++s) {
+      if (run.sites[s].undefined.empty()) continue;
+      report.exit_code = kExitFailure;
+      report.failure = fmt::format(
+          "the run of seed {} leaves criteria of site {} undefined ({}): the histories they are normalised by "
+          "have no motion",
+          run.seed, report.sites[s], fmt::join(run.sites[s].undefined, ", "));
+      break;
+    }
+    if (report.exit_code != kExitCompleted) break;
   }
   return report;
 }

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include "rths/common/address.hpp"
@@ -203,6 +204,7 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
 
   std::vector<NumericalSite> hybrid_sites;
   std::vector<NumericalSite> reference_sites;
+  std::vector<int> remote_index;  // config index of each remote site with a socket, in udp_'s order
   for (int i = 0; i < config_.site_size(); ++i) {
     const config::Site& site = config_.site(i);
     const auto site_id = static_cast<std::uint32_t>(i + 1);
@@ -245,6 +247,19 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
                         "rths-physical serves site \"{}\"",
                         loaded.source.string(), i, e.what(), site.name()));
       }
+      // Two sites the resolver puts at one address would be one rths-physical to the network (the
+      // config's check sees only the text of explicit addresses).
+      for (std::size_t r = 0; r + 1 < udp_.size(); ++r) {
+        if (udp_[r]->peer_description() == udp_.back()->peer_description()) {
+          throw ConfigError(
+              fmt::format("{}: site[{}].address: \"{}\" reaches {}, as site[{}]'s (\"{}\") does; "
+                          "expected one address per site: each site's rths-physical listens on its "
+                          "own port",
+                          loaded.source.string(), i, site.address(), udp_.back()->peer_description(), remote_index[r],
+                          config_.site(remote_index[r]).address()));
+        }
+      }
+      remote_index.push_back(i);
       udp_.back()->lock_peer(true);
       hyb.link = udp_.back().get();
       SiteKey key = site_key(config_, site, loaded.base_dir, loaded.source.string(), peer.host);
@@ -556,6 +571,12 @@ void Experiment::evaluate_multi_axial(const NumericalSite& site, const PhysicalN
   }
   sr.criteria = marths_criteria(run);
   sr.has_criteria = true;
+  if (!sr.criteria.undefined.empty()) {
+    spdlog::warn(
+        "site {}: criteria {} are undefined, not failed: the histories they are normalised by have no motion (the "
+        "reference structure at rest: a run that ends before the ground motion moves it)",
+        site.name, fmt::format("{}", fmt::join(sr.criteria.undefined, ", ")));
+  }
   for (std::size_t i = 0; i < plants.actuators(); ++i) {
     results::Channel& out = *sr.actuators.Add();
     results::TrackingMetrics& t = *out.mutable_tracking();
@@ -675,6 +696,7 @@ results::RunSummary run_summary(const RunReport& report) {
       for (const std::string& d : s.evaluation_dofs) j.add_evaluation_dof(d);
       j.mutable_j8_nrms_pct()->Assign(c.j8_nrms_pct.begin(), c.j8_nrms_pct.end());
       j.mutable_j10_peak_pct()->Assign(c.j10_peak_pct.begin(), c.j10_peak_pct.end());
+      for (const std::string& u : c.undefined) j.add_undefined(u);
     }
     if (s.delay_guard.enabled) {
       const DelayGuard& g = s.delay_guard;

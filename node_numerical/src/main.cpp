@@ -1,6 +1,8 @@
 // rths-numerical: the numerical node's command. Kept thin (STYLE): parse, build, run, report.
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -134,9 +136,14 @@ rths::CommandLine command_line(Options& o) {
                "--set site[0].link.forward.delay_s=0.025, --set site[purdue].compensation.mode=NONE.\n"
                "Repeatable; applied in order before validation.")
       .only_for({"run", "loopback", "calibrate", "campaign", "budget"});
-  cli.text("console", "HOST:PORT", o.telemetry.console,
-           "(real time) Publish telemetry to rths-console listening there (its --telemetry), and take\n"
-           "its stop button as SIGINT; loopback passes it to its sites. Default: none.")
+  cli.option(
+         "console", "HOST:PORT",
+         [&o](const std::string& v) {
+           (void)rths::parse_address(v, false);
+           o.telemetry.console = v;
+         },
+         "(real time) Publish telemetry to rths-console listening there (its --telemetry), and take\n"
+         "its stop button as SIGINT; loopback passes it to its sites. Default: none.")
       .only_for({"run", "loopback"});
   cli.path("console-key", "FILE", o.telemetry.key_file,
            "(with --console) The console's key file, the one rths-console holds (its --key): seals\n"
@@ -210,19 +217,67 @@ void print_report(const rths::RunReport& r, const std::filesystem::path& out) {
   fmt::print("output: {}\n", out.string());
 }
 
+// The console's address must not be where a site takes the session's packets: telemetry sent there
+// would be a stream of datagrams the site cannot open, and the console would hear nothing. (loopback
+// gives its sites ports of their own.)
+void check_console_address(const std::string& console, const rths::LoadedConfig& loaded) {
+  if (console.empty()) return;
+  const rths::HostPort at = rths::parse_host_port(console);
+  for (int i = 0; i < loaded.experiment.site_size(); ++i) {
+    const rths::config::Site& site = loaded.experiment.site(i);
+    if (site.placement() != rths::config::REMOTE) continue;
+    if (rths::same_endpoint(at, rths::parse_host_port(site.address()))) {
+      throw rths::ConfigError(fmt::format(
+          "--console: {} is site[{}]'s address ({}, \"{}\"), where its rths-physical takes the session's packets; "
+          "expected the address rths-console listens on for telemetry (its --telemetry)",
+          console, i, site.address(), site.name()));
+    }
+  }
+}
+
+// The --set of every calibrated channel that makes a run read `file` (absolute: relative paths in
+// a config resolve against the config's folder, not the working one).
+std::vector<std::string> calibration_overrides(const rths::config::RlsCalibration& calibration,
+                                               const std::filesystem::path& file) {
+  std::vector<std::string> sets;
+  const std::string path = std::filesystem::absolute(file).lexically_normal().string();
+  for (const auto& e : calibration.entry()) {
+    sets.push_back(
+        fmt::format("--set site[{}].channel[{}].controller.rls.calibration_path={}", e.site(), e.channel(), path));
+  }
+  return sets;
+}
+
 int calibrate(const std::filesystem::path& config, const Options& o) {
   rths::start_logging("rths-numerical", {}, "", o.quiet);
   return rths::run_logged([&] {
     const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides, false);
     const std::filesystem::path file = o.out.empty() ? rths::default_calibration_file(loaded) : o.out;
-    const rths::config::RlsCalibration calibration = rths::calibrate_rls(loaded);
-    // Written aside and renamed, so a config never reads a half-written file.
+    // Written aside and renamed, so a config never reads a half-written file. The place is tried
+    // before the calibration runs: an installed example's folder is read-only.
     const std::filesystem::path tmp = file.string() + ".tmp";
-    {
-      std::ofstream os(tmp);
-      os << rths::calibration_text(calibration, config.string());
-      if (!os.flush()) throw std::runtime_error("cannot write " + tmp.string());
+    std::ofstream os(tmp);
+    if (!os) {
+      const std::string why = std::strerror(errno);
+      throw rths::ConfigError(
+          o.out.empty()
+              ? fmt::format("{}: the calibration_path it names, {}, cannot be written ({}); expected a writable place: "
+                            "rths-numerical calibrate {} --out FILE, then run with --set "
+                            "site[NAME].channel[C].controller.rls.calibration_path=FILE (calibrate prints each)",
+                            config.string(), file.string(), why, config.string())
+              : fmt::format("--out: cannot write {} ({}); expected a file in a writable folder", file.string(), why));
     }
+    rths::config::RlsCalibration calibration;
+    try {
+      calibration = rths::calibrate_rls(loaded);
+    } catch (...) {
+      os.close();
+      std::filesystem::remove(tmp);
+      throw;
+    }
+    os << rths::calibration_text(calibration, config.string());
+    if (!os.flush()) throw std::runtime_error("cannot write " + tmp.string());
+    os.close();
     std::filesystem::rename(tmp, file);
     if (!o.quiet) {
       for (const auto& e : calibration.entry()) {
@@ -232,6 +287,11 @@ int calibrate(const std::filesystem::path& config, const Options& o) {
                    fmt::join(e.ff(), ", "), sum, e.samples());
       }
       fmt::print("written: {}\n", file.string());
+      if (!o.out.empty() && std::filesystem::absolute(file).lexically_normal() !=
+                                std::filesystem::absolute(rths::default_calibration_file(loaded)).lexically_normal()) {
+        // Not where the config looks: say how a run reads it.
+        fmt::print("run the config with it: {}\n", fmt::join(calibration_overrides(calibration, file), " "));
+      }
     }
     return static_cast<int>(rths::kExitCompleted);
   });
@@ -294,7 +354,7 @@ int campaign(const std::filesystem::path& config, const Options& o) {
     }
     if (!o.quiet) print_campaign(report, out);
     if (report.exit_code != rths::kExitCompleted) {
-      spdlog::error("the campaign is not a success: a run did not complete with finite criteria (campaign.csv)");
+      spdlog::error("the campaign is not a success: {} (campaign.csv)", report.failure);
     }
     return report.exit_code;
   });
@@ -447,6 +507,7 @@ int main(int argc, char** argv) {
     spdlog::info("config {} loaded ({} override(s))", config.string(), o.overrides.size());
     std::unique_ptr<rths::LoopbackSites> sites;
     const bool realtime = o.realtime || cli.command() == "loopback";
+    if (o.realtime) check_console_address(o.telemetry.console, loaded);
     if (cli.command() == "loopback") {
       // Nothing is started for a run that cannot start: the site processes come after these checks.
       rths::Experiment::check_before_start(loaded, rths::RunMode::kRealTime);

@@ -44,7 +44,19 @@ rths::CommandLine command_line(Options& o) {
               "Print the byte layout of site NAME's UDP bridge (driver { udp_bridge { ... } }) for the\n"
               "real-time target's Byte Pack / Byte Unpack blocks: offset, bytes, type, byte order,\n"
               "quantity, channel, scale, offset and unit of every field, and the protocol.");
-  cli.text("site", "NAME", o.site, "The site to serve or lay out (site.name in CONFIG).").required();
+  cli.option(
+         "site", "NAME",
+         [&o](const std::string& v) {
+           // Checked as the config checks a site's name: it becomes part of this site's file names.
+           if (v.empty()) throw rths::Expected("a NAME (not empty)");
+           if (!rths::site_name_problem(v).empty()) {
+             throw rths::Expected(
+                 fmt::format("a site name of 1 to {} letters, digits, '_' or '-'", rths::kMaxNameBytes));
+           }
+           o.site = v;
+         },
+         "The site to serve or lay out (site.name in CONFIG).")
+      .required();
   cli.option(
          "listen", "HOST:PORT", [&o](const std::string& v) { o.listen = rths::parse_listen_address(v); },
          "Address to listen on. Default: the site's address in CONFIG (127.0.0.1:47000);\n"
@@ -57,12 +69,18 @@ rths::CommandLine command_line(Options& o) {
   cli.repeated("set", "PATH=VALUE", o.overrides,
                "Override a config field (as rths-numerical --set); both ends must agree.");
   cli.number("wait", "SECONDS", o.wait_s, {0.0, kMaxWaitS, false, "a time in seconds"},
-             "Give up when no numerical node says hello within this time (0 to 86400 s;\n"
-             "default 0: wait forever).")
+             "Give up when no numerical node has started a session within this time (0 to 86400 s;\n"
+             "default 0: wait forever). A hello answered but not followed by its start (a replayed\n"
+             "one, or a node that stopped) does not end the wait.")
       .only_for({"serve"});
-  cli.text("console", "HOST:PORT", o.telemetry.console,
-           "Publish the site's telemetry to rths-console listening there (its --telemetry) while the\n"
-           "test runs. Default: none.")
+  cli.option(
+         "console", "HOST:PORT",
+         [&o](const std::string& v) {
+           (void)rths::parse_address(v, false);
+           o.telemetry.console = v;
+         },
+         "Publish the site's telemetry to rths-console listening there (its --telemetry) while the\n"
+         "test runs. Default: none.")
       .only_for({"serve"});
   cli.path("console-key", "FILE", o.telemetry.key_file,
            "(with --console) The console's key file, the one rths-console holds (its --key).")
@@ -74,7 +92,7 @@ rths::CommandLine command_line(Options& o) {
   cli.epilogue(R"(Exit codes: 0 completed or stopped by the numerical node; 1 failure; 2 bad command line or config;
 3 handshake refused, or a start refused because the site's record would exceed output.memory_budget_mb;
 4 numerical node lost (no packet within realtime.peer_timeout_s); 5 aborted by the numerical node;
-6 interrupted (SIGINT/SIGTERM); 7 no hello within --wait; 8 stroke limit. In every case but 1, 2 and a
+6 interrupted (SIGINT/SIGTERM); 7 no session started within --wait; 8 stroke limit. In every case but 1, 2 and a
 refused start the actuator holds its last position and the recordings are written.
 layout: 0 with the table on stdout, 2 for a bad config or a site without a UDP bridge.
 )");
@@ -146,6 +164,14 @@ int main(int argc, char** argv) {
           }
         }
       }
+    }
+    // Telemetry sent to the site's own port would arrive as datagrams it cannot open, among its session's.
+    if (!o.telemetry.console.empty() && options.listen.port != 0 &&
+        rths::same_endpoint(rths::parse_host_port(o.telemetry.console), options.listen)) {
+      throw rths::ConfigError(
+          fmt::format("--console: {} is the address this site listens on for the session ({}:{}); expected the address "
+                      "rths-console listens on for telemetry (its --telemetry)",
+                      o.telemetry.console, options.listen.host, options.listen.port));
     }
     return rths::serve_site(loaded, options, stop);
   });

@@ -52,6 +52,7 @@ struct PendingSession {
   HandshakeNonce site_nonce{};
   SessionKeys keys;
   std::uint32_t site_id = 0;
+  std::int64_t last_heard_ns = 0;  // its latest hello (monotonic): a genuine node repeats it until the start
 };
 
 // What ends the wait for hello and start: the session, or an exit code with its reason.
@@ -69,9 +70,28 @@ bool copy_nonce(const std::string& bytes, HandshakeNonce& out) {
   return true;
 }
 
+// Forgets the answered hellos whose node went quiet for handshake_timeout_s without a start: a
+// replayed hello (its sender cannot start a session) or a numerical node that stopped. Neither ends
+// the site's wait; each is logged once. True while an answered hello is still repeated.
+bool forget_quiet_hellos(std::deque<PendingSession>& pending, std::int64_t now, std::int64_t timeout_ns) {
+  const auto quiet = [&](const PendingSession& p) { return now - p.last_heard_ns > timeout_ns; };
+  for (const PendingSession& p : pending) {
+    if (quiet(p)) {
+      spdlog::warn(
+          "an authentic hello answered {:.1f} s ago was neither repeated nor followed by its start (a replayed hello, "
+          "or a numerical node that stopped); still waiting for a numerical node",
+          static_cast<double>(now - p.last_heard_ns) * 1e-9);
+    }
+  }
+  pending.erase(std::remove_if(pending.begin(), pending.end(), quiet), pending.end());
+  return !pending.empty();
+}
+
 // The site's half of the handshake (proto/wire.proto): answer every hello that authenticates with
 // the site's terms and a fresh nonce; the session is the one whose start authenticates under the
-// keys derived from both nonces. Nothing unauthenticated is answered or adopted as the peer.
+// keys derived from both nonces. Nothing unauthenticated is answered or adopted as the peer. An
+// answered hello that never starts (replayed from an earlier session, or its node gone) does not end
+// the wait: only --wait does, when no answered hello is still being repeated.
 Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const SecretKey& psk, const config::Experiment& cfg,
                 double wait_s, const std::atomic<bool>& stop, PacketCounters& counters) {
   const WallClock clock;
@@ -79,21 +99,24 @@ Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const SecretKey& psk
   std::deque<PendingSession> pending;
   std::array<std::byte, kMaxDatagramBytes> rx{};
   std::uint64_t sequence = 0;
-  bool welcomed = false;
+  std::uint64_t answered = 0;  // distinct hellos answered
   bool version_logged = false;
   const std::int64_t started = monotonic_ns();
-  std::int64_t last_heard = started;
   const auto timeout_ns = static_cast<std::int64_t>(cfg.realtime().handshake_timeout_s() * 1e9);
   for (;;) {
     if (stop.load()) {
       return {kExitInterrupted, "interrupted before the test started", {}};
     }
     const std::int64_t now = monotonic_ns();
-    if (!welcomed && wait_s > 0.0 && now - started > static_cast<std::int64_t>(wait_s * 1e9)) {
-      return {kExitNoAnswer, fmt::format("no authentic hello from a numerical node within {} s", wait_s), {}};
-    }
-    if (welcomed && now - last_heard > timeout_ns) {
-      return {kExitPeerLost, "the numerical node went silent before the start", {}};
+    const bool agreeing = forget_quiet_hellos(pending, now, timeout_ns);
+    if (!agreeing && wait_s > 0.0 && now - started > static_cast<std::int64_t>(wait_s * 1e9)) {
+      return {kExitNoAnswer,
+              answered == 0 ? fmt::format("no authentic hello from a numerical node within {} s", wait_s)
+                            : fmt::format("no numerical node started a session within {} s ({} authentic hello(s) "
+                                          "answered, none followed by its start: replayed, or from a node that "
+                                          "stopped)",
+                                          wait_s, answered),
+              {}};
     }
     const std::size_t size = link.receive(rx);
     if (size == 0) {
@@ -148,7 +171,6 @@ Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const SecretKey& psk
       continue;
     }
     ++counters.accepted;
-    last_heard = now;
     auto p = std::find_if(pending.begin(), pending.end(),
                           [&](const PendingSession& s) { return s.numerical_nonce == numerical_nonce; });
     if (p == pending.end()) {
@@ -163,8 +185,10 @@ Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const SecretKey& psk
         pending.pop_back();
       }
       p = pending.begin();
+      ++answered;
       spdlog::info("authentic hello from {}", link.last_source_description());
     }
+    p->last_heard_ns = now;
     wire::Envelope reply;
     wire::Welcome* welcome = reply.mutable_welcome();
     *welcome->mutable_terms() = mine;
@@ -178,7 +202,6 @@ Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const SecretKey& psk
     if (!refusal.empty()) {
       return {kExitRefused, refusal, {}};
     }
-    welcomed = true;
   }
 }
 

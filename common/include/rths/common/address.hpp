@@ -21,6 +21,11 @@ HostPort parse_host_port(const std::string& text);
 // "localhost". Nothing is resolved (a name that merely resolves to 127.0.0.1 does not count).
 bool is_loopback_host(const std::string& host);
 
+// Whether datagrams to `a` could reach a socket at `b`, without asking the resolver: the same port,
+// and the same host (names compared without case, "localhost" as 127.0.0.1, an IPv4-mapped IPv6
+// address as its IPv4 one) or a wildcard host (0.0.0.0, ::) at either end.
+bool same_endpoint(const HostPort& a, const HostPort& b);
+
 // "" when `host` (a name or a numeric address) resolves to an address on this machine, else the
 // resolver's reason. May ask the DNS: call it before a run starts, never inside one.
 std::string resolve_problem(const std::string& host);

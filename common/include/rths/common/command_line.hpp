@@ -13,15 +13,17 @@
 #include <spdlog/logger.h>
 
 #include "rths/common/address.hpp"
+#include "rths/common/text.hpp"
 
 namespace rths {
 
 // A bad command line, as one line that names the option or argument and what was expected
 // ("--jobs: expected a whole number from 1 to 1024, got '-3'"). Printed as "PROGRAM: error: WHAT";
 // the program exits 2 without doing anything.
+// The value it quotes is shown with its control characters escaped (one_line), as ConfigError does.
 class UsageError : public std::invalid_argument {
  public:
-  using std::invalid_argument::invalid_argument;
+  explicit UsageError(const std::string& what) : std::invalid_argument(one_line(what)) {}
 };
 
 // Thrown by a value parser with what the value should have been ("a whole number from 1 to 1024");

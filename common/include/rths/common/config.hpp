@@ -12,14 +12,18 @@
 #include <google/protobuf/text_format.h>
 
 #include "experiment.pb.h"
+#include "rths/common/text.hpp"
 
 namespace rths {
 
 // A config that cannot be run. what() is one line that names the file, the line, the field and
 // what was expected, e.g. `case1.textproto:12: site[0].influence: has 3 entries, structure has 2 DOFs`.
+// Whatever user text the message quotes (a name, a value, a file's line), its control characters are
+// escaped here, once for every message (one_line).
 class ConfigError : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit ConfigError(const std::string& what) : std::runtime_error(one_line(what)) {}
+  explicit ConfigError(const char* what) : std::runtime_error(one_line(what)) {}
 };
 
 struct LoadedConfig {
@@ -81,6 +85,16 @@ class FieldLocations {
   std::map<std::string, int, std::less<>> lines_;
   std::vector<std::pair<std::string, std::string>> overrides_;  // (resolved path, assignment)
 };
+
+// The longest name of a site, a DOF or a spring, in bytes. Each becomes part of file names in the run
+// folder (site_NAME.csv, site_NAME_1_model_error.png, response_DOF.png, spring_NAME_loop.png), and a
+// file name may have 255 bytes: the longest of those affixes (27 bytes) leaves room for 228.
+inline constexpr std::size_t kMaxNameBytes = 128;
+
+// Why `name` cannot name a site (empty when it can): 1 to kMaxNameBytes letters, digits, '_' or '-'.
+// What it is compared with ("contains ' '; expected only ...", "is 10000 bytes long; ..."), for the
+// config's site[i].name and the --site option of the site's programs alike.
+std::string site_name_problem(std::string_view name);
 
 // Shape and sense checks of a parsed experiment; `where` maps a field to its source line when the
 // text was parsed from a file (nullptr: messages carry the field path only).

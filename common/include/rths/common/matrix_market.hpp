@@ -27,10 +27,17 @@ struct SparseEntries {
   std::vector<MatrixEntry> entries;
 };
 
+// The most DOFs a structure may have (its matrices' size): a hundred times the largest model rths is
+// measured with (the 9996-DOF frame, docs/models.md), so that a size line or a `dofs` nobody meant
+// is refused before a vector of that size is made.
+inline constexpr std::uint32_t kMaxDofs = 1'000'000;
+
 // Reads "%%MatrixMarket matrix coordinate|array real|integer general|symmetric". Anything else
 // (complex, pattern, skew-symmetric, a rectangular matrix, an entry outside the matrix or above the
 // diagonal of a symmetric file, a value that is not a finite number, fewer or more entries than the
-// size line says) throws ConfigError naming the file and line.
+// size line says) throws ConfigError naming the file and line. The size line is checked before
+// anything is read on: at most kMaxDofs rows, and no more entries than the matrix (or its lower
+// triangle) has. Nothing is sized by the size line: what is kept grows with the entries read.
 SparseEntries read_matrix_market(const std::filesystem::path& file);
 
 // The entries as an Eigen matrix (entries given twice are added, as an FE assembly adds its terms);

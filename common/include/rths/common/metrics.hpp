@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace rths {
@@ -146,7 +147,13 @@ struct MarthsCriteria {
   std::vector<double> j8_nrms_pct;
   std::vector<double> j10_peak_pct;
 
-  // Every criterion is a number: a run with a NaN criterion must not report success.
+  // The entries left undefined (NaN) though every history was finite, because the history they are
+  // normalised by has no motion (a reference that stays at rest: a run that ends before the ground
+  // moves), named as "J7[2]" (criterion, entry from 1). Undefined is not wrong: nothing diverged.
+  std::vector<std::string> undefined;
+
+  // Every criterion is a number or one of `undefined`: a run with another NaN criterion (a history
+  // that held a non-finite value) must not report success.
   [[nodiscard]] bool finite() const;
 };
 

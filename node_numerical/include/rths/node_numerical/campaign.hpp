@@ -38,8 +38,10 @@ struct CampaignReport {
   std::vector<MarthsCriteria> mean;                       // per site, over every run (NaN when one failed)
   std::vector<MarthsCriteria> sd;                         // per site, sample standard deviation
   double wall_time_s = 0.0;
-  // 0 when every run completed with finite criteria; else the exit code of the first failed run.
+  // 0 when every run completed with finite, defined criteria; else the exit code of the first failed
+  // run (1 for criteria left undefined: a campaign's product is its criteria), and why.
   int exit_code = 0;
+  std::string failure;
 };
 
 // Runs the campaign; `progress(done, total)` after each run (from the worker threads, serialised).
