@@ -51,7 +51,7 @@ while [ $# -gt 0 ]; do
     --out) out=$2; shift 2 ;;
     --kill) kill_site=1; shift ;;
     --load) load=$2; shift 2 ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-realtime: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -43,7 +43,7 @@ struct Options {
   std::optional<rths::HostPort> listen;
   std::optional<rths::HostPort> peer;
   double rate_hz = 4096;
-  double watchdog_s = 0.004;
+  double watchdog_s = 0.05;
   double duration_s = 0;
   int priority = 0;
   std::filesystem::path out;
@@ -81,7 +81,7 @@ docs/plant-drivers.md has the protocol.)");
              "The target's own tick rate, up to 100000 (not the site's). Default 4096.");
   cli.number("watchdog-s", "S", o.watchdog_s, {0.0, 10.0, true, "a time in seconds"},
              "Trip when no new command came for longer than this (above 0, at most 10,\n"
-             "and longer than one site step). Default 0.004.");
+             "and longer than one site step). Default 0.05 (docs/performance.md, UDP bridge).");
   cli.number("duration-s", "S", o.duration_s, {0.0, 86400.0, false, "a time in seconds"},
              "Run this long (0 to 86400; default 0: until SIGINT or SIGTERM).");
   cli.whole("realtime-priority", "N", o.priority, {0, 99, "a SCHED_FIFO priority"},
@@ -293,13 +293,13 @@ int emulate(const std::filesystem::path& config, const Options& o, const std::at
   const std::string summary = fmt::format(
       "rths-target: site {}, {} ticks at {:g} Hz ({:.3f} s); {} datagrams answered ({} probes), {} commands applied "
       "({}), {} foreign, {} stale, {} disabled, {} not finite, {} outside the setup, {} after the trip, {} after the "
-      "disarm, {} of the wrong size; {} stroke clamps; {}; {} rows dropped; tick lateness p99 {:.1f} us, max {:.1f} "
-      "us, {} late",
+      "disarm, {} of the wrong size; {} stroke clamps; {} (watchdog {:g} s, longest silence of the site {:.1f} ms); {} "
+      "rows dropped; tick lateness p99 {:.1f} us, max {:.1f} us, {} late",
       o.site, run.steps_run, o.rate_hz, static_cast<double>(run.steps_run) / o.rate_hz, n.datagrams, n.probes,
       n.applied, obeyed, n.foreign, n.stale, n.disabled, n.not_finite, n.outside_setup, n.after_trip, n.after_disarm,
-      n.wrong_size, clamps, watchdog, rows ? rows->dropped() : 0,
-      static_cast<double>(stats.lateness.percentile(99)) * 1e-3, static_cast<double>(stats.lateness.max_ns()) * 1e-3,
-      stats.late);
+      n.wrong_size, clamps, watchdog, o.watchdog_s, static_cast<double>(n.longest_silence_ns) * 1e-6,
+      rows ? rows->dropped() : 0, static_cast<double>(stats.lateness.percentile(99)) * 1e-3,
+      static_cast<double>(stats.lateness.max_ns()) * 1e-3, stats.late);
   spdlog::info("{}", summary);
   std::printf("%s\n", summary.c_str());
   std::fflush(stdout);

@@ -251,7 +251,12 @@ bool TargetEmulator::accept(std::int64_t k, std::uint32_t counter) {
     command_[c] = InterfaceMotion{x, velocity, setup_ ? 0.0 : in_[c].acceleration_m_per_s2};
   }
   changed_tick_ = k;
-  changed_ns_ = clock_.now_ns();
+  const std::int64_t now_ns = clock_.now_ns();
+  if (armed_) {
+    // What the watchdog had to cover: the test's margin against it.
+    counters_.longest_silence_ns = std::max(counters_.longest_silence_ns, now_ns - changed_ns_);
+  }
+  changed_ns_ = now_ns;
   counter_ = counter;
   armed_ = true;
   ++counters_.applied;

@@ -156,6 +156,7 @@ class TargetEmulator final : public TickHandler {
     std::uint64_t outside_setup = 0;  // live strokes the setup cannot map to the DOFs: ignored
     std::uint64_t wrong_size = 0;     // datagrams of another size: not answered
     std::uint64_t send_errors = 0;
+    std::int64_t longest_silence_ns = 0;        // between two new counters of the peer, by the clock
     std::vector<std::uint64_t> stroke_clamped;  // per channel (per actuator with a setup)
   };
 
