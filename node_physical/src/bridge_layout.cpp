@@ -396,7 +396,10 @@ std::string bridge_layout_table(const config::UdpBridge& bridge, const std::stri
       "    max_missed_replies = {} steps in a row without one the site stops. A reply of another size is\n"
       "    refused at once and stops the site.\n"
       "  - Wire value = SI value x scale + offset. int32/uint32 round to nearest (halves away from zero)\n"
-      "    and saturate; single saturates at +-3.4e38. Offsets in bytes from the datagram's start.\n\n",
+      "    and saturate; single saturates at +-3.4e38. Offsets in bytes from the datagram's start.\n"
+      "  - In Simulink: UDP Receive filtered to the site's address, Byte Unpack, an Enabled Subsystem with\n"
+      "    Memory blocks for the counter and command in force, Byte Pack, UDP Send; in LabVIEW RT the same\n"
+      "    with shift registers (docs/plant-drivers.md, \"The table for the target's blocks\").\n\n",
       kBridgeProtocolVersion, site_name, bridge.target(), rate_hz, bridge.open_timeout_s(),
       status
           ? fmt::format("\n    While disarmed, set one of the status bits 0x{:x} (fault_bits): a site is then refused.",

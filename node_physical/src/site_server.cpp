@@ -319,8 +319,10 @@ void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site,
                site.safe_motion().stop_hold_s(), site.safe_motion().stop_velocity_m_per_s(), done.steps_run);
   (ramp.failed() ? spdlog::error("site {}: stop ramp {}", site.name(), report.stop_ramp())
                  : spdlog::info("site {}: at the safe position after {} steps", site.name(), done.steps_run));
-  if (ramp.failed()) {
-    return;  // the actuators are not where the site put them: the equipment's watchdog takes over
+  if (ramp.failed() || !site.has_driver()) {
+    // A failed ramp: the actuators are not where the site put them, the equipment's watchdog takes
+    // over. Simulated plants: nothing to disarm.
+    return;
   }
   // The site had the actuators to the end: it tells the equipment the test is over, so that its
   // watchdog does not trip on the silence that follows (a trip then always means a site lost).

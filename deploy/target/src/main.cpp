@@ -96,7 +96,7 @@ docs/plant-drivers.md has the protocol.)");
   cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
              "Telemetry datagrams per second. Default 50.");
   cli.epilogue(R"(On exit it prints one summary line: ticks, datagrams, probes, commands applied, stroke clamps, the
-watchdog, tick lateness. A trip prints "watchdog: no new command for 4.2 ms at t=3.456 s; holding at
+watchdog, tick lateness. A trip prints "watchdog: no new command for 50.1 ms at t=3.456 s; holding at
 1.234 mm" when it happens, a disarm "disarmed by the site (counter 61441) at t=62.100 s; holding at
 0.000 mm". Status word of each channel's reply: bit 0 the command was clamped to the stroke, bit 1
 the watchdog tripped, bit 2 the site disarmed it.
