@@ -4,14 +4,21 @@
 #   2. 60 s loopback runs of the seed 002 damper case, without and with real-time privileges:
 #      tick lateness and compute time of both nodes, one-way latency, feedback age;
 #   3. scale: one numerical node serving N remote sites (one process each) at 1024 Hz.
-# With --bridge, instead: the site's step driving equipment over the UDP bridge. In one invocation,
+# With --bridge, instead: the site's step driving equipment over the UDP bridge, with the example's
+# defaults (reply_timeout_s, max_missed_replies, rths-target's watchdog). In one invocation,
 #   1. the bare loop at the site's settings (SCHED_FIFO 80, locked memory, no spin);
-#   2. a loopback run of examples/hardware/spring_bridge.textproto through rths-target on 127.0.0.1
-#      (FIFO 70, 4096 Hz): the site's loop (lateness; compute = the whole step, the bridge's send
-#      and its wait for the reply included) and the bridge's round trip (send to reply), replies
-#      and misses, from site_spring.json;
+#   2. --repeat loopback runs of examples/hardware/spring_bridge.textproto through rths-target on
+#      127.0.0.1 (FIFO 70, 4096 Hz, its default watchdog): the site's loop (lateness; compute = the
+#      whole step, the bridge's send and its wait for the reply included) and the bridge's round trip
+#      (send to reply), replies and misses, from site_spring.json; the target's tick lateness and
+#      late ticks, whether its watchdog tripped or the site disarmed it, and the longest time between
+#      two new counters at the target while the site was sending (what the watchdog must cover);
 #   3. the same experiment with the actuator simulated inside the site's step
-#      (examples/actuator/spring_iisl_rls.textproto): the step without the bridge.
+#      (examples/actuator/spring_iisl_rls.textproto): the step without the bridge;
+#   4. with --kill, a run whose site is killed (SIGKILL) 3 s into the test: the target's report of
+#      its watchdog's trip, and the wall time from the kill to the trip's line.
+# --load N adds N busy loops at nice 10 beside every run of --bridge (an explicit load on top of
+# whatever else the machine runs).
 # With --console, instead: what telemetry and rths-console cost the nodes. In one invocation,
 #   1. the bare loop at the nodes' settings;
 #   2. --repeat loopback runs of the damper case per condition: no console; a console with a page's
@@ -19,13 +26,15 @@
 #      stalled (SIGSTOP) a third into the run. Each node's lateness p99 and compute p50/p99;
 #   3. rths-console's CPU time while it serves a test of 32 remote sites (33 nodes at 50 Hz) to one
 #      page's event stream.
-# Usage: deploy/bench-realtime.sh [--bridge | --console] [--seconds S] [--repeat N] [--sites "8 16 32"]
-#                                 [--bin DIR] [--out DIR]
+# Usage: deploy/bench-realtime.sh [--bridge [--kill] [--load N] | --console] [--seconds S] [--repeat N]
+#                                 [--sites "8 16 32"] [--bin DIR] [--out DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds=60
 bridge=0
+kill_site=0
+load=0
 console=0
 repeat=3
 site_counts="8 16 32"
@@ -40,7 +49,9 @@ while [ $# -gt 0 ]; do
     --sites) site_counts=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --kill) kill_site=1; shift ;;
+    --load) load=$2; shift 2 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "bench-realtime: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -56,38 +67,96 @@ json() {
   echo
 }
 
+# The longest time between two new counters at the target while a site was sending, from its CSV
+# (t_s, counter, ...): ms, and the count of new counters.
+command_gaps() {
+  awk -F, 'NR > 1 && $2 != last { if (seen) { gap = $1 - t; if (gap > longest) longest = gap }; t = $1; last = $2; seen = 1; n++ }
+           END { printf "longest_gap_between_new_counters_ms=%.3f new_counters=%d\n", 1e3 * longest, n }' "$1"
+}
+
+# rths-target for the bridge runs on a free port: sets target_pid and target_at.
+start_target() {
+  local dir=$1 cal=$2 i
+  mkdir -p "$dir"
+  "$bin/rths-target" examples/hardware/spring_bridge.textproto --site spring --listen 127.0.0.1:0 \
+    --realtime-priority 70 --out "$dir" --set "site[spring].channel[0].controller.rls.calibration_path=$cal" \
+    >"$dir/target.stdout" &
+  target_pid=$!
+  target_at=""
+  for i in $(seq 1 100); do
+    target_at=$(sed -n 's/^listening on //p' "$dir/target.stdout")
+    [ -z "$target_at" ] || break
+    sleep 0.1
+  done
+  [ -n "$target_at" ] || { echo "bench-realtime: rths-target did not come up (see $dir)" >&2; exit 1; }
+}
+
 # The site's step with the UDP bridge (--bridge, see the top).
 bridge_bench() {
   local config=examples/hardware/spring_bridge.textproto simulated=examples/actuator/spring_iisl_rls.textproto
   # One calibration serves both: the two configs differ only in the driver, the ramps and the start
   # delay, none of which the monolithic reference sees.
-  local cal=$out/spring.calibration.textproto
+  local cal=$out/spring.calibration.textproto load_pids=() r i
   echo "== bare loop, ${seconds}s, the site's settings: SCHED_FIFO 80, locked memory, no spin"
   "$bin/rths-bench-loop" --seconds "$seconds" --priority 80 --lock
   "$bin/rths-numerical" calibrate $config --out "$cal" >/dev/null
-  # The watchdog at 20 ms, as in the bridge's end-to-end tests: a host stall of the site is not what
-  # this measures.
-  "$bin/rths-target" $config --site spring --listen 127.0.0.1:0 --realtime-priority 70 --watchdog-s 0.02 \
-    --out "$out" --set "site[spring].channel[0].controller.rls.calibration_path=$cal" >"$out/target.stdout" &
-  local target_pid=$! target_at="" i
-  trap 'kill -INT $target_pid 2>/dev/null || true' EXIT
-  for i in $(seq 1 100); do
-    target_at=$(sed -n 's/^listening on //p' "$out/target.stdout")
-    [ -z "$target_at" ] || break
-    sleep 0.1
+  for i in $(seq 1 "$load"); do
+    nice -n 10 sh -c 'while :; do :; done' &
+    load_pids+=($!)
   done
-  [ -n "$target_at" ] || { echo "bench-realtime: rths-target did not come up (see $out/target_spring.log)" >&2; exit 1; }
-  local run=$out/bridge
-  echo "== loopback ${seconds}s through the UDP bridge to rths-target at $target_at"
-  "$bin/rths-numerical" loopback $config --quiet --out "$run" --set duration_s="$seconds" \
-    --set "site[spring].channel[0].controller.rls.calibration_path=$cal" \
-    --set "site[spring].driver.udp_bridge.target=$target_at" || true
-  kill -INT $target_pid
-  wait $target_pid || true
+  trap 'kill ${load_pids[*]+"${load_pids[@]}"} 2>/dev/null || true; kill -INT ${target_pid:-} 2>/dev/null || true' EXIT
+  [ "$load" = 0 ] || echo "== with $load busy loops at nice 10 beside every run"
+  echo "== load average before the runs: $(cut -d' ' -f1-3 /proc/loadavg)"
+  for r in $(seq 1 "$repeat"); do
+    local run=$out/bridge-$r
+    start_target "$run" "$cal"
+    echo "== $r: loopback ${seconds}s through the UDP bridge to rths-target at $target_at (the example's defaults)"
+    "$bin/rths-numerical" loopback $config --quiet --out "$run" --set duration_s="$seconds" \
+      --set "site[spring].channel[0].controller.rls.calibration_path=$cal" \
+      --set "site[spring].driver.udp_bridge.target=$target_at" || true
+    sleep 0.5  # the disarm, or the watchdog's time
+    kill -INT $target_pid
+    wait $target_pid || true
+    echo -n "site loop:      "; json "$run/site_spring.json" exit_code lateness_p50_us lateness_p99_us lateness_max_us late_ticks overruns compute_p50_us compute_p99_us compute_max_us
+    echo -n "bridge:         "; json "$run/site_spring.json" replies missed longest_missed_run round_trip_p50_us round_trip_p99_us round_trip_max_us disarm
+    echo -n "target:         "; tail -n 1 "$run/target.stdout"
+    echo -n "target gaps:    "; command_gaps "$run/target_spring.csv"
+    echo "load average:   $(cut -d' ' -f1-3 /proc/loadavg)"
+  done
+  if [ "$kill_site" = 1 ]; then
+    local run=$out/killed
+    start_target "$run" "$cal"
+    echo "== a site killed (SIGKILL) 3 s into the test"
+    "$bin/rths-physical" serve $config --site spring --listen 127.0.0.1:0 --out "$run/site" --quiet \
+      --set "site[spring].channel[0].controller.rls.calibration_path=$cal" \
+      --set "site[spring].driver.udp_bridge.target=$target_at" --set realtime.insecure=true >"$run/site.stdout" 2>&1 &
+    local site_pid=$! site_at=""
+    for i in $(seq 1 100); do
+      site_at=$(sed -n 's/^listening on //p' "$run/site.stdout")
+      [ -z "$site_at" ] || break
+      sleep 0.1
+    done
+    "$bin/rths-numerical" run $config --realtime --quiet --out "$run/run" --set duration_s=30 \
+      --set "site[spring].channel[0].controller.rls.calibration_path=$cal" --set realtime.insecure=true \
+      --set "site[spring].address=$site_at" >/dev/null 2>&1 &
+    local numerical_pid=$!
+    sleep 5.2
+    kill -KILL $site_pid
+    local killed_ns tripped_ns
+    killed_ns=$(date +%s%N)
+    for i in $(seq 1 2000); do
+      grep -q '^watchdog: ' "$run/target.stdout" && break
+      sleep 0.001
+    done
+    tripped_ns=$(date +%s%N)
+    wait $numerical_pid || true
+    kill -INT $target_pid
+    wait $target_pid || true
+    echo -n "watchdog:       "; grep '^watchdog: ' "$run/target.stdout" || echo "did not trip"
+    echo "wall time from the kill to the trip's line: $(( (tripped_ns - killed_ns) / 1000000 )) ms (the line is printed within 10 ms of the trip)"
+  fi
+  kill ${load_pids[*]+"${load_pids[@]}"} 2>/dev/null || true
   trap - EXIT
-  echo -n "site loop:      "; json "$run/site_spring.json" exit_code lateness_p50_us lateness_p99_us lateness_max_us late_ticks overruns compute_p50_us compute_p99_us compute_max_us
-  echo -n "bridge:         "; json "$run/site_spring.json" replies missed longest_missed_run round_trip_p50_us round_trip_p99_us round_trip_max_us
-  echo -n "target:         "; tail -n 1 "$out/target.stdout"
   run=$out/simulated
   echo "== loopback ${seconds}s, the same experiment with the actuator simulated in the site's step"
   "$bin/rths-numerical" loopback $simulated --quiet --out "$run" --set duration_s="$seconds" \

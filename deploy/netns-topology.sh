@@ -73,8 +73,8 @@ Options (anywhere on the line):
                       must have a UDP bridge driver. The targets are stopped (SIGTERM) after the
                       sites end; their summary lines and target_NAME.csv are in the run folder.
   --target-watchdog-s S  (with --target) Each target's watchdog, as rths-target --watchdog-s (default
-                      there 4 ms). A site host stalled longer than it trips the target and stops the
-                      run: on a shared or virtual machine whose stalls reach milliseconds, give more.
+                      there 50 ms, twice the longest stall of a site measured on a loaded 2-core VM:
+                      docs/performance.md). A site host stalled longer than it trips the target.
   --prefix NAME       Namespace name prefix (default rths). Give parallel runs different prefixes.
   --subnet A.B        First two octets of the addresses (default 10.77).
   --bin DIR           Folder holding rths-numerical, rths-physical, rths-relay and rths-target (default: build/bin

@@ -52,6 +52,8 @@ class EchoTarget {
       rths::BridgeFrame frame{0, false, std::span(&channel, 1)};
       command_.unpack(std::span<const std::byte>(in.data(), n), frame);
       channel.displacement_m = channel.command_m;
+      channel.applied_m = channel.command_m;  // taken, as a target that obeys the site answers
+      frame.applied_counter = frame.counter;
       const std::span<std::byte> datagram(out.data(), reply_.bytes());
       reply_.pack(frame, datagram);
       link_.send(datagram);

@@ -37,6 +37,9 @@ std::string driver_block() {
       reply { quantity: DISPLACEMENT channel: 1 scale: 1000 type: FLOAT }
       reply { quantity: FORCE channel: 1 type: FLOAT }
       reply { quantity: STATUS channel: 0 type: UINT32 }
+      reply { quantity: APPLIED_COUNTER type: UINT32 }
+      reply { quantity: APPLIED_COMMAND channel: 0 scale: 1000 }
+      reply { quantity: APPLIED_COMMAND channel: 1 scale: 1000 type: FLOAT }
     }
   }
 )";
@@ -97,10 +100,15 @@ TEST(BridgeConfig, AValidBridgePrintsItsLayoutTable) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_NE(r.out.find("command (site -> target): 20 bytes"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("reply (target -> site): 32 bytes"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("single  little  COMMAND             1          1000         0  mm"), std::string::npos)
+  EXPECT_NE(r.out.find("reply (target -> site): 48 bytes"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("UDP bridge (protocol 2) of site \"lab\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("    44      4  single  little  APPLIED_COMMAND         1          1000         0  mm"),
+            std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("double  little  FORCE               0             1         0  N"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("single  little  COMMAND                 1          1000         0  mm"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("double  little  FORCE                   0             1         0  N"), std::string::npos)
+      << r.out;
 }
 
 TEST(BridgeConfig, ASiteWithoutABridgeHasNoLayout) {
@@ -125,7 +133,7 @@ TEST(BridgeConfig, WithASetupTheDatagramsCarryTheActuators) {
   const Result r = layout(dir.path(), text);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("the datagrams carry its actuators"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("quantity      actuator"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("quantity         actuator"), std::string::npos) << r.out;
 }
 
 struct BadBridge {
@@ -172,10 +180,40 @@ INSTANTIATE_TEST_SUITE_P(
         BadBridge{"second counter", kCommand1, kCommand1 + " " + kCounter,
                   "udp_bridge.command[3].quantity: is a second COUNTER (also command[0])"},
         BadBridge{"counter not uint32", kCounter, "command { quantity: COUNTER type: INT32 }",
-                  "udp_bridge.command[0].type: is INT32; the counter is UINT32"},
+                  "udp_bridge.command[0].type: is INT32; COUNTER is UINT32"},
         BadBridge{"counter scaled", kCounter, "command { quantity: COUNTER type: UINT32 scale: 2 }",
                   "udp_bridge.command[0].scale: is given; COUNTER is carried as it is"},
         BadBridge{"no counter echo", kEcho, "", "udp_bridge.reply: has no COUNTER; expected one UINT32 field echoing"},
+        BadBridge{"no enable", "command { quantity: ENABLE type: UINT32 }", "",
+                  "udp_bridge.command: has no ENABLE; expected one (1 in every step, 0 in a probe and in the disarm"},
+        BadBridge{"no applied counter", "reply { quantity: APPLIED_COUNTER type: UINT32 }", "",
+                  "udp_bridge.reply: has no APPLIED_COUNTER; expected one UINT32 field with the counter of the command "
+                  "the target holds in force"},
+        BadBridge{"applied counter not uint32", "reply { quantity: APPLIED_COUNTER type: UINT32 }",
+                  "reply { quantity: APPLIED_COUNTER type: DOUBLE }",
+                  "udp_bridge.reply[6].type: is DOUBLE; APPLIED_COUNTER is UINT32"},
+        BadBridge{"no applied command of a channel",
+                  "reply { quantity: APPLIED_COMMAND channel: 1 scale: 1000 type: FLOAT }", "",
+                  "udp_bridge.reply: has no APPLIED_COMMAND of channel 1; expected one per channel (the command the "
+                  "target holds in force"},
+        BadBridge{"applied command in the command", kCommand1, kCommand1 + " command { quantity: APPLIED_COMMAND }",
+                  "udp_bridge.command[3].quantity: is APPLIED_COMMAND, which the command datagram does not carry"},
+        BadBridge{"tracking limit zero", "stroke_limit_m: 0.05 velocity_limit_m_per_s: 0.5 force_limit_n: 1e4",
+                  "stroke_limit_m: 0.05 velocity_limit_m_per_s: 0.5 force_limit_n: 1e4 tracking_limit_m: 0",
+                  "site[0].channel[1].tracking_limit_m: is 0, expected a positive limit (m)"},
+        BadBridge{"tracking steps zero", "stroke_limit_m: 0.05 velocity_limit_m_per_s: 0.5 force_limit_n: 1e4",
+                  "stroke_limit_m: 0.05 velocity_limit_m_per_s: 0.5 force_limit_n: 1e4 tracking_limit_m: 0.005 "
+                  "tracking_limit_steps: 0",
+                  "site[0].channel[1].tracking_limit_steps: is 0, expected 1 to 1024 (one second of steps"},
+        BadBridge{"tracking steps beyond a second",
+                  "stroke_limit_m: 0.05 velocity_limit_m_per_s: 0.5 force_limit_n: 1e4",
+                  "stroke_limit_m: 0.05 velocity_limit_m_per_s: 0.5 force_limit_n: 1e4 tracking_limit_m: 0.005 "
+                  "tracking_limit_steps: 1025",
+                  "site[0].channel[1].tracking_limit_steps: is 1025, expected 1 to 1024"},
+        BadBridge{"tracking steps without a limit",
+                  "stroke_limit_m: 0.05 velocity_limit_m_per_s: 0.5 force_limit_n: 1e4",
+                  "stroke_limit_m: 0.05 velocity_limit_m_per_s: 0.5 force_limit_n: 1e4 tracking_limit_steps: 5",
+                  "site[0].channel[1].tracking_limit_steps: is given without tracking_limit_m"},
         BadBridge{"no command of a channel", kCommand1, "",
                   "udp_bridge.command: has no COMMAND of channel 1; expected one per channel"},
         BadBridge{"second command of a channel", kCommand1, "command { quantity: COMMAND channel: 0 }",

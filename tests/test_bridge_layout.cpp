@@ -103,15 +103,18 @@ TEST(BridgeLayout, EveryTypeAndByteOrderRoundTrips) {
           fields({field(BridgeField::PADDING, type, order), field(BridgeField::COUNTER, BridgeField::UINT32, order),
                   field(BridgeField::DISPLACEMENT, type, order, 1, 1000.0),
                   field(BridgeField::FORCE, type, order, 0, 1.0, 0.0),
-                  field(BridgeField::STATUS, BridgeField::UINT32, order, 1)}),
+                  field(BridgeField::STATUS, BridgeField::UINT32, order, 1),
+                  field(BridgeField::APPLIED_COUNTER, BridgeField::UINT32, order),
+                  field(BridgeField::APPLIED_COMMAND, type, order, 0, 1000.0)}),
           2);
       std::array<BridgeChannel, 2> sent{};
       sent[1].displacement_m = 0.012;  // 12 mm
       sent[0].force_n = 4096.0;
       sent[1].status = 0xDEADBEEFU;
+      sent[0].applied_m = 0.007;  // 7 mm
       std::vector<std::byte> datagram(layout.bytes());
       std::array<std::uint64_t, 2> saturated{};
-      layout.pack(BridgeFrame{4294967295U, true, sent}, datagram, saturated);
+      layout.pack(BridgeFrame{4294967295U, true, sent, 2147483649U}, datagram, saturated);
       EXPECT_EQ(saturated, (std::array<std::uint64_t, 2>{}));
       // The padding's bytes are zeros.
       for (std::size_t i = 0; i < BridgeLayout::type_bytes(type); ++i) EXPECT_EQ(datagram[i], std::byte{0});
@@ -122,6 +125,8 @@ TEST(BridgeLayout, EveryTypeAndByteOrderRoundTrips) {
       EXPECT_EQ(got[1].displacement_m * 1000.0, 12.0);  // exact in every type: 12 on the wire
       EXPECT_EQ(got[0].force_n, 4096.0);
       EXPECT_EQ(got[1].status, 0xDEADBEEFU);
+      EXPECT_EQ(frame.applied_counter, 2147483649U);
+      EXPECT_EQ(got[0].applied_m * 1000.0, 7.0);
       EXPECT_EQ(got[0].displacement_m, 0.0);  // no field: untouched
     }
   }
@@ -238,17 +243,24 @@ TEST(BridgeLayout, TableListsEveryFieldForTheTargetsBlocks) {
   const std::string table = bridge_layout_table(bridge, "spring", 1, 1024);
   EXPECT_NE(table.find("192.168.7.5:47100"), std::string::npos) << table;
   EXPECT_NE(table.find("COUNTER 0 is a read-only probe"), std::string::npos) << table;
-  EXPECT_NE(table.find("(its ENABLE is 0)"), std::string::npos) << table;
+  EXPECT_NE(table.find("UDP bridge (protocol 2) of site \"spring\""), std::string::npos) << table;
+  EXPECT_NE(table.find("do not act on its command (ENABLE 0)"), std::string::npos) << table;
+  EXPECT_NE(table.find("  - Disarm: after its stop ramp the site sends ENABLE 0 with the next counter."),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("  - APPLIED_COUNTER and APPLIED_COMMAND: the counter and the command the target holds"),
+            std::string::npos)
+      << table;
   EXPECT_NE(table.find("command (site -> target): 12 bytes"), std::string::npos) << table;
   EXPECT_NE(table.find("reply (target -> site): 24 bytes"), std::string::npos) << table;
   // offset, bytes, type, order, quantity, channel, scale, offset, unit
-  EXPECT_NE(table.find("     4      4  single  big     COMMAND             0          1000         0  mm"),
+  EXPECT_NE(table.find("     4      4  single  big     COMMAND                 0          1000         0  mm"),
             std::string::npos)
       << table;
-  EXPECT_NE(table.find("     8      4  uint32  little  ENABLE              -             1         0  0 off, 1 on"),
+  EXPECT_NE(table.find("     8      4  uint32  little  ENABLE                  -             1         0  0 off, 1 on"),
             std::string::npos)
       << table;
-  EXPECT_NE(table.find("    16      8  double  little  FORCE               0         0.001         0  kN"),
+  EXPECT_NE(table.find("    16      8  double  little  FORCE                   0         0.001         0  kN"),
             std::string::npos)
       << table;
 }

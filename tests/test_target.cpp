@@ -1,7 +1,8 @@
 // rths-target as a process on 127.0.0.1, driven by the test through the bridge's datagrams: a probe
 // reads without moving the actuator, a command beyond the stroke is clamped, counted and flagged,
-// and the watchdog trips within its time plus two ticks once the commands stop, then holds. Also the
-// bridge driver against it: the two speak the same protocol, with hardware-true timing.
+// the site's disarm ends the session without a trip, and the watchdog trips within its time plus two
+// ticks once the commands stop, then holds. Also the bridge driver against it: the two speak the same
+// protocol, with hardware-true timing.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -73,7 +74,9 @@ site {
 // A running rths-target and the test's side of its bridge.
 class Target {
  public:
-  Target(const fs::path& dir, double duration_s, const std::string& setup = "")
+  // watchdog_s: the target's; the tests of the protocol give it seconds, so that a stall of this
+  // test's own thread (not real-time) on a loaded machine does not trip it.
+  Target(const fs::path& dir, double duration_s, const std::string& setup = "", const std::string& watchdog_s = "0.05")
       : dir_(dir),
         config_(write_config(dir, setup)),
         site_(load_experiment(config_).experiment.site(0)),
@@ -81,7 +84,7 @@ class Target {
         reply_(site_.driver().udp_bridge().reply(), 1),
         process_("rths-target",
                  {config_.string(), "--site", "lab", "--listen", "127.0.0.1:0", "--rate", "4096", "--watchdog-s",
-                  "0.05", "--duration-s", std::to_string(duration_s), "--out", (dir / "out").string()},
+                  watchdog_s, "--duration-s", std::to_string(duration_s), "--out", (dir / "out").string()},
                  dir / "target"),
         link_(io_, "127.0.0.1", 0) {
     const std::string at = process_.wait_for_line("listening on ", std::chrono::seconds(10));
@@ -212,28 +215,42 @@ TEST(RthsTarget, ACommandBeyondTheStrokeIsClampedCountedAndFlagged) {
   EXPECT_EQ(*std::max_element(displacement.begin(), displacement.end()), kStrokeM);
 }
 
-// Only the newest counter with ENABLE 1 is taken: an older counter and a disabled command change
-// nothing (both still answered).
-TEST(RthsTarget, AnOlderCounterOrEnableZeroChangesNothing) {
+// Only a newer counter is taken; ENABLE 0 with a newer counter is the site's disarm: answered with
+// its counter in force and the disarmed bit, the command held, nothing taken after it, and the
+// watchdog never trips (the target runs 8 watchdog times past it). The rules one by one, without a
+// clock: TargetRules.*.
+TEST(RthsTarget, AnOlderCounterChangesNothingAndTheDisarmEndsTheSession) {
   const test::ScratchFolder dir("rths_target");
-  Target target(dir.path(), 0.4);
+  Target target(dir.path(), 0.6);
   target.ask(5, 0.01);
   target.ask(3, 0.02);                     // older than 5
-  target.send(6, 0.03, /*enable=*/false);  // disabled
+  target.send(6, 0.03, /*enable=*/false);  // the disarm
   std::uint32_t echo = 0;
-  BridgeChannel disabled;
-  ASSERT_TRUE(target.reply(echo, disabled));
+  BridgeChannel disarmed;
+  ASSERT_TRUE(target.reply(echo, disarmed));
   EXPECT_EQ(echo, 6U);
+  EXPECT_EQ(disarmed.status & target_status::kDisarmed, target_status::kDisarmed);
+  EXPECT_EQ(disarmed.applied_m, 0.01);
+  EXPECT_NE(target.process().wait_for_line("disarmed by the site (counter 6) at t=", std::chrono::seconds(5)), "")
+      << target.process().out();
+  pause_ms(5);
+  target.ask(7, 0.04);  // after the disarm: ignored
   pause_ms(5);
   EXPECT_DOUBLE_EQ(target.ask(0, 0.0).displacement_m, 0.01);
   ASSERT_EQ(target.wait(), 0) << target.process().err();
-  EXPECT_NE(target.process().out().find("1 commands applied, 1 stale, 1 disabled"), std::string::npos)
-      << target.process().out();
+  const std::string& out = target.process().out();
+  EXPECT_NE(out.find("1 commands applied (obeying 127.0.0.1:"), std::string::npos) << out;
+  EXPECT_NE(out.find("0 foreign, 1 stale, 0 disabled"), std::string::npos) << out;
+  EXPECT_NE(out.find("1 after the disarm"), std::string::npos) << out;
+  EXPECT_NE(out.find("watchdog not tripped, disarmed by the site at t="), std::string::npos) << out;
+  EXPECT_EQ(out.find("watchdog: "), std::string::npos) << out;
 }
 
 // Commands every 2 ms for 0.2 s (a ramp at 20 mm/s), then none: the trip comes more than
-// --watchdog-s after the last new counter and no more than two ticks later, by the printed line and
-// by the record, and the actuator comes to rest where the line says.
+// --watchdog-s after the last new counter by the target's clock and no more than two ticks later (the
+// printed line), no counter is taken after it (the record), and the actuator comes to rest where the
+// line says. A target whose ticks were late by more than that at the time could not keep its ticks:
+// the test then skips saying so.
 TEST(RthsTarget, TheWatchdogTripsWithinItsTimePlusTwoTicksAndHolds) {
   const test::ScratchFolder dir("rths_target");
   Target target(dir.path(), 0.8);
@@ -262,8 +279,16 @@ TEST(RthsTarget, TheWatchdogTripsWithinItsTimePlusTwoTicksAndHolds) {
                                            R"(at (-?[0-9.]+) mm)")))
       << line;
   const double tick_ms = 1e3 / kRateHz;
-  EXPECT_GT(std::stod(m[1]), kWatchdogS * 1e3 - 0.05) << line;  // printed to 0.1 ms
-  EXPECT_LE(std::stod(m[1]), kWatchdogS * 1e3 + 2 * tick_ms + 0.05) << line;
+  const double silent_ms = std::stod(m[1]);
+  EXPECT_GT(silent_ms, kWatchdogS * 1e3 - 0.05) << line;  // printed to 0.1 ms
+  if (silent_ms > kWatchdogS * 1e3 + 2 * tick_ms + 0.05) {
+    std::smatch late;
+    const std::string& out = target.process().out();
+    ASSERT_TRUE(std::regex_search(out, late, std::regex(R"(tick lateness p99 [0-9.]+ us, max ([0-9.]+) us)"))) << out;
+    ASSERT_GT(std::stod(late[1]) * 1e-3, silent_ms - kWatchdogS * 1e3 - 2 * tick_ms) << line << "\n" << out;
+    GTEST_SKIP() << "the target's ticks were up to " << late[1]
+                 << " us late: this machine cannot keep the target's ticks, and the trip came " << silent_ms << " ms";
+  }
 
   const std::vector<double> counters = test::csv_column(target.csv(), "counter");
   const std::vector<double> status = test::csv_column(target.csv(), "status0");
@@ -279,9 +304,6 @@ TEST(RthsTarget, TheWatchdogTripsWithinItsTimePlusTwoTicksAndHolds) {
   }
   ASSERT_LT(tripped, counters.size()) << "no tick carries the watchdog bit";
   EXPECT_LT(changed, tripped);  // no counter is taken after the trip
-  const double age_s = static_cast<double>(tripped - changed) / kRateHz;
-  EXPECT_GT(age_s, kWatchdogS);
-  EXPECT_LE(age_s, kWatchdogS + 2 / kRateHz);
   EXPECT_NEAR(static_cast<double>(tripped) / kRateHz, std::stod(m[2]), 0.0005);
   // At rest at the end, where the line said (printed to a micrometre).
   const double hold_m = command.back();
@@ -296,7 +318,7 @@ TEST(RthsTarget, TheWatchdogTripsWithinItsTimePlusTwoTicksAndHolds) {
 // an earlier step's command, never the step's own (the ideal actuator reads the command exactly).
 TEST(RthsTarget, TheBridgeDriverDrivesItWithHardwareTrueTiming) {
   const test::ScratchFolder dir("rths_target");
-  Target target(dir.path(), 2.0);
+  Target target(dir.path(), 2.0, "", "5");
   config::UdpBridge bridge = target.site().driver().udp_bridge();
   bridge.set_target("127.0.0.1:" + std::to_string(target.port()));
   bridge.set_reply_timeout_s(0.2);
@@ -344,7 +366,8 @@ TEST(RthsTarget, TheBridgeDriverDrivesItWithHardwareTrueTiming) {
 TEST(RthsTarget, ThroughAnInclinedActuatorTheSiteReadsTheInterfaceExactly) {
   const test::ScratchFolder dir("rths_target");
   Target target(dir.path(), 2.0,
-                "  setup { inclined_actuator { length_m: 1.5 angle_deg: 30 offset_m: 0.02 } stroke_limit_m: [0.1] }");
+                "  setup { inclined_actuator { length_m: 1.5 angle_deg: 30 offset_m: 0.02 } stroke_limit_m: [0.1] }",
+                "5");
   config::Site site = target.site();
   site.mutable_driver()->mutable_udp_bridge()->set_target("127.0.0.1:" + std::to_string(target.port()));
   site.mutable_driver()->mutable_udp_bridge()->set_reply_timeout_s(0.2);

@@ -83,15 +83,19 @@ class FakeTarget {
     EXPECT_TRUE(command_.unpack(std::span<const std::byte>(buffer.data(), n), frame));
     return frame;
   }
-  // Sends a reply echoing counter with these sensors (without allocating: the allocation test
-  // counts the test thread).
-  void reply(std::uint32_t counter, double displacement_m, double force_n, std::uint32_t status = 0) {
+  // Sends a reply echoing counter with these sensors, saying it holds the command applied_m with
+  // applied_counter (default: counter, the one it answers) in force (without allocating: the
+  // allocation test counts the test thread).
+  void reply(std::uint32_t counter, double displacement_m, double force_n, std::uint32_t status = 0,
+             double applied_m = 0.0, std::int64_t applied_counter = -1) {
     BridgeChannel channel;
     channel.displacement_m = displacement_m;
     channel.force_n = force_n;
     channel.status = status;
+    channel.applied_m = applied_m;
     const std::span<std::byte> datagram(tx_.data(), reply_.bytes());
-    reply_.pack(BridgeFrame{counter, true, std::span(&channel, 1)}, datagram);
+    const auto applied = applied_counter < 0 ? counter : static_cast<std::uint32_t>(applied_counter);
+    reply_.pack(BridgeFrame{counter, true, std::span(&channel, 1), applied}, datagram);
     link_.send(datagram);
   }
   // The driver's port, learned from its first datagram.
@@ -169,7 +173,7 @@ TEST(UdpBridge, EachStepSendsTheNextCounterAndTakesTheReplyThatEchoesIt) {
   bool ok = false;
   for (std::uint32_t j = 1; j <= 3; ++j) {
     // The reply to step j is waiting before step j sends: it is taken because it echoes j.
-    o->target.reply(j, 0.001 * j, 100.0 * j);
+    o->target.reply(j, 0.001 * j, 100.0 * j, 0, 0.002 * j);
     const Measurement m = step(*o->driver, 0.002 * j, ok);
     EXPECT_TRUE(ok);
     EXPECT_DOUBLE_EQ(m.displacement_m, 0.001 * j);
@@ -287,7 +291,7 @@ TEST(UdpBridge, AReplyOfTheWrongSizeStopsTheSiteAtOnceNamingBothSizes) {
   EXPECT_FALSE(ok);
   EXPECT_EQ(held.displacement_m, 0.001);
   EXPECT_EQ(o->driver->fault(), "target " + o->target.bridge().target() +
-                                    " sent a 20-byte datagram, expected 24 bytes (the reply layout, "
+                                    " sent a 20-byte datagram, expected 36 bytes (the reply layout, "
                                     "udp_bridge.reply): refused");
 }
 
@@ -347,7 +351,7 @@ TEST(UdpBridge, AProbeAnsweredWithTheWrongSizeIsADriverErrorNamingBothSizes) {
           driver->open(measured);
         } catch (const DriverError& e) {
           EXPECT_STREQ(e.what(), ("target " + target.bridge().target() +
-                                  " answered the probe with a 30-byte datagram, expected 24 bytes (the reply layout, "
+                                  " answered the probe with a 30-byte datagram, expected 36 bytes (the reply layout, "
                                   "udp_bridge.reply)")
                                      .c_str());
           throw;
@@ -360,12 +364,12 @@ TEST(UdpBridge, AProbeAnsweredWithTheWrongSizeIsADriverErrorNamingBothSizes) {
 TEST(UdpBridge, TheTargetsStatusWordIsInTheUpperSixteenBits) {
   const auto o = open_bridge();
   bool ok = false;
-  o->target.reply(1, 0.0, 0.0, 0x8005U);  // no fault bit (the default fault_bits is bit 1)
+  o->target.reply(1, 0.0, 0.0, 0x8001U);  // no fault bit (the default fault_bits are bits 1 and 2)
   step(*o->driver, 0.0, ok);
   EXPECT_TRUE(ok);
-  EXPECT_EQ(o->driver->status(0), 0x8005U << 16);
+  EXPECT_EQ(o->driver->status(0), 0x8001U << 16);
   step(*o->driver, 0.0, ok);  // missed: the word is held, the driver's bit added
-  EXPECT_EQ(o->driver->status(0), (0x8005U << 16) | driver_status::kReplyMissing);
+  EXPECT_EQ(o->driver->status(0), (0x8001U << 16) | driver_status::kReplyMissing);
 }
 
 // A target that reports a fault (rths-target: its watchdog tripped, bit 1) no longer obeys: the
@@ -373,14 +377,14 @@ TEST(UdpBridge, TheTargetsStatusWordIsInTheUpperSixteenBits) {
 TEST(UdpBridge, AReplyWithAFaultBitStopsTheSiteNamingTheWord) {
   const auto o = open_bridge();
   bool ok = false;
-  o->target.reply(1, 0.001, 10.0, 0x1U);  // bit 0 (a stroke clamp) is not a fault
+  o->target.reply(1, 0.001, 10.0, 0x1U, 0.001);  // bit 0 (a stroke clamp) is not a fault
   step(*o->driver, 0.001, ok);
   EXPECT_TRUE(ok);
-  o->target.reply(2, 0.002, 20.0, 0x3U);
+  o->target.reply(2, 0.002, 20.0, 0x3U, 0.002);
   const Measurement held = step(*o->driver, 0.002, ok);
   EXPECT_FALSE(ok);
   EXPECT_EQ(o->driver->fault(), "target " + o->target.bridge().target() +
-                                    " reports status 0x3 on channel 0: a fault bit (udp_bridge.fault_bits 0x2) is "
+                                    " reports status 0x3 on channel 0: a fault bit (udp_bridge.fault_bits 0x6) is "
                                     "set, the equipment no longer obeys");
   EXPECT_EQ(held.displacement_m, 0.002);  // what the sensors read is still reported
   step(*o->driver, 0.0, ok);
@@ -396,18 +400,152 @@ TEST(UdpBridge, AStepAllocatesNothing) {
   std::array<Measurement, 1> measured{};
   const std::uint64_t before = test::allocations_on_this_thread();
   for (std::uint32_t j = 2; j < 200; ++j) {
-    o->target.reply(j, 0.001, 1.0);
+    o->target.reply(j, 0.001, 1.0, 0, 1e-5 * j);
     commands[0].displacement_m = 1e-5 * j;
     ok = o->driver->exchange(commands, measured, kDt) && ok;
     o->target.drain();
   }
-  // Misses and late replies take the same path.
+  // Misses and late replies take the same path; and a reply that says another command is in force.
   for (int j = 0; j < 5; ++j) {
     o->target.reply(1, 0.001, 1.0);
     ok = o->driver->exchange(commands, measured, kDt) && ok;
   }
+  o->target.reply(205, 0.001, 1.0, 0, 0.5);
+  const bool refused = !o->driver->exchange(commands, measured, kDt);
+  (void)o->driver->refused();
   EXPECT_EQ(test::allocations_on_this_thread(), before);
   EXPECT_TRUE(ok);
+  EXPECT_TRUE(refused);
+}
+
+// Bridge protocol 2: the reply says which counter the target holds in force. A reply that echoes the
+// step's counter but holds another one (a stranger's newer counter, a command the target refused) trips
+// the site's interlock at once, and the site stays stopped.
+TEST(UdpBridge, AReplyHoldingAnotherCounterTripsTheInterlock) {
+  const auto o = open_bridge();
+  bool ok = false;
+  o->target.reply(1, 0.001, 1.0, 0, 0.003);
+  step(*o->driver, 0.003, ok);
+  ASSERT_TRUE(ok);
+  o->target.reply(2, 0.002, 2.0, 0, 0.09, 2U + (1U << 31) - 1U);
+  const Measurement read = step(*o->driver, 0.004, ok);
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(read.displacement_m, 0.002);  // what the sensors read is still reported
+  const InterlockTrip trip = o->driver->refused();
+  EXPECT_EQ(trip.what, InterlockTrip::What::kAppliedCounter);
+  EXPECT_EQ(trip.describe(),
+            "the equipment holds command 2147483649 in force, not command 2 that the site just sent: it does not "
+            "obey this site (another sender drives it, or it refused the command)");
+  EXPECT_EQ(o->driver->fault(), "target " + o->target.bridge().target() + ": " + trip.describe());
+  o->target.reply(3, 0.003, 3.0, 0, 0.005);
+  step(*o->driver, 0.005, ok);
+  EXPECT_FALSE(ok);
+}
+
+// The same counter with another value (a stranger that sent the site's next counter first) trips it
+// too; a value that differs only by the wire's rounding does not: a double's last bits here, a whole
+// unit of an integer field (1 um in an INT32 field of micrometres).
+TEST(UdpBridge, AnAppliedCommandThatIsNotTheOneSentTripsTheInterlock) {
+  config::UdpBridge micrometres = bridge_to(1);
+  micrometres.mutable_reply(5)->set_type(config::BridgeField::INT32);
+  micrometres.mutable_reply(5)->set_scale(1e6);
+  const double unit = BridgeLayout(micrometres.reply(), 1).resolution(config::BridgeField::APPLIED_COMMAND, 0, 0.001);
+  EXPECT_GE(unit, 1e-6);
+  EXPECT_LE(unit, 1.001e-6);
+
+  const auto o = open_bridge();
+  bool ok = false;
+  o->target.reply(1, 0.0, 0.0, 0, 0.0012344 + 0.4e-12);  // a double's last bits
+  step(*o->driver, 0.0012344, ok);
+  ASSERT_TRUE(ok) << o->driver->fault();
+  o->target.reply(2, 0.0, 0.0, 0, 0.0123);
+  step(*o->driver, 0.0023, ok);
+  EXPECT_FALSE(ok);
+  const InterlockTrip trip = o->driver->refused();
+  EXPECT_EQ(trip.what, InterlockTrip::What::kAppliedCommand);
+  EXPECT_DOUBLE_EQ(trip.value, 0.0123);
+  EXPECT_DOUBLE_EQ(trip.limit, 0.0023);
+  EXPECT_NE(trip.describe().find("the equipment applied 0.0123"), std::string::npos) << trip.describe();
+  EXPECT_NE(trip.describe().find("on its channel 0 (from 0: the bridge's, a setup's actuator), not the 0.0023"),
+            std::string::npos)
+      << trip.describe();
+}
+
+// A target that reports a fault bit in its answer to the probe (rths-target: its watchdog tripped, or
+// the last test disarmed it) ignores commands: the start is refused before anything moves.
+TEST(UdpBridge, AProbeAnsweredWithAFaultBitRefusesTheStart) {
+  FakeTarget target;
+  const auto driver = make_udp_bridge(target.bridge(), one_channel_site(), 1024);
+  std::thread answer([&target] {
+    BridgeChannel ignored;
+    (void)target.next(ignored);
+    target.reply(0, 0.0, 0.0, 0x4U);
+  });
+  std::array<Measurement, 1> measured{};
+  try {
+    driver->open(measured);
+    ADD_FAILURE() << "open() accepted a target that reports a fault bit";
+  } catch (const DriverError& e) {
+    EXPECT_NE(std::string(e.what()).find("answers the probe with status 0x4 on channel 0: a fault bit "
+                                         "(udp_bridge.fault_bits 0x6) is set"),
+              std::string::npos)
+        << e.what();
+  }
+  answer.join();
+}
+
+// The disarm after the stop ramp: ENABLE 0 with the next counter and the last command, until the
+// answer echoing it holds that counter; then "confirmed". Unanswered: "not confirmed", naming why.
+TEST(UdpBridge, TheDisarmSendsEnableZeroWithTheNextCounterUntilTheTargetHoldsIt) {
+  const auto o = open_bridge();
+  bool ok = false;
+  o->target.reply(1, 0.0, 0.0, 0, 0.004);
+  step(*o->driver, 0.004, ok);
+  ASSERT_TRUE(ok);
+  o->target.drain();
+  BridgeFrame disarm{};
+  BridgeChannel held;
+  std::thread answer([&o, &disarm, &held] {
+    disarm = o->target.next(held);
+    o->target.reply(disarm.counter, 0.004, 0.0, 0x4U, 0.004);
+  });
+  EXPECT_EQ(o->driver->disarm(), "");
+  answer.join();
+  EXPECT_EQ(disarm.counter, 2U);
+  EXPECT_FALSE(disarm.enable);
+  EXPECT_DOUBLE_EQ(held.command_m, 0.004);
+  EXPECT_EQ(report(*o->driver).disarm(), "confirmed");
+}
+
+TEST(UdpBridge, AnUnansweredDisarmIsNotConfirmed) {
+  FakeTarget target;
+  config::UdpBridge bridge = target.bridge();
+  bridge.set_open_timeout_s(0.2);
+  const auto driver = make_udp_bridge(bridge, one_channel_site(), 1024);
+  std::thread answer([&target] {
+    BridgeChannel ignored;
+    (void)target.next(ignored);
+    target.reply(0, 0.0, 0.0);
+  });
+  std::array<Measurement, 1> measured{};
+  driver->open(measured);
+  answer.join();
+  target.reply(1, 0.0, 0.0);
+  std::array<InterfaceMotion, 1> commands{};
+  ASSERT_TRUE(driver->exchange(commands, measured, kDt));
+  target.drain();
+  // The target takes no disarm: it answers it holding step 1's counter.
+  std::thread refuse([&target] {
+    BridgeChannel ignored;
+    const BridgeFrame d = target.next(ignored);
+    target.reply(d.counter, 0.0, 0.0, 0, 0.0, 1);
+  });
+  EXPECT_EQ(driver->disarm(), "not confirmed: target " + bridge.target() +
+                                  " answered the disarm (counter 2) holding command 1: it did not take it");
+  refuse.join();
+  EXPECT_EQ(driver->disarm().rfind(
+                "not confirmed: no answer from target " + bridge.target() + " to the disarm within 0.2 s", 0),
+            0U);
 }
 
 }  // namespace

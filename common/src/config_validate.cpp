@@ -975,6 +975,23 @@ void check_interlock_limits(const config::Channel& channel, const std::string& p
   }
 }
 
+// The tracking interlock: a positive limit, over 1 to one second of steps.
+void check_tracking_limit(const config::Channel& channel, const std::string& path, double rate_hz,
+                          const Checker& check) {
+  if (channel.has_tracking_limit_m()) {
+    check.require(
+        channel.tracking_limit_m() > 0 && std::isfinite(channel.tracking_limit_m()), child(path, "tracking_limit_m"),
+        fmt::format("is {}, expected a positive limit (m); leave it out for none", channel.tracking_limit_m()));
+  }
+  const auto max_steps = static_cast<std::uint32_t>(std::ceil(rate_hz));
+  check.require(channel.tracking_limit_steps() >= 1 && channel.tracking_limit_steps() <= max_steps,
+                child(path, "tracking_limit_steps"),
+                fmt::format("is {}, expected 1 to {} (one second of steps at {:g} Hz)", channel.tracking_limit_steps(),
+                            max_steps, rate_hz));
+  check.require(channel.has_tracking_limit_m() || !channel.has_tracking_limit_steps(),
+                child(path, "tracking_limit_steps"), "is given without tracking_limit_m; expected both, or neither");
+}
+
 // The start ramp must end before step 0 and move within the velocity limits; the stop ramp's safe
 // positions must be inside the strokes.
 void check_safe_motion(const config::Experiment& experiment, const config::Site& site, const std::string& path,
@@ -1026,14 +1043,16 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
   const std::vector<BridgeField::Quantity> allowed =
       outgoing ? std::vector{BridgeField::PADDING,  BridgeField::COUNTER,      BridgeField::COMMAND,
                              BridgeField::VELOCITY, BridgeField::ACCELERATION, BridgeField::ENABLE}
-               : std::vector{BridgeField::PADDING,      BridgeField::COUNTER, BridgeField::VELOCITY,
-                             BridgeField::DISPLACEMENT, BridgeField::FORCE,   BridgeField::STATUS};
+               : std::vector{BridgeField::PADDING,         BridgeField::COUNTER,        BridgeField::VELOCITY,
+                             BridgeField::DISPLACEMENT,    BridgeField::FORCE,          BridgeField::STATUS,
+                             BridgeField::APPLIED_COUNTER, BridgeField::APPLIED_COMMAND};
   std::string allowed_names;
   for (const auto q : allowed) {
     allowed_names += (allowed_names.empty() ? "" : ", ") + BridgeField::Quantity_Name(q);
   }
   const auto per_channel = [](BridgeField::Quantity q) {
-    return q != BridgeField::COUNTER && q != BridgeField::ENABLE && q != BridgeField::PADDING;
+    return q != BridgeField::COUNTER && q != BridgeField::ENABLE && q != BridgeField::PADDING &&
+           q != BridgeField::APPLIED_COUNTER;
   };
   // The first field of each (quantity, channel): a second one is named with it.
   std::map<std::pair<int, std::uint32_t>, int> first;
@@ -1059,16 +1078,17 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
     check.require(f.scale() != 0, child(at, "scale"),
                   "is 0; expected a finite, non-zero factor (wire value = SI value x scale + offset)");
     const bool integer = f.type() == BridgeField::INT32 || f.type() == BridgeField::UINT32;
-    if (q == BridgeField::COUNTER) {
+    const bool counter = q == BridgeField::COUNTER || q == BridgeField::APPLIED_COUNTER;
+    if (counter) {
       check.require(f.type() == BridgeField::UINT32, child(at, "type"),
-                    fmt::format("is {}; the counter is UINT32", BridgeField::Type_Name(f.type())));
+                    fmt::format("is {}; {} is UINT32", BridgeField::Type_Name(f.type()), name));
     }
     if (q == BridgeField::STATUS) {
       check.require(integer, child(at, "type"),
                     fmt::format("is {}; a status word is a bit field: expected INT32 or UINT32",
                                 BridgeField::Type_Name(f.type())));
     }
-    if (q == BridgeField::COUNTER || q == BridgeField::STATUS) {
+    if (counter || q == BridgeField::STATUS) {
       check.require(f.scale() == 1 && f.offset() == 0, child(at, f.scale() != 1 ? "scale" : "offset"),
                     fmt::format("is given; {} is carried as it is (scale 1, offset 0)", name));
     }
@@ -1104,6 +1124,16 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
   };
   require_one(BridgeField::COUNTER, -1,
               outgoing ? "UINT32 field with the step counter" : "UINT32 field echoing the counter answered");
+  // Bridge protocol 2 (docs/plant-drivers.md): the site disarms the target with ENABLE 0, and the
+  // reply says which command the target holds, so that the site sees when it is not its own.
+  if (outgoing) {
+    require_one(BridgeField::ENABLE, -1,
+                "(1 in every step, 0 in a probe and in the disarm that ends a test; bridge protocol 2)");
+  } else {
+    require_one(BridgeField::APPLIED_COUNTER, -1,
+                "UINT32 field with the counter of the command the target holds in force (bridge protocol 2: the "
+                "site stops when it is not the one it sent)");
+  }
   const bool strokes = carried != "channel";
   for (int c = 0; c < count; ++c) {
     if (outgoing) {
@@ -1111,6 +1141,7 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
     } else {
       require_one(BridgeField::DISPLACEMENT, c, strokes ? "(the measured stroke)" : "(the measured displacement)");
       if (load_cells) require_one(BridgeField::FORCE, c, strokes ? "(the load cell's force)" : "(the measured force)");
+      require_one(BridgeField::APPLIED_COMMAND, c, "(the command the target holds in force; bridge protocol 2)");
     }
   }
   check.require(
@@ -1419,6 +1450,7 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
     if (channel.has_prediction()) check_model(channel.prediction(), child(channel_path, "prediction"), check);
     if (channel.has_actuator()) check_actuator(channel.actuator(), child(channel_path, "actuator"), check);
     check_interlock_limits(channel, channel_path, check);
+    check_tracking_limit(channel, channel_path, experiment.rate_hz(), check);
     if (channel.has_controller()) {
       check_controller(channel.controller(), child(channel_path, "controller"), experiment.rate_hz(), check);
     }

@@ -157,7 +157,11 @@ std::string wire_unit(const BridgeLayout::Field& f) {
     case BridgeField::FORCE:
       units = kForce;
       break;
+    case BridgeField::APPLIED_COMMAND:
+      units = kLength;
+      break;
     case BridgeField::COUNTER:
+    case BridgeField::APPLIED_COUNTER:
       return "count";
     case BridgeField::STATUS:
       return "bits";
@@ -180,11 +184,11 @@ std::string quantity_name(BridgeField::Quantity quantity) {
 
 std::string direction_table(const char* title, const BridgeLayout& layout, bool actuators) {
   std::string out = fmt::format("{}: {} bytes\n", title, layout.bytes());
-  out += fmt::format("{:>6}  {:>5}  {:<6}  {:<6}  {:<12}  {:>7}  {:>12}  {:>8}  {}\n", "offset", "bytes", "type",
+  out += fmt::format("{:>6}  {:>5}  {:<6}  {:<6}  {:<15}  {:>8}  {:>12}  {:>8}  {}\n", "offset", "bytes", "type",
                      "order", "quantity", actuators ? "actuator" : "channel", "scale", "offset", "unit on the wire");
   for (const BridgeLayout::Field& f : layout.fields()) {
     const std::string channel = BridgeLayout::per_channel(f.quantity) ? std::to_string(f.channel) : "-";
-    out += fmt::format("{:>6}  {:>5}  {:<6}  {:<6}  {:<12}  {:>7}  {:>12g}  {:>8g}  {}\n", f.byte_offset, f.bytes,
+    out += fmt::format("{:>6}  {:>5}  {:<6}  {:<6}  {:<15}  {:>8}  {:>12g}  {:>8g}  {}\n", f.byte_offset, f.bytes,
                        type_name(f.type), f.big_endian ? "big" : "little", quantity_name(f.quantity), channel, f.scale,
                        f.offset, wire_unit(f));
   }
@@ -198,7 +202,8 @@ std::size_t BridgeLayout::type_bytes(config::BridgeField::Type type) {
 }
 
 bool BridgeLayout::per_channel(Quantity quantity) {
-  return quantity != BridgeField::COUNTER && quantity != BridgeField::ENABLE && quantity != BridgeField::PADDING;
+  return quantity != BridgeField::COUNTER && quantity != BridgeField::ENABLE && quantity != BridgeField::PADDING &&
+         quantity != BridgeField::APPLIED_COUNTER;
 }
 
 BridgeLayout::BridgeLayout(const google::protobuf::RepeatedPtrField<config::BridgeField>& fields, std::size_t channels)
@@ -251,6 +256,9 @@ void BridgeLayout::pack(const BridgeFrame& frame, std::span<std::byte> datagram,
       case BridgeField::COUNTER:
         encode_word(f, frame.counter, at, saturated);  // validation asks for UINT32, scale 1, offset 0
         continue;
+      case BridgeField::APPLIED_COUNTER:
+        encode_word(f, frame.applied_counter, at, saturated);
+        continue;
       case BridgeField::STATUS:
         encode_word(f, frame.channels[f.channel].status, at, saturated);
         continue;
@@ -272,6 +280,9 @@ void BridgeLayout::pack(const BridgeFrame& frame, std::span<std::byte> datagram,
       case BridgeField::FORCE:
         si = frame.channels[f.channel].force_n;
         break;
+      case BridgeField::APPLIED_COMMAND:
+        si = frame.channels[f.channel].applied_m;
+        break;
     }
     const std::size_t before = saturated;
     encode(f, si * f.scale + f.offset, at, saturated);
@@ -292,6 +303,9 @@ bool BridgeLayout::unpack(std::span<const std::byte> datagram, BridgeFrame& fram
         continue;
       case BridgeField::COUNTER:
         frame.counter = decode_word(f, at);
+        continue;
+      case BridgeField::APPLIED_COUNTER:
+        frame.applied_counter = decode_word(f, at);
         continue;
       case BridgeField::STATUS:
         frame.channels[f.channel].status = decode_word(f, at);
@@ -319,6 +333,9 @@ bool BridgeLayout::unpack(std::span<const std::byte> datagram, BridgeFrame& fram
       case BridgeField::FORCE:
         frame.channels[f.channel].force_n = si;
         break;
+      case BridgeField::APPLIED_COMMAND:
+        frame.channels[f.channel].applied_m = si;
+        break;
       default:
         break;
     }
@@ -330,28 +347,65 @@ std::string BridgeLayout::size_mismatch(std::size_t received_bytes) const {
   return fmt::format("a {}-byte datagram, expected {} bytes", received_bytes, bytes_);
 }
 
+double BridgeLayout::resolution(Quantity quantity, std::uint32_t channel, double magnitude_si) const {
+  constexpr double kDoubleSlackM = 1e-12;  // a double's last bits after scale and offset, and back
+  for (const Field& f : fields_) {
+    if (f.quantity != quantity || (per_channel(quantity) && f.channel != channel)) continue;
+    switch (f.type) {
+      case BridgeField::DOUBLE:
+        return kDoubleSlackM + 1e-15 * std::abs(magnitude_si);
+      case BridgeField::FLOAT:
+        // Half an ulp of a float (2^-24 relative) around the wire value, in SI, doubled for slack.
+        return kDoubleSlackM +
+               std::ldexp(std::abs(magnitude_si * f.scale) + std::abs(f.offset), -23) / std::abs(f.scale);
+      case BridgeField::INT32:
+      case BridgeField::UINT32:
+        return kDoubleSlackM + 1.0 / std::abs(f.scale);
+    }
+  }
+  return kDoubleSlackM;
+}
+
 std::string bridge_layout_table(const config::UdpBridge& bridge, const std::string& site_name, std::size_t channels,
                                 double rate_hz, bool actuators) {
   const BridgeLayout command(bridge.command(), channels);
   const BridgeLayout reply(bridge.reply(), channels);
+  const bool status = std::any_of(reply.fields().begin(), reply.fields().end(),
+                                  [](const BridgeLayout::Field& f) { return f.quantity == BridgeField::STATUS; });
   std::string out = fmt::format(
-      "UDP bridge of site \"{}\" to the real-time target at {}:\n"
+      "UDP bridge (protocol {}) of site \"{}\" to the real-time target at {}:\n"
       "one datagram each way per site step ({:g} Hz).\n"
       "Protocol:\n"
-      "  - The site sends the command datagram every step with COUNTER = 1, 2, 3, ... (never 0 once\n"
-      "    started; after 4294967295 it goes on at 1).\n"
+      "  - The site sends the command datagram every step with COUNTER = 1, 2, 3, ... and ENABLE 1 (never\n"
+      "    0 once started; after 4294967295 it goes on at 1).\n"
       "  - The target answers every datagram at once with the reply datagram: its sensors as sampled at\n"
       "    its last tick, before the new command acts, and COUNTER = the counter of the datagram answered.\n"
+      "  - The target takes a command only from the site (lock to the site's address and port, or to\n"
+      "    the sender of the first command taken) and only with a counter newer than the one in force\n"
+      "    (serial-number order: (int32)(new - old) > 0); anything else changes nothing, not even its\n"
+      "    watchdog, which trips when no new counter came for its time.\n"
+      "  - APPLIED_COUNTER and APPLIED_COMMAND: the counter and the command the target holds in force\n"
+      "    after taking the datagram (0 before any). The site stops (interlock, exit 8) when they are not\n"
+      "    the ones it just sent: the actuator does not follow the site.\n"
       "  - COUNTER 0 is a read-only probe (the site's start sends it until the target answers, within\n"
-      "    open_timeout_s = {:g} s): answer it with the sensors, and do not act on its command{}.\n"
+      "    open_timeout_s = {:g} s): answer it with the sensors, and do not act on its command (ENABLE 0).\n"
+      "  - Disarm: after its stop ramp the site sends ENABLE 0 with the next counter. Take its counter as\n"
+      "    the one in force (answer APPLIED_COUNTER = it), keep holding the command in force, switch the\n"
+      "    watchdog off and take no further command until restarted. Nothing else disarms.{}\n"
       "  - A step waits reply_timeout_s = {:g} s for its own echo; an older echo is discarded; after\n"
       "    max_missed_replies = {} steps in a row without one the site stops. A reply of another size is\n"
       "    refused at once and stops the site.\n"
       "  - Wire value = SI value x scale + offset. int32/uint32 round to nearest (halves away from zero)\n"
-      "    and saturate; single saturates at +-3.4e38. Offsets in bytes from the datagram's start.\n\n",
-      site_name, bridge.target(), rate_hz, bridge.open_timeout_s(),
-      command.has(BridgeField::ENABLE) ? " (its ENABLE is 0)" : "", bridge.reply_timeout_s(),
-      bridge.max_missed_replies());
+      "    and saturate; single saturates at +-3.4e38. Offsets in bytes from the datagram's start.\n"
+      "  - In Simulink: UDP Receive filtered to the site's address, Byte Unpack, an Enabled Subsystem with\n"
+      "    Memory blocks for the counter and command in force, Byte Pack, UDP Send; in LabVIEW RT the same\n"
+      "    with shift registers (docs/plant-drivers.md, \"The table for the target's blocks\").\n\n",
+      kBridgeProtocolVersion, site_name, bridge.target(), rate_hz, bridge.open_timeout_s(),
+      status
+          ? fmt::format("\n    While disarmed, set one of the status bits 0x{:x} (fault_bits): a site is then refused.",
+                        bridge.fault_bits())
+          : std::string(),
+      bridge.reply_timeout_s(), bridge.max_missed_replies());
   if (actuators) {
     out +=
         "The site has a setup transformation: the datagrams carry its actuators (column \"actuator\", from 0),\n"

@@ -40,6 +40,21 @@ std::string InterlockTrip::describe() const {
     case W::kActuatorStroke:
       return fmt::format("actuator {} of the setup: stroke {} m beyond its limit setup.stroke_limit_m[{}] = {} m",
                          channel, value, channel, limit);
+    case W::kTrackingError:
+      return fmt::format(
+          "channel {}: tracking error |target - measured| {} m above its limit {} m in {} steps in a row "
+          "(tracking_limit_m, tracking_limit_steps): the actuator does not follow the site's targets",
+          n, value, limit, steps);
+    case W::kAppliedCounter:
+      return fmt::format(
+          "the equipment holds command {} in force, not command {} that the site just sent: it does not obey this "
+          "site (another sender drives it, or it refused the command)",
+          static_cast<std::uint64_t>(value), static_cast<std::uint64_t>(limit));
+    case W::kAppliedCommand:
+      return fmt::format(
+          "the equipment applied {} m on its channel {} (from 0: the bridge's, a setup's actuator), not the {} m the "
+          "site sent with the same counter: another sender drives it",
+          value, channel, limit);
     case W::kOutsideSetup:
       return fmt::format(
           "the commands leave the setup transformation's valid range (docs/setup-transformations.md): no actuator "
@@ -49,7 +64,7 @@ std::string InterlockTrip::describe() const {
 }
 
 Interlock::Interlock(std::vector<ChannelLimits> limits, double dt_s)
-    : limits_(std::move(limits)), last_(limits_.size()), dt_s_(dt_s) {}
+    : limits_(std::move(limits)), last_(limits_.size()), beyond_tracking_(limits_.size(), 0), dt_s_(dt_s) {}
 
 bool Interlock::fail(InterlockTrip::What what, std::size_t channel, double value, double limit) {
   if (!trip_.tripped()) {
@@ -59,7 +74,27 @@ bool Interlock::fail(InterlockTrip::What what, std::size_t channel, double value
 }
 
 bool Interlock::trip_on(const InterlockTrip& breach) {
-  return fail(breach.what, breach.channel, breach.value, breach.limit);
+  if (!trip_.tripped()) {
+    trip_ = breach;
+  }
+  return false;
+}
+
+bool Interlock::check_tracking(std::size_t channel, double target_m, double measured_m) {
+  const ChannelLimits& l = limits_[channel];
+  if (!(l.tracking_m > 0.0)) {
+    return !tripped();
+  }
+  const double error = std::abs(target_m - measured_m);
+  // A NaN counts as beyond, as in every check here.
+  beyond_tracking_[channel] = beyond(error, l.tracking_m) ? beyond_tracking_[channel] + 1 : 0;
+  if (beyond_tracking_[channel] >= l.tracking_steps) {
+    if (!trip_.tripped()) {
+      trip_ = {InterlockTrip::What::kTrackingError, channel, error, l.tracking_m, beyond_tracking_[channel]};
+    }
+    return false;
+  }
+  return !tripped();
 }
 
 bool Interlock::admit(std::span<const InterfaceMotion> wanted, std::span<InterfaceMotion> admitted) {

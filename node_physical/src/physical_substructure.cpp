@@ -41,13 +41,16 @@ bool PhysicalSubstructure::step(std::span<const InterfaceMotion> wanted, std::sp
   if (!plants_->exchange(commands_, measured, dt_s)) {
     std::copy(last_.begin(), last_.end(), measured.begin());
     if (const InterlockTrip refused = plants_->refused(); refused.tripped()) {
-      return interlock_.trip_on(refused);  // nothing was sent: a limit, not a failed driver
+      // A limit (nothing was sent), or the equipment applied another command than the one sent: the
+      // interlock's to report, not a failed driver.
+      return interlock_.trip_on(refused);
     }
     driver_failed_ = true;
     return false;
   }
   for (std::size_t c = 0; c < controllers_.size(); ++c) {
-    if (!interlock_.check_measurement(c, measured[c])) {
+    if (!interlock_.check_measurement(c, measured[c]) ||
+        !interlock_.check_tracking(c, admitted_[c].displacement_m, measured[c].displacement_m)) {
       return false;
     }
   }
@@ -73,11 +76,21 @@ bool PhysicalSubstructure::move(std::span<const InterfaceMotion> commands, doubl
     return false;
   }
   if (!plants_->move(commands_, moved_, dt_s)) {
+    if (const InterlockTrip refused = plants_->refused(); refused.tripped()) {
+      return interlock_.trip_on(refused);
+    }
     driver_failed_ = true;
     return false;
   }
   std::copy(moved_.begin(), moved_.end(), last_.begin());
   return true;
+}
+
+std::string PhysicalSubstructure::disarm() {
+  if (driver_failed_) {
+    return "not sent: " + stop_reason();
+  }
+  return plants_->disarm();
 }
 
 std::string PhysicalSubstructure::stop_reason() const {
@@ -93,7 +106,8 @@ std::string PhysicalSubstructure::stop_reason() const {
 std::vector<ChannelLimits> channel_limits(const config::Site& site) {
   std::vector<ChannelLimits> limits;
   for (const auto& channel : site.channel()) {
-    limits.push_back({channel.stroke_limit_m(), channel.velocity_limit_m_per_s(), channel.force_limit_n()});
+    limits.push_back({channel.stroke_limit_m(), channel.velocity_limit_m_per_s(), channel.force_limit_n(),
+                      channel.tracking_limit_m(), channel.tracking_limit_steps()});
   }
   return limits;
 }

@@ -129,6 +129,11 @@ bool SetupDriver::step(std::span<const InterfaceMotion> commands, std::span<Meas
     std::copy(actuator_targets_.begin(), actuator_targets_.end(), actuator_commands_.begin());
   }
   const bool alive = actuators_->exchange(actuator_commands_, actuator_measured_, dt_s);
+  if (!alive) {
+    // The actuators' driver stopped on a rule of the interlock (its equipment holds another command):
+    // the site's to report, per actuator.
+    refused_ = actuators_->refused();
+  }
   if (!to_interface(measured, dt_s)) {
     fault_ = Fault::kMeasuredOutside;
     std::copy(last_.begin(), last_.end(), measured.begin());

@@ -347,6 +347,18 @@ void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site,
                site.safe_motion().stop_hold_s(), site.safe_motion().stop_velocity_m_per_s(), done.steps_run);
   (ramp.failed() ? spdlog::error("site {}: stop ramp {}", site.name(), report.stop_ramp())
                  : spdlog::info("site {}: at the safe position after {} steps", site.name(), done.steps_run));
+  if (ramp.failed() || !site.has_driver()) {
+    // A failed ramp: the actuators are not where the site put them, the equipment's watchdog takes
+    // over. Simulated plants: nothing to disarm.
+    return;
+  }
+  // The site had the actuators to the end: it tells the equipment the test is over, so that its
+  // watchdog does not trip on the silence that follows (a trip then always means a site lost).
+  if (const std::string why = substructure.disarm(); why.empty()) {
+    spdlog::info("site {}: the equipment is disarmed (it holds the safe position)", site.name());
+  } else {
+    spdlog::error("site {}: the equipment's disarm was {}; expect its watchdog to trip", site.name(), why);
+  }
 }
 
 // Why a site refuses to start after the handshake, and its exit code.
@@ -387,11 +399,11 @@ std::optional<Refusal> run_start_ramp(PhysicalSubstructure& plants, const config
   report.set_start_ramp_steps(done.steps_run);
   moved = done.steps_run > 0;
   if (ramp.failed()) {
+    const bool told = plants.driver_failed() || plants.interlock().tripped();
     return Refusal{plants.driver_failed() ? kExitEquipment : kExitLimit,
-                   plants.driver_failed()
-                       ? plants.stop_reason() + " during the start ramp"
-                       : std::string("a start ramp command was not finite, beyond a channel's stroke limit or "
-                                     "(with a setup) beyond an actuator's")};
+                   told ? plants.stop_reason() + " during the start ramp"
+                        : std::string("a start ramp command was not finite, beyond a channel's stroke limit or "
+                                      "(with a setup) beyond an actuator's")};
   }
   if (done.end == LoopEnd::kStopFlag) {
     return Refusal{kExitInterrupted, "interrupted during the start ramp"};

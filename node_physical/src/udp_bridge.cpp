@@ -55,6 +55,7 @@ class UdpBridgeDriver final : public PlantDriver {
         reply_timeout_s_(bridge.reply_timeout_s()),
         out_(channels),
         in_(channels),
+        sent_(channels),
         last_(channels),
         status_(channels, 0),
         saturated_(channels, 0),
@@ -73,7 +74,9 @@ class UdpBridgeDriver final : public PlantDriver {
     link_->lock_peer(true);  // only the target's datagrams are taken; others count as foreign
     for (std::size_t c = 0; c < channels; ++c) {
       measured_velocity_[c] = reply_.has(config::BridgeField::VELOCITY, static_cast<std::uint32_t>(c));
+      applied_command_.push_back(reply_.has(config::BridgeField::APPLIED_COMMAND, static_cast<std::uint32_t>(c)));
     }
+    applied_counter_ = reply_.has(config::BridgeField::APPLIED_COUNTER);
   }
 
   [[nodiscard]] std::size_t channels() const override { return out_.size(); }
@@ -118,6 +121,15 @@ class UdpBridgeDriver final : public PlantDriver {
             Measurement{in_[c].displacement_m, measured_velocity_[c] ? in_[c].velocity_m_per_s : 0.0, in_[c].force_n};
         measured[c] = last_[c];
         status_[c] = target_status(in_[c].status);
+        if ((in_[c].status & fault_bits_) != 0) {
+          // A target that has stopped obeying (rths-target: its watchdog tripped, or a test disarmed
+          // it) would ignore every command: refused before anything moves.
+          throw DriverError(fmt::format(
+              "target {} answers the probe with status 0x{:x} on channel {}: a fault bit (udp_bridge.fault_bits "
+              "0x{:x}) is set, it does not obey (rths-target: its watchdog tripped, or the last test disarmed it); "
+              "restart it",
+              target_, in_[c].status, c, fault_bits_));
+        }
       }
       // Answers to the other probes in flight would only count as late in the first steps.
       while (link_->receive(rx_) != 0) {
@@ -135,7 +147,7 @@ class UdpBridgeDriver final : public PlantDriver {
       hold(measured);
       return false;
     }
-    counter_ = counter_ == std::numeric_limits<std::uint32_t>::max() ? 1 : counter_ + 1;
+    counter_ = next_counter();
     for (std::size_t c = 0; c < out_.size(); ++c) {
       out_[c].command_m = commands[c].displacement_m;
       out_[c].velocity_m_per_s = commands[c].velocity_m_per_s;
@@ -182,6 +194,7 @@ class UdpBridgeDriver final : public PlantDriver {
       }
       BridgeFrame reply{0, false, in_};
       reply_.unpack(std::span<const std::byte>(rx_.data(), n), reply);
+      applied_counter_in_ = reply.applied_counter;
       if (reply.counter == 0) {
         // An answer to one of open()'s probes that arrived after the first: a target slower to
         // answer than the probe interval gets several. It is about no step, so it flags none.
@@ -227,7 +240,59 @@ class UdpBridgeDriver final : public PlantDriver {
         fault_channel_ = c;
       }
     }
+    // A fault bit says why the target no longer obeys; without one, the command it holds must be
+    // the one just sent.
+    if (fault_ == Fault::kNone && !applied_as_sent(datagram)) {
+      fault_ = Fault::kNotApplied;
+    }
     return fault_ == Fault::kNone;
+  }
+
+  [[nodiscard]] InterlockTrip refused() const override { return refused_; }
+
+  // The disarm: ENABLE 0 with the next counter and the last commands, repeated every probe interval
+  // until the answer echoing it says the target holds that counter (APPLIED_COUNTER), or
+  // open_timeout_s. Off the step loop.
+  std::string disarm() override {
+    if (fault_ != Fault::kNone) {
+      disarm_ = "not sent: " + fault();
+      return disarm_;
+    }
+    if (counter_ == 0) {
+      disarm_ = "not sent: no command was sent, nothing armed the target";
+      return {};
+    }
+    counter_ = next_counter();
+    const std::span<std::byte> datagram(tx_.data(), command_.bytes());
+    command_.pack(BridgeFrame{counter_, false, out_}, datagram);
+    const std::int64_t deadline = monotonic_ns() + to_ns(open_timeout_s_);
+    std::int64_t next_send = 0;
+    for (std::int64_t now = monotonic_ns(); now < deadline; now = monotonic_ns()) {
+      if (now >= next_send) {
+        link_->send(datagram);
+        next_send = now + kProbeIntervalNs;
+      }
+      const std::size_t n = link_->receive(rx_);
+      if (n == 0) {
+        link_->wait_readable(std::min(next_send, deadline) - now);
+        continue;
+      }
+      BridgeFrame reply{0, false, in_};
+      if (!reply_.unpack(std::span<const std::byte>(rx_.data(), n), reply) || reply.counter != counter_) {
+        continue;  // a late answer to a step, or a datagram of another size: not the disarm's
+      }
+      if (applied_counter_ && reply.applied_counter != counter_) {
+        disarm_ = fmt::format(
+            "not confirmed: target {} answered the disarm (counter {}) holding command {}: it did not take it", target_,
+            counter_, reply.applied_counter);
+        return disarm_;
+      }
+      disarm_ = "confirmed";
+      return {};
+    }
+    disarm_ =
+        fmt::format("not confirmed: no answer from target {} to the disarm within {:g} s", target_, open_timeout_s_);
+    return disarm_;
   }
 
   [[nodiscard]] std::uint32_t status(std::size_t channel) const override { return status_[channel]; }
@@ -249,6 +314,8 @@ class UdpBridgeDriver final : public PlantDriver {
             "target {} reports status 0x{:x} on channel {}: a fault bit (udp_bridge.fault_bits 0x{:x}) is set, the "
             "equipment no longer obeys",
             target_, fault_status_, fault_channel_, fault_bits_);
+      case Fault::kNotApplied:
+        return fmt::format("target {}: {}", target_, refused_.describe());
       case Fault::kMissedReplies:
         return fmt::format(
             "no reply from target {} for {} steps in a row (max_missed_replies {}, reply_timeout_s "
@@ -266,6 +333,7 @@ class UdpBridgeDriver final : public PlantDriver {
     b.set_longest_missed_run(longest_missed_run_);
     b.set_late(late_);
     b.set_probe_echoes(probe_echoes_);
+    b.set_disarm(disarm_.empty() ? std::string("not sent: the site's stop ramp did not complete") : disarm_);
     b.set_foreign(link_->counters().foreign);
     b.set_saturated(saturated_[channel]);
     b.set_command_bytes(static_cast<std::uint32_t>(command_.bytes()));
@@ -276,7 +344,36 @@ class UdpBridgeDriver final : public PlantDriver {
   }
 
  private:
-  enum class Fault : std::uint8_t { kNone, kWrongSize, kMissedReplies, kTargetFault };
+  enum class Fault : std::uint8_t { kNone, kWrongSize, kMissedReplies, kTargetFault, kNotApplied };
+
+  [[nodiscard]] std::uint32_t next_counter() const {
+    return counter_ == std::numeric_limits<std::uint32_t>::max() ? 1 : counter_ + 1;
+  }
+
+  // Whether the reply just taken (in_, applied_counter_in_) says the target holds the command this
+  // step sent (datagram): its counter, and each value as the target read it from the wire (what the
+  // site's own datagram unpacks to) within the two fields' resolution. Else sets refused_.
+  bool applied_as_sent(std::span<const std::byte> datagram) {
+    if (applied_counter_ && applied_counter_in_ != counter_) {
+      refused_ = InterlockTrip{InterlockTrip::What::kAppliedCounter, 0, static_cast<double>(applied_counter_in_),
+                               static_cast<double>(counter_)};
+      return false;
+    }
+    BridgeFrame sent{0, false, sent_};
+    command_.unpack(datagram, sent);
+    for (std::size_t c = 0; c < in_.size(); ++c) {
+      if (!applied_command_[c]) continue;
+      const double x = sent_[c].command_m;
+      const auto channel = static_cast<std::uint32_t>(c);
+      const double tolerance = command_.resolution(config::BridgeField::COMMAND, channel, x) +
+                               reply_.resolution(config::BridgeField::APPLIED_COMMAND, channel, x);
+      if (!(std::abs(in_[c].applied_m - x) <= tolerance)) {
+        refused_ = InterlockTrip{InterlockTrip::What::kAppliedCommand, c, in_[c].applied_m, x};
+        return false;
+      }
+    }
+    return true;
+  }
 
   static std::uint32_t target_status(std::uint32_t word) { return (word & kDriverBits) << kTargetStatusShift; }
 
@@ -300,10 +397,16 @@ class UdpBridgeDriver final : public PlantDriver {
 
   std::vector<BridgeChannel> out_;
   std::vector<BridgeChannel> in_;
-  std::vector<Measurement> last_;  // the last measurement received: held while replies are missing
+  std::vector<BridgeChannel> sent_;  // this step's command as the target reads it off the wire
+  std::vector<Measurement> last_;    // the last measurement received: held while replies are missing
   std::vector<std::uint32_t> status_;
   std::vector<std::uint64_t> saturated_;
-  std::vector<bool> measured_velocity_;  // per channel: the reply carries a VELOCITY
+  std::vector<bool> measured_velocity_;   // per channel: the reply carries a VELOCITY
+  std::vector<bool> applied_command_;     // per channel: the reply carries an APPLIED_COMMAND
+  bool applied_counter_ = false;          // the reply carries an APPLIED_COUNTER
+  std::uint32_t applied_counter_in_ = 0;  // of the reply last read
+  InterlockTrip refused_;                 // the target holds another command than the one sent (Fault::kNotApplied)
+  std::string disarm_;                    // what became of the disarm (results::UdpBridgePlant.disarm)
   std::array<std::byte, kMaxDatagramBytes> tx_{};
   std::array<std::byte, kMaxDatagramBytes> rx_{};
 

@@ -17,6 +17,7 @@
 #include <spdlog/spdlog.h>
 
 #include <asio/io_context.hpp>
+#include <asio/ip/udp.hpp>
 
 #include "rths/common/address.hpp"
 #include "rths/common/command_line.hpp"
@@ -40,8 +41,9 @@ constexpr std::int64_t kStartDelayNs = 10'000'000;
 struct Options {
   std::string site;
   std::optional<rths::HostPort> listen;
+  std::optional<rths::HostPort> peer;
   double rate_hz = 4096;
-  double watchdog_s = 0.004;
+  double watchdog_s = 0.05;
   double duration_s = 0;
   int priority = 0;
   std::filesystem::path out;
@@ -56,9 +58,13 @@ rths::CommandLine command_line(Options& o) {
 channel's actuator and specimen from CONFIG, ticked at --rate. Each tick it answers every datagram
 with the sensors of that tick and the datagram's counter (counter 0, a probe, only reads), takes the
 newest command (clamped to the stroke: actuator.limits.stroke_m, else stroke_limit_m), and advances
-the plants. Its watchdog, armed by the first command, trips when no new counter came for more than
+the plants. Only one sender commands it: --peer, else the sender of the first command taken (others
+are answered, never obeyed, and counted as foreign); each reply says which counter and command are in
+force. Its watchdog, armed by the first command, trips when no newer counter came for more than
 --watchdog-s: the actuator's velocity ramps to zero within 10 ms and it holds there until the target
-is restarted (a trip latches; nothing re-arms it). With a setup transformation (site.setup) the
+is restarted (a trip latches; nothing re-arms it). The site's disarm after its stop ramp (ENABLE 0
+with the next counter) switches the watchdog off and ends the session: the actuator holds, further
+commands are ignored until the target is restarted. With a setup transformation (site.setup) the
 datagrams carry its actuators: strokes are clamped to setup.stroke_limit_m, mapped to the channels
 by the setup's inverse, and answered with the sensed strokes and load-cell forces.
 docs/plant-drivers.md has the protocol.)");
@@ -67,11 +73,15 @@ docs/plant-drivers.md has the protocol.)");
       "listen", "HOST:PORT", [&o](const std::string& v) { o.listen = rths::parse_listen_address(v); },
       "Address to listen on. Default: the bridge's target address; port 0 picks a free\n"
       "port (printed as \"listening on HOST:PORT\").");
+  cli.option(
+      "peer", "HOST:PORT", [&o](const std::string& v) { o.peer = rths::parse_address(v, false); },
+      "The only sender whose commands are taken (the site's udp_bridge.bind). Default: the\n"
+      "sender of the first command taken.");
   cli.number("rate", "HZ", o.rate_hz, {0.0, 1e5, true, "a rate in Hz"},
              "The target's own tick rate, up to 100000 (not the site's). Default 4096.");
   cli.number("watchdog-s", "S", o.watchdog_s, {0.0, 10.0, true, "a time in seconds"},
              "Trip when no new command came for longer than this (above 0, at most 10,\n"
-             "and longer than one site step). Default 0.004.");
+             "and longer than one site step). Default 0.05 (docs/performance.md, UDP bridge).");
   cli.number("duration-s", "S", o.duration_s, {0.0, 86400.0, false, "a time in seconds"},
              "Run this long (0 to 86400; default 0: until SIGINT or SIGTERM).");
   cli.whole("realtime-priority", "N", o.priority, {0, 99, "a SCHED_FIFO priority"},
@@ -88,9 +98,10 @@ docs/plant-drivers.md has the protocol.)");
   cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
              "Telemetry datagrams per second. Default 50.");
   cli.epilogue(R"(On exit it prints one summary line: ticks, datagrams, probes, commands applied, stroke clamps, the
-watchdog, tick lateness. A trip prints "watchdog: no new command for 4.2 ms at t=3.456 s; holding at
-1.234 mm" when it happens. Status word of each channel's reply: bit 0 the command was clamped to the
-stroke, bit 1 the watchdog tripped.
+watchdog, tick lateness. A trip prints "watchdog: no new command for 50.1 ms at t=3.456 s; holding at
+1.234 mm" when it happens, a disarm "disarmed by the site (counter 61441) at t=62.100 s; holding at
+0.000 mm". Status word of each channel's reply: bit 0 the command was clamped to the stroke, bit 1
+the watchdog tripped, bit 2 the site disarmed it.
 
 Exit codes: 0 ran for --duration-s or until SIGINT/SIGTERM (a watchdog trip included); 1 failure;
 2 bad command line or config.
@@ -122,6 +133,7 @@ class SideThread {
   void run() {
     std::vector<double> row(rows_ != nullptr ? rows_->columns() : 0);
     bool printed = false;
+    bool printed_disarm = false;
     for (bool last = false; !last;) {
       last = done_.load();
       bool popped = false;
@@ -143,6 +155,19 @@ class SideThread {
         }
         const std::string line = fmt::format("watchdog: no new command for {:.1f} ms at t={:.3f} s; holding at {}",
                                              trip.age_s * 1e3, trip.t_s, hold);
+        std::printf("%s\n", line.c_str());
+        std::fflush(stdout);
+        spdlog::info("{}", line);
+      }
+      if (!printed_disarm && target_.disarmed()) {
+        printed_disarm = true;
+        const rths::Disarm& disarm = target_.disarm();
+        std::string hold;
+        for (const double x : disarm.hold_m) {
+          hold += fmt::format("{}{:.3f} mm", hold.empty() ? "" : ", ", x * 1e3);
+        }
+        const std::string line = fmt::format("disarmed by the site (counter {}) at t={:.3f} s; holding at {}",
+                                             disarm.counter, disarm.t_s, hold);
         std::printf("%s\n", line.c_str());
         std::fflush(stdout);
         spdlog::info("{}", line);
@@ -199,7 +224,18 @@ int emulate(const std::filesystem::path& config, const Options& o, const std::at
   }
 
   asio::io_context io;
+  std::optional<rths::Sender> peer;
+  if (o.peer) {
+    asio::error_code ec;
+    asio::ip::udp::resolver resolver(io);
+    const auto found = resolver.resolve(o.peer->host, std::to_string(o.peer->port), ec);
+    if (ec || found.empty()) {
+      throw rths::ConfigError(fmt::format("--peer: cannot resolve {}: {}", o.peer->host, ec.message()));
+    }
+    peer = rths::sender_of(found.begin()->endpoint());
+  }
   rths::UdpLink link(io, listen.host, listen.port);
+  rths::UdpTargetPort port(link);
   std::optional<rths::RowQueue> rows;
   std::optional<fmt::ostream> csv;
   const std::vector<std::string> columns = rths::TargetEmulator::columns(rths::TargetEmulator::recorded_channels(site));
@@ -210,7 +246,8 @@ int emulate(const std::filesystem::path& config, const Options& o, const std::at
     csv.emplace(fmt::output_file((o.out / ("target_" + o.site + ".csv")).string()));
     csv->print("{}\n", fmt::join(columns, ","));
   }
-  rths::TargetEmulator target(site, o.rate_hz, o.watchdog_s, link, rows ? &*rows : nullptr);
+  const rths::MonotonicClock clock;
+  rths::TargetEmulator target(site, o.rate_hz, o.watchdog_s, port, clock, rows ? &*rows : nullptr, peer);
   std::optional<rths::LatestRow> latest;
   std::optional<rths::TelemetryPublisher> telemetry;
   if (!o.telemetry.console.empty()) {
@@ -251,14 +288,20 @@ int emulate(const std::filesystem::path& config, const Options& o, const std::at
   }
   const rths::LoopStats& stats = loop.stats();
   const std::string watchdog =
-      target.tripped() ? fmt::format("watchdog tripped at t={:.3f} s", target.trip().t_s) : "watchdog not tripped";
+      target.tripped()    ? fmt::format("watchdog tripped at t={:.3f} s", target.trip().t_s)
+      : target.disarmed() ? fmt::format("watchdog not tripped, disarmed by the site at t={:.3f} s", target.disarm().t_s)
+                          : "watchdog not tripped";
+  const std::string obeyed = target.peer() ? "obeying " + rths::describe(*target.peer()) : "no command taken";
   const std::string summary = fmt::format(
-      "rths-target: site {}, {} ticks at {:g} Hz ({:.3f} s); {} datagrams answered ({} probes), {} commands applied, "
-      "{} stale, {} disabled, {} not finite, {} outside the setup, {} after the trip, {} of the wrong size; {} stroke "
-      "clamps; {}; {} rows dropped; tick lateness p99 {:.1f} us, {} late",
+      "rths-target: site {}, {} ticks at {:g} Hz ({:.3f} s); {} datagrams answered ({} probes), {} commands applied "
+      "({}), {} foreign, {} stale, {} disabled, {} not finite, {} outside the setup, {} after the trip, {} after the "
+      "disarm, {} of the wrong size; {} stroke clamps; {} (watchdog {:g} s, longest silence of the site {:.1f} ms); {} "
+      "rows dropped; tick lateness p99 {:.1f} us, max {:.1f} us, {} late",
       o.site, run.steps_run, o.rate_hz, static_cast<double>(run.steps_run) / o.rate_hz, n.datagrams, n.probes,
-      n.applied, n.stale, n.disabled, n.not_finite, n.outside_setup, n.after_trip, n.wrong_size, clamps, watchdog,
-      rows ? rows->dropped() : 0, static_cast<double>(stats.lateness.percentile(99)) * 1e-3, stats.late);
+      n.applied, obeyed, n.foreign, n.stale, n.disabled, n.not_finite, n.outside_setup, n.after_trip, n.after_disarm,
+      n.wrong_size, clamps, watchdog, o.watchdog_s, static_cast<double>(n.longest_silence_ns) * 1e-6,
+      rows ? rows->dropped() : 0, static_cast<double>(stats.lateness.percentile(99)) * 1e-3,
+      static_cast<double>(stats.lateness.max_ns()) * 1e-3, stats.late);
   spdlog::info("{}", summary);
   std::printf("%s\n", summary.c_str());
   std::fflush(stdout);

@@ -24,6 +24,42 @@ bool newer(std::uint32_t a, std::uint32_t b) {
 
 }  // namespace
 
+Sender sender_of(const asio::ip::udp::endpoint& endpoint) {
+  Sender sender;
+  const asio::ip::address& a = endpoint.address();
+  const asio::ip::address_v6::bytes_type bytes =
+      a.is_v4() ? asio::ip::make_address_v6(asio::ip::v4_mapped, a.to_v4()).to_bytes() : a.to_v6().to_bytes();
+  std::copy(bytes.begin(), bytes.end(), sender.address.begin());
+  sender.port = endpoint.port();
+  return sender;
+}
+
+std::string describe(const Sender& sender) {
+  asio::ip::address_v6::bytes_type bytes{};
+  std::copy(sender.address.begin(), sender.address.end(), bytes.begin());
+  const asio::ip::address_v6 a(bytes);
+  return a.is_v4_mapped()
+             ? fmt::format("{}:{}", asio::ip::make_address_v4(asio::ip::v4_mapped, a).to_string(), sender.port)
+             : fmt::format("[{}]:{}", a.to_string(), sender.port);
+}
+
+std::size_t UdpTargetPort::receive(std::span<std::byte> buffer, Sender& from) {
+  const std::size_t n = link_.receive(buffer);
+  if (n != 0) {
+    from = sender_of(link_.last_source());
+  }
+  return n;
+}
+
+bool UdpTargetPort::answer(std::span<const std::byte> datagram) {
+  // A lab's target answers the host it was configured with; the emulator answers whoever asked, so
+  // that a site which is not the peer reads in APPLIED_COUNTER that the target obeys someone else.
+  link_.adopt_last_source();
+  const std::uint64_t errors = link_.counters().send_errors;
+  link_.send(datagram);
+  return link_.counters().send_errors == errors;
+}
+
 RowQueue::RowQueue(std::size_t columns, std::size_t capacity_rows)
     : columns_(columns), capacity_(capacity_rows), data_(columns * capacity_rows) {}
 
@@ -49,12 +85,14 @@ bool RowQueue::pop(std::span<double> row) {
   return true;
 }
 
-TargetEmulator::TargetEmulator(const config::Site& site, double rate_hz, double watchdog_s, UdpLink& link,
-                               RowQueue* rows)
+TargetEmulator::TargetEmulator(const config::Site& site, double rate_hz, double watchdog_s, TargetPort& port,
+                               const Clock& clock, RowQueue* rows, std::optional<Sender> peer)
     : dt_s_(1.0 / rate_hz),
-      watchdog_s_(watchdog_s),
-      link_(link),
+      watchdog_ns_(std::llround(watchdog_s * 1e9)),
+      clock_(clock),
+      port_(port),
       rows_(rows),
+      peer_(peer),
       command_layout_(site.driver().udp_bridge().command(), driven_channels(site)),
       reply_layout_(site.driver().udp_bridge().reply(), driven_channels(site)) {
   if (!site.driver().has_udp_bridge()) {
@@ -94,11 +132,13 @@ TargetEmulator::TargetEmulator(const config::Site& site, double rate_hz, double 
   command_.resize(n);
   applied_.resize(n);
   status_.resize(wire, 0);
+  wire_applied_m_.resize(wire, 0.0);
   in_.resize(wire);
   out_.resize(wire);
   hold_start_m_.resize(n, 0.0);
   hold_velocity_m_per_s_.resize(n, 0.0);
   trip_.hold_m.resize(n, 0.0);
+  disarm_.hold_m.resize(n, 0.0);
   counters_.stroke_clamped.resize(wire, 0);
   row_.resize(columns(n).size());
   if (rows_ != nullptr && rows_->columns() != row_.size()) {
@@ -161,14 +201,24 @@ void TargetEmulator::answer(std::uint32_t counter) {
   sense_wire();
   for (std::size_t c = 0; c < out_.size(); ++c) {
     out_[c].status = status_[c];
+    out_[c].applied_m = wire_applied_m_[c];
   }
   const std::span<std::byte> datagram(tx_.data(), reply_layout_.bytes());
-  reply_layout_.pack(BridgeFrame{counter, true, out_}, datagram);
-  // A lab's target answers the host it was configured with; the emulator answers whoever asked.
-  link_.adopt_last_source();
-  const std::uint64_t errors = link_.counters().send_errors;
-  link_.send(datagram);
-  counters_.send_errors += link_.counters().send_errors - errors;
+  reply_layout_.pack(BridgeFrame{counter, true, out_, counter_}, datagram);
+  counters_.send_errors += port_.answer(datagram) ? 0 : 1;
+}
+
+void TargetEmulator::take_disarm(std::int64_t k, std::uint32_t counter) {
+  counter_ = counter;
+  changed_tick_ = k;
+  changed_ns_ = clock_.now_ns();
+  for (std::uint32_t& s : status_) s |= target_status::kDisarmed;
+  disarm_.t_s = static_cast<double>(k) * dt_s_;
+  disarm_.counter = counter;
+  for (std::size_t c = 0; c < command_.size(); ++c) {
+    disarm_.hold_m[c] = command_[c].displacement_m;
+  }
+  disarmed_.store(true, std::memory_order_release);
 }
 
 bool TargetEmulator::accept(std::int64_t k, std::uint32_t counter) {
@@ -184,6 +234,7 @@ bool TargetEmulator::accept(std::int64_t k, std::uint32_t counter) {
     std::copy(wire_s_.begin(), wire_s_.end(), dof_u_.begin());
   }
   for (std::size_t i = 0; i < in_.size(); ++i) {
+    wire_applied_m_[i] = wire_s_[i];
     const bool clamped = wire_s_[i] != in_[i].command_m;
     counters_.stroke_clamped[i] += clamped ? 1 : 0;
     status_[i] = clamped ? status_[i] | target_status::kStrokeClamped : status_[i] & ~target_status::kStrokeClamped;
@@ -200,6 +251,12 @@ bool TargetEmulator::accept(std::int64_t k, std::uint32_t counter) {
     command_[c] = InterfaceMotion{x, velocity, setup_ ? 0.0 : in_[c].acceleration_m_per_s2};
   }
   changed_tick_ = k;
+  const std::int64_t now_ns = clock_.now_ns();
+  if (armed_) {
+    // What the watchdog had to cover: the test's margin against it.
+    counters_.longest_silence_ns = std::max(counters_.longest_silence_ns, now_ns - changed_ns_);
+  }
+  changed_ns_ = now_ns;
   counter_ = counter;
   armed_ = true;
   ++counters_.applied;
@@ -214,7 +271,8 @@ bool TargetEmulator::finite_commands() const {
 
 void TargetEmulator::receive(std::int64_t k) {
   for (int i = 0; i < kMaxDatagramsPerTick; ++i) {
-    const std::size_t n = link_.receive(rx_);
+    Sender from;
+    const std::size_t n = port_.receive(rx_, from);
     if (n == 0) {
       return;
     }
@@ -226,18 +284,30 @@ void TargetEmulator::receive(std::int64_t k) {
     ++counters_.datagrams;
     ++tick_datagrams_;
     const bool has_enable = command_layout_.has(config::BridgeField::ENABLE);
+    // Each rule below is one a lab's controller must keep (docs/plant-drivers.md, "Protocol"): only
+    // the peer's newer counter acts, and only a disarm ends its session.
     if (frame.counter == 0) {
       ++counters_.probes;
+    } else if (peer_ && from != *peer_) {
+      ++counters_.foreign;
     } else if (tripped_.load(std::memory_order_relaxed)) {
       ++counters_.after_trip;
-    } else if (has_enable && !frame.enable) {
-      ++counters_.disabled;
+    } else if (disarmed_.load(std::memory_order_relaxed)) {
+      ++counters_.after_disarm;
     } else if (armed_ && !newer(frame.counter, counter_)) {
       ++counters_.stale;
+    } else if (has_enable && !frame.enable) {
+      if (armed_) {
+        take_disarm(k, frame.counter);
+      } else {
+        ++counters_.disabled;  // nothing armed: nothing to disarm
+      }
     } else if (!finite_commands()) {
       ++counters_.not_finite;
     } else if (!accept(k, frame.counter)) {
       ++counters_.outside_setup;
+    } else if (!peer_) {
+      peer_ = from;  // the first command taken: its sender is the only one obeyed from now on
     }
     // Answered after the command is taken, so that its status says whether it was clamped; the
     // sensors are this tick's, read before the command acts.
@@ -254,7 +324,7 @@ void TargetEmulator::trip_watchdog(std::int64_t k) {
   }
   for (std::uint32_t& s : status_) s |= target_status::kWatchdog;
   trip_.t_s = static_cast<double>(k) * dt_s_;
-  trip_.age_s = static_cast<double>(k - changed_tick_) * dt_s_;
+  trip_.age_s = static_cast<double>(clock_.now_ns() - changed_ns_) * 1e-9;
   tripped_.store(true, std::memory_order_release);
 }
 
@@ -272,7 +342,8 @@ bool TargetEmulator::tick(std::int64_t k) {
   tick_datagrams_ = 0;
   receive(k);
   const bool tripped = tripped_.load(std::memory_order_relaxed);
-  if (armed_ && !tripped && static_cast<double>(k - changed_tick_) * dt_s_ > watchdog_s_) {
+  const bool disarmed = disarmed_.load(std::memory_order_relaxed);
+  if (armed_ && !tripped && !disarmed && clock_.now_ns() - changed_ns_ > watchdog_ns_) {
     trip_watchdog(k);
   }
   const bool holding = tripped_.load(std::memory_order_relaxed);

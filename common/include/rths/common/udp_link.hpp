@@ -55,6 +55,8 @@ class UdpLink final : public Link {
   [[nodiscard]] std::string peer_description() const;
   // The source of the datagram receive() last returned, for logs.
   [[nodiscard]] std::string last_source_description() const;
+  // The source of the datagram receive() last returned (a receiver that tells senders apart).
+  [[nodiscard]] const asio::ip::udp::endpoint& last_source() const { return last_source_; }
   [[nodiscard]] std::uint16_t local_port() const { return local_.port(); }
 
   // One non-blocking sendto() to the peer. Failures are counted (and kept in last_error()), never thrown.

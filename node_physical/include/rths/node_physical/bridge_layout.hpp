@@ -12,6 +12,12 @@
 
 namespace rths {
 
+// The bridge protocol this layout speaks, printed at the head of its table (bridge_layout_table):
+// 2 adds the reply's APPLIED_COUNTER and APPLIED_COMMAND (what the target holds in force), the
+// required ENABLE and the disarm that ends a test (ENABLE 0 with the next counter). A target built
+// for protocol 1 answers in a datagram the site refuses by its size.
+inline constexpr int kBridgeProtocolVersion = 2;
+
 // The SI values of one channel in a bridge datagram. A layout reads and writes only the members it
 // has fields for (velocity: commanded in the command datagram, measured in the reply).
 struct BridgeChannel {
@@ -21,13 +27,16 @@ struct BridgeChannel {
   double displacement_m = 0.0;
   double force_n = 0.0;
   std::uint32_t status = 0;  // the target's status word, as sent
+  double applied_m = 0.0;    // the command the target holds in force (reply's APPLIED_COMMAND)
 };
 
-// The values of one datagram: the counter (0: a probe), the enable flag, one entry per channel.
+// The values of one datagram: the counter (0: a probe), the enable flag, one entry per channel, and
+// in a reply the counter of the command the target holds in force (APPLIED_COUNTER).
 struct BridgeFrame {
   std::uint32_t counter = 0;
   bool enable = false;
   std::span<BridgeChannel> channels;
+  std::uint32_t applied_counter = 0;
 };
 
 // The byte layout of one direction of a UDP bridge (config UdpBridge.command or .reply): the fields in
@@ -72,11 +81,16 @@ class BridgeLayout {
   bool unpack(std::span<const std::byte> datagram, BridgeFrame& frame) const;
   // "a 20-byte datagram, expected 24 bytes": for a refused datagram's message.
   [[nodiscard]] std::string size_mismatch(std::size_t received_bytes) const;
+  // How far apart two readings of one value may be after it crossed the wire in this layout's field
+  // of the quantity (of the channel) and another layout's: a unit of an integer type (of each field,
+  // 1 / |scale|), a float's rounding relative to magnitude_si; 0 for doubles but a millionth of a
+  // micrometre. For comparing what a target echoes with what was sent.
+  [[nodiscard]] double resolution(Quantity quantity, std::uint32_t channel, double magnitude_si) const;
 
   // Bytes of a field of this type on the wire.
   static std::size_t type_bytes(config::BridgeField::Type type);
   // Whether the quantity belongs to one channel (COMMAND, VELOCITY, ACCELERATION, DISPLACEMENT, FORCE,
-  // STATUS) rather than to the datagram (COUNTER, ENABLE, PADDING).
+  // STATUS, APPLIED_COMMAND) rather than to the datagram (COUNTER, ENABLE, APPLIED_COUNTER, PADDING).
   static bool per_channel(Quantity quantity);
 
  private:

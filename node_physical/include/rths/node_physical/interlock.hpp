@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -11,10 +12,14 @@
 namespace rths {
 
 // The limits of one actuator channel; 0 means none (only a channel without an actuator may have none).
+// The tracking limit is optional everywhere: |target - measured| above tracking_m in tracking_steps
+// consecutive steps.
 struct ChannelLimits {
   double stroke_m = 0.0;
   double velocity_m_per_s = 0.0;
   double force_n = 0.0;
+  double tracking_m = 0.0;
+  std::uint32_t tracking_steps = 1;
 };
 
 // What tripped an interlock, kept as plain values so that a trip inside the step allocates nothing;
@@ -34,11 +39,19 @@ struct InterlockTrip {
     // setup transformation, from 0.
     kActuatorStroke,  // the stroke a setup computes from the commands is beyond the actuator's limit
     kOutsideSetup,    // the commands leave the setup's valid range: no stroke can be computed
+    // The actuator does not do what the site asks:
+    kTrackingError,  // |target - measured| above the tracking limit for its steps in a row
+    // The equipment's reply says it holds another command than the one just sent (PlantDriver::refused):
+    // value the counter it holds, limit the counter sent (channel unused) ...
+    kAppliedCounter,
+    // ... or on channel (the setup's actuator with a setup) the value it holds, limit the one sent.
+    kAppliedCommand,
   };
   What what = What::kNone;
   std::size_t channel = 0;  // from 0
   double value = 0.0;
   double limit = 0.0;
+  std::uint32_t steps = 0;  // kTrackingError: the consecutive steps it took
 
   [[nodiscard]] bool tripped() const { return what != What::kNone; }
   // "channel 1: target 0.5 m beyond the stroke limit 0.05 m; the actuator holds its last target".
@@ -65,6 +78,9 @@ class Interlock {
   // outside the test's steps (the site's ramps), which a caller refuses on its own.
   [[nodiscard]] bool command_inside(std::size_t channel, const InterfaceMotion& command) const;
   bool check_measurement(std::size_t channel, const Measurement& measured);
+  // The tracking interlock of a channel with a tracking limit: trips when |target - measured| has been
+  // above it in tracking_steps consecutive calls (one per step); true otherwise.
+  bool check_tracking(std::size_t channel, double target_m, double measured_m);
 
   // Trips on a breach found outside the interlock (a plant driver's own limits); false, as every
   // check that trips. A trip already recorded stays the first.
@@ -77,7 +93,8 @@ class Interlock {
   bool fail(InterlockTrip::What what, std::size_t channel, double value, double limit);
 
   std::vector<ChannelLimits> limits_;
-  std::vector<InterfaceMotion> last_;  // last admitted targets (at rest before the first)
+  std::vector<InterfaceMotion> last_;           // last admitted targets (at rest before the first)
+  std::vector<std::uint32_t> beyond_tracking_;  // consecutive steps above the tracking limit
   double dt_s_;
   InterlockTrip trip_;
 };

@@ -43,6 +43,11 @@ class PhysicalSubstructure {
   // limits (PlantDriver::check: a setup's actuator strokes). False when a command is not (nothing is
   // written) or the driver failed.
   bool move(std::span<const InterfaceMotion> commands, double dt_s);
+  // After a stop ramp that brought the actuators to rest under the site's control (whatever stopped
+  // the test): tells the equipment the test is over (PlantDriver::disarm). The caller does not call
+  // it when the ramp failed, and it sends nothing once the driver failed: the equipment's own
+  // watchdog then takes over. Empty when confirmed, else why not ("not sent: ...", "not confirmed: ...").
+  std::string disarm();
   // The last measurement of every channel (a step's, a ramp's or open()'s).
   [[nodiscard]] std::span<const Measurement> measured() const { return last_; }
   // The targets the actuators were given in the last step: the wanted ones, rate-limited.

@@ -77,10 +77,19 @@ class PlantDriver {
     return exchange(commands, measured, dt_s);
   }
 
-  // Why the last exchange() sent nothing although the driver can go on: a limit its own controller's
-  // commands breached (an actuator controller's stroke beyond its limit); tripped() false otherwise.
-  // The site then stops as on any interlock trip, its stop ramp included.
+  // Why the last exchange() (or move()) returned false on a rule of the site's interlock rather than
+  // a failure of the driver: a limit its own controller's commands breached (an actuator controller's
+  // stroke beyond its limit; nothing was sent), or the equipment's reply says it holds another
+  // command than the one just sent (a UDP bridge's APPLIED_COUNTER / APPLIED_COMMAND); tripped()
+  // false otherwise. The site then stops as on any interlock trip, its stop ramp included.
   [[nodiscard]] virtual InterlockTrip refused() const { return {}; }
+
+  // After the site's stop ramp brought the actuators to rest (the test is over, whatever ended it):
+  // tells the equipment so, so that its watchdog does not trip on the silence that follows (a UDP
+  // bridge sends its disarm datagram and waits for the answer). Off the step loop; may block for
+  // the driver's own bounded wait. Empty when the equipment confirmed, or has nothing to disarm;
+  // else one line, "not sent: ..." or "not confirmed: ...": expect the equipment's watchdog to trip.
+  virtual std::string disarm() { return {}; }
 
   // The step's status bits of a channel (driver_status); 0 for simulated plants.
   [[nodiscard]] virtual std::uint32_t status(std::size_t channel) const {

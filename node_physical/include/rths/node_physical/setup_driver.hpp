@@ -64,6 +64,7 @@ class SetupDriver final : public PlantDriver {
   // The actuator controller's command that the last exchange() refused (kActuatorStroke: beyond its
   // stroke limit or not finite); nothing was sent.
   [[nodiscard]] InterlockTrip refused() const override { return refused_; }
+  std::string disarm() override { return actuators_->disarm(); }
   // Any actuator's bits: every actuator of a setup can move every channel.
   [[nodiscard]] std::uint32_t status(std::size_t channel) const override;
   [[nodiscard]] std::string fault() const override;
