@@ -15,6 +15,7 @@
 
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
+#include "rths/common/dof_kind.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/common/telemetry.hpp"
@@ -164,14 +165,15 @@ From 3 on, every site was told to hold and stop and the recordings hold every st
 void print_report(const rths::RunReport& r, const std::filesystem::path& out) {
   fmt::print("rths: {} — {} steps at {:g} Hz ({:.2f} s of {}) in {:.3f} s, reference {:.3f} s\n", r.name, r.steps,
              r.rate_hz, r.duration_s, r.ground_motion, r.run_time_s, r.reference_time_s);
-  fmt::print("{:<16} {:>12} {:>12} {:>9} {:>9} {:>8} {:>11}\n", "response", "peak", "ref. peak", "J_peak %", "J_RMS %",
+  fmt::print("{:<16} {:>14} {:>14} {:>9} {:>9} {:>8} {:>13}\n", "response", "peak", "ref. peak", "J_peak %", "J_RMS %",
              "rho", "SD");
   for (const auto& [name, m] : r.responses) {
-    const bool force = name.starts_with("f_");
-    const double scale = force ? 1.0 : 1e3;
-    const char* unit = force ? "N" : "mm";
-    fmt::print("{:<16} {:>9.3f} {:<2} {:>9.3f} {:<2} {:>9.3f} {:>9.3f} {:>8.5f} {:>8.3f} {:<2}\n", name, m.peak * scale,
-               unit, m.reference_peak * scale, unit, m.j_peak_pct, m.j_rms_pct, m.rho, m.sd * scale, unit);
+    // Each in its column's unit (a DOF's kind: mm or mrad; a channel's: N or N·m).
+    const auto si = r.response_units.find(name);
+    const rths::DisplayUnit unit = rths::display_unit(si != r.response_units.end() ? si->second : "");
+    fmt::print("{:<16} {:>9.3f} {:<4} {:>9.3f} {:<4} {:>9.3f} {:>9.3f} {:>8.5f} {:>8.3f} {}\n", name,
+               m.peak * unit.scale, unit.label, m.reference_peak * unit.scale, unit.label, m.j_peak_pct, m.j_rms_pct,
+               m.rho, m.sd * unit.scale, unit.label);
   }
   for (const auto& s : r.sites) {
     for (std::size_t c = 0; c < s.tracking.size(); ++c) {
