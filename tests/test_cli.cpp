@@ -218,7 +218,7 @@ const std::vector<Tool>& tools() {
   static const std::vector<Tool> kTools{
       {"rths-numerical",
        {"realtime", "out", "plants", "first-seed", "jobs", "steps", "share", "storeys", "bays", "name", "ground-motion",
-        "set", "console", "telemetry-hz", "no-plots", "quiet", "help", "version"}},
+        "set", "console", "telemetry-hz", "no-plots", "dof", "quiet", "help", "version"}},
       {"rths-physical",
        {"site", "listen", "out", "set", "wait", "console", "telemetry-hz", "quiet", "help", "version"}},
       {"rths-relay",
