@@ -189,17 +189,23 @@ TEST(DofKinds, TheMarthsExampleRecordsRotationsInRadAndMomentsInNewtonMetres) {
   EXPECT_NE(report_line(run.out(), "x3").find(" mm "), std::string::npos) << run.out();
 }
 
-// The distributed maRTHS site records its rotational channel in rad and N m at the site, too.
+// The distributed maRTHS site records its rotational channel in rad and N m at the site, too, and
+// summary.json's peak measured force (N) leaves its moment out.
 TEST(DofKinds, TheDistributedMarthsSiteRecordsItsRotationalChannelInRad) {
   const test::ScratchFolder dir;
   Process run("rths-numerical",
               {"run", test::example("marths/elcentro_distributed.textproto").string(), "--out",
-               (dir.path() / "run").string(), "--no-plots", "--set", "duration_s=6"},
+               (dir.path() / "run").string(), "--no-plots", "--set", "duration_s=9"},
               dir.path() / "numerical");
   ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
   EXPECT_TRUE(has_all(header_of(dir.path() / "run/site_iisl.csv"),
                       {"target1_m", "force1_N", "target2_rad", "target_velocity2_rad_per_s", "command2_rad",
                        "measured2_rad", "force2_Nm", "model_error2_Nm", "stroke_target_a1_m"}));
+  // The site's peak measured force (N) is its force channel's, not the moment's (N m).
+  const double force = test::peak(test::csv_column(dir.path() / "run/site_iisl.csv", "force1_N"));
+  const double moment = test::peak(test::csv_column(dir.path() / "run/site_iisl.csv", "force2_Nm"));
+  ASSERT_GT(moment, force) << "the case must tell the two apart";
+  EXPECT_EQ(test::read_summary(dir.path() / "run/summary.json").sites().at("iisl").measured_force_peak_n(), force);
 }
 
 // The telemetry names a record's columns as its CSV header does: a rotation in rad, a moment in N m.

@@ -480,10 +480,15 @@ void Experiment::evaluate() {
       sr.forward = links_[remote]->forward.counters();
       sr.backward = links_[remote]->backward.counters();
       for (std::size_t c = 0; c < node.recorder().columns(); ++c) {
-        if (node.recorder().column_names()[c].name.starts_with("force")) {
-          // std::max(peak, NaN) would keep the old peak: a NaN force must stay visible.
-          const double peak = peak_abs(node.recorder().column(c));
-          sr.measured_force_peak_n = std::isnan(peak) ? peak : std::max(sr.measured_force_peak_n, peak);
+        const Column& column = node.recorder().column_names()[c];
+        if (!column.name.starts_with("force")) continue;
+        // std::max(peak, NaN) would keep the old peak: a NaN force must stay visible. A moment (N m,
+        // a rotational channel's) is no force in N: only its NaN counts here.
+        const double peak = peak_abs(node.recorder().column(c));
+        if (std::isnan(peak)) {
+          sr.measured_force_peak_n = peak;
+        } else if (column.unit == "N") {
+          sr.measured_force_peak_n = std::max(sr.measured_force_peak_n, peak);
         }
       }
       ++remote;
