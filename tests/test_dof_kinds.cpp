@@ -16,6 +16,7 @@
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/telemetry.hpp"
 #include "rths/node_numerical/experiment.hpp"
+#include "rths/node_numerical/model_ladder.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 
@@ -131,6 +132,19 @@ TEST(DofKinds, TheDofMapsKindColumnSaysWhatEachDofIs) {
                                          ":2: kind \"twist\"; expected translation or rotation"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// rths-numerical model frame says which DOFs are rotations in its DOF map (rz_..., not by name).
+TEST(DofKinds, TheGeneratedFramesDofMapSaysWhichDofsAreRotations) {
+  const test::ScratchFolder dir;
+  write_model(plane_frame(1, 2), dir.path(), "frame",
+              (test::data_dir() / "ground_motions/elcentro_1940_ns_g.dat").string(), "a test");
+  EXPECT_EQ(test::slurp(dir.path() / "dofs.csv").substr(0, 48), "dof,name,kind,ground_influence,record,interface\n");
+  const config::Structure s = load_experiment(dir.path() / "frame.textproto").experiment.structure();
+  ASSERT_EQ(s.dof_kind_size(), 12);
+  for (int d = 0; d < 12; ++d) {
+    EXPECT_EQ(s.dof_kind(d), d % 3 == 2 ? config::ROTATION : config::TRANSLATION) << s.dof_name(d);
   }
 }
 
