@@ -175,7 +175,7 @@ TEST(Config, UnknownKeyNamesLineColumnAndTheValidFields) {
       std::string(kSource) + ":" + std::to_string(line_of(text, "mas_kg")) +
           ":3: unknown field \"mas_kg\" in Structure; did you mean \"mass_kg\"? expected one of: dofs, "
           "mass_kg, stiffness_n_per_m, damping_ns_per_m, rayleigh, ground_influence, dof_name, matrix_files, removed, "
-          "sparse, record_dof, spring, reduction");
+          "sparse, record_dof, spring, reduction, dof_kind");
 }
 
 TEST(Config, UnknownEnumValueListsTheValues) {

@@ -538,7 +538,7 @@ TEST(SpringConfig, TheNodeRefusesAnIntegratorWithoutTheStructuresSprings) {
   const GroundMotion ground = el_centro(1.0);
   const VirtualClock clock(1024.0);
   try {
-    NumericalNode node(NumericalNode::Setup{1, 1024.0, 16, {"floor1", "floor2", "roof"}, {}, {}}, structure,
+    NumericalNode node(NumericalNode::Setup{1, 1024.0, 16, {"floor1", "floor2", "roof"}, {}, {}, {}}, structure,
                        make_chen_ricles(linear, 1.0 / 1024), ground, clock, {});
     ADD_FAILURE() << "accepted";
   } catch (const std::invalid_argument& e) {

@@ -342,8 +342,8 @@ class NumericalRules : public ::testing::Test {
     sites[0].estimators.push_back(
         make_force_estimator(config::MODIFIED_SMITH, make_model(cfg.site(0).channel(0).specimen()), 0));
     const StructuralModel structure = make_structure(cfg.structure());
-    node_ = std::make_unique<NumericalNode>(NumericalNode::Setup{kSession, kRate, 100, {"x1", "x2"}, {}, {}}, structure,
-                                            make_rk4(structure), *ground_, clock_, std::move(sites));
+    node_ = std::make_unique<NumericalNode>(NumericalNode::Setup{kSession, kRate, 100, {"x1", "x2"}, {}, {}, {}},
+                                            structure, make_rk4(structure), *ground_, clock_, std::move(sites));
     node_->use_session(0, test::sealing_keys(kSession, kSiteId));
     site_ = std::make_unique<PacketCodec>(CodecRole::kSite, kSiteId, test::sealing_keys(kSession, kSiteId), kRate, 0);
   }

@@ -74,9 +74,9 @@ struct Nodes {
     std::vector<NumericalSite> sites;
     sites.push_back(std::move(remote));
     const StructuralModel structure = make_structure(experiment.structure());
-    numerical =
-        std::make_unique<NumericalNode>(NumericalNode::Setup{kSession, experiment.rate_hz(), 64, {"x1", "x2"}, {}, {}},
-                                        structure, make_rk4(structure), ground, clock, std::move(sites));
+    numerical = std::make_unique<NumericalNode>(
+        NumericalNode::Setup{kSession, experiment.rate_hz(), 64, {"x1", "x2"}, {}, {}, {}}, structure,
+        make_rk4(structure), ground, clock, std::move(sites));
   }
 
   // A command to the site as the numerical node would send it, with the next sequence.

@@ -186,7 +186,7 @@ TEST(NonFiniteNode, ANaNForceFromASiteStopsTheNodeBeforeItSendsACommand) {
   std::vector<NumericalSite> sites;
   sites.push_back(std::move(site));
   constexpr std::uint64_t kSession = 42;
-  NumericalNode node({kSession, 1024.0, 16, {"x1"}, {}, {}}, structure, make_rk4(structure), ground, clock,
+  NumericalNode node({kSession, 1024.0, 16, {"x1"}, {}, {}, {}}, structure, make_rk4(structure), ground, clock,
                      std::move(sites));
   clock.set_numerical_step(0);
   node.step(0);

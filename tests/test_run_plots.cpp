@@ -1,6 +1,8 @@
 // `rths-numerical plot RUN_DIR`: every figure of a run folder drawn as a PNG with its script, none
 // blank, from a virtual-time run and from a real-time one (whose timing histograms come from its
-// timing.csv), and a folder that is no run folder refused naming the file.
+// timing.csv), and a folder that is no run folder refused naming the file. A model of many DOFs gets
+// its DOFs of interest, in their kinds' units; the figures are drawn by one gnuplot from data
+// decimated to the picture.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -10,12 +12,14 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "process.hpp"
 #include "rths/common/child_process.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/gnuplot.hpp"
 #include "test_support.hpp"
 
 namespace rths {
@@ -60,6 +64,49 @@ void expect_drawn(const fs::path& dir, const std::vector<std::string>& names) {
   }
 }
 
+// The PNGs of a folder, by name.
+std::set<std::string> pngs_in(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (entry.path().extension() == ".png") names.insert(entry.path().stem().string());
+  }
+  return names;
+}
+
+// What makes the plots cost little: one gnuplot draws them all (all_plots.gp loads every script),
+// and each script holds its own data, decimated to the picture: it reads no CSV, and each line of a
+// history has at most 4 points per pixel column of the 1000 (min-max decimation), however long the
+// run (a loop keeps the points half a pixel apart: as many as its path needs).
+void expect_drawn_fast(const fs::path& dir, const std::vector<std::string>& names) {
+  const std::string all = test::slurp(dir / "all_plots.gp");
+  for (const std::string& name : names) {
+    EXPECT_NE(all.find("load \"" + name + ".gp\""), std::string::npos) << name;
+    const std::string script = test::slurp(dir / (name + ".gp"));
+    EXPECT_EQ(script.find(".csv"), std::string::npos) << name << " reads a CSV";
+    std::size_t points = 0;
+    bool in_block = false;
+    bool history = false;
+    for (std::size_t at = 0; at < script.size();) {
+      const std::size_t end = std::min(script.find('\n', at), script.size());
+      const std::string line = script.substr(at, end - at);
+      at = end + 1;
+      if (line.ends_with("<< EOD")) {
+        in_block = true;
+        history = line.starts_with("$line");
+        points = 0;
+      } else if (line == "EOD") {
+        in_block = false;
+        if (history) {
+          EXPECT_LE(points, 4000U) << name;
+        }
+        EXPECT_GT(points, 1U) << name;
+      } else if (in_block) {
+        ++points;
+      }
+    }
+  }
+}
+
 class RunPlots : public test::RunFolderTest {
  protected:
   void SetUp() override {
@@ -67,8 +114,10 @@ class RunPlots : public test::RunFolderTest {
     if (!find_program("gnuplot")) GTEST_SKIP() << "gnuplot is not installed (Debian: gnuplot-nox): no PNG to check";
   }
   // rths-numerical plot RUN_DIR: its exit code.
-  int plot(const fs::path& run) const {
-    Process p("rths-numerical", {"plot", run.string(), "--quiet"}, dir_ / "plot");
+  int plot(const fs::path& run, const std::vector<std::string>& extra = {}) const {
+    std::vector<std::string> args{"plot", run.string(), "--quiet"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    Process p("rths-numerical", args, dir_ / "plot");
     const int code = p.wait(std::chrono::seconds(120));
     err_ = p.err();
     return code;
@@ -84,10 +133,82 @@ TEST_F(RunPlots, EveryFigureOfAVirtualTimeRunIsDrawn) {
               dir_ / "numerical");
   ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
   ASSERT_EQ(plot(dir_ / "run"), kExitCompleted) << err_;
-  expect_drawn(dir_ / "run/plots", {"response_x1", "response_x2", "site_purdue_tracking", "site_purdue_error",
-                                    "site_purdue_loop", "site_purdue_model_error"});
-  // A virtual-time run has no wall-clock timing to draw.
-  EXPECT_FALSE(fs::exists(dir_ / "run/plots/lateness.png"));
+  const std::vector<std::string> promised{"response_x1",       "response_x2",      "site_purdue_tracking",
+                                          "site_purdue_error", "site_purdue_loop", "site_purdue_model_error"};
+  expect_drawn(dir_ / "run/plots", promised);
+  // Those and no other (a virtual-time run has no wall-clock timing to draw).
+  EXPECT_EQ(pngs_in(dir_ / "run/plots"), std::set<std::string>(promised.begin(), promised.end()));
+  expect_drawn_fast(dir_ / "run/plots", promised);
+}
+
+// The maRTHS frame records 29 DOFs: its plots are the DOFs of interest (the interface's x1 and r1,
+// the evaluation DOFs x2, r2, x3, r3; the roof, x3, among them), each channel's tracking and loop,
+// and each actuator's stroke; each in its kind's unit: mm, mrad, kN, kN·m.
+TEST_F(RunPlots, TheMarthsRunDrawsItsDofsOfInterestAndStrokesInTheirUnits) {
+  Process run("rths-numerical",
+              {"run", test::example("marths/elcentro_rls.textproto").string(), "--out", (dir_ / "run").string(),
+               "--quiet", "--set", "duration_s=10"},
+              dir_ / "numerical");
+  ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
+  ASSERT_EQ(plot(dir_ / "run"), kExitCompleted) << err_;
+  const std::vector<std::string> promised{"response_r3",          "response_x3",
+                                          "response_r1",          "response_r2",
+                                          "response_x2",          "response_x1",
+                                          "site_iisl_1_tracking", "site_iisl_1_error",
+                                          "site_iisl_1_loop",     "site_iisl_2_tracking",
+                                          "site_iisl_2_error",    "site_iisl_2_loop",
+                                          "site_iisl_a1_stroke",  "site_iisl_a1_stroke_error",
+                                          "site_iisl_a2_stroke",  "site_iisl_a2_stroke_error"};
+  expect_drawn(dir_ / "run/plots", promised);
+  EXPECT_EQ(pngs_in(dir_ / "run/plots"), std::set<std::string>(promised.begin(), promised.end()));
+  expect_drawn_fast(dir_ / "run/plots", promised);
+  const auto script = [this](const std::string& name) { return test::slurp(dir_ / "run/plots" / (name + ".gp")); };
+  EXPECT_NE(script("response_r1").find("\"r1 (mrad)\""), std::string::npos);
+  EXPECT_NE(script("response_x1").find("\"x1 (mm)\""), std::string::npos);
+  EXPECT_NE(script("site_iisl_2_tracking").find("\"rotation (mrad)\""), std::string::npos);
+  EXPECT_NE(script("site_iisl_2_loop").find("\"measured rotation xm (mrad)\""), std::string::npos);
+  EXPECT_NE(script("site_iisl_2_loop").find("\"measured moment fm (kN·m)\""), std::string::npos);
+  EXPECT_NE(script("site_iisl_1_loop").find("\"measured displacement xm (mm)\""), std::string::npos);
+  EXPECT_NE(script("site_iisl_1_loop").find("\"measured force fm (kN)\""), std::string::npos);
+  EXPECT_NE(script("site_iisl_a1_stroke").find("\"stroke (mm)\""), std::string::npos);
+}
+
+// More DOFs on request: one by name, or every recorded one; a DOF the run did not record is refused
+// (exit 2) naming it.
+TEST_F(RunPlots, MoreDofsAreDrawnWhenAskedFor) {
+  Process run("rths-numerical",
+              {"run", test::example("marths/elcentro_rls.textproto").string(), "--out", (dir_ / "run").string(),
+               "--quiet", "--no-plots", "--set", "duration_s=6"},
+              dir_ / "numerical");
+  ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
+  ASSERT_EQ(plot(dir_ / "run", {"--dof", "q7", "--out", (dir_ / "q7").string()}), kExitCompleted) << err_;
+  EXPECT_TRUE(fs::exists(dir_ / "q7/response_q7.png"));
+  EXPECT_FALSE(fs::exists(dir_ / "q7/response_q8.png"));
+  EXPECT_NE(test::slurp(dir_ / "q7/response_q7.gp").find("\"q7 (mrad)\""), std::string::npos);
+  ASSERT_EQ(plot(dir_ / "run", {"--dof", "all", "--out", (dir_ / "all").string()}), kExitCompleted) << err_;
+  std::size_t responses = 0;
+  for (const std::string& png : pngs_in(dir_ / "all")) responses += png.starts_with("response_") ? 1 : 0;
+  EXPECT_EQ(responses, 29U);
+  EXPECT_EQ(plot(dir_ / "run", {"--dof", "q99", "--out", (dir_ / "bad").string()}), kExitBadInput);
+  EXPECT_NE(err_.find("--dof q99: the run recorded no DOF of that name"), std::string::npos) << err_;
+}
+
+// One gnuplot draws every script; when one fails, each is drawn alone, so that the failure is named
+// and the others are still drawn.
+TEST_F(RunPlots, ABrokenScriptIsNamedAndTheOthersAreStillDrawn) {
+  const fs::path dir = dir_ / "scripts";
+  fs::create_directories(dir);
+  for (const char* name : {"first", "broken", "last"}) {
+    std::ofstream(dir / (std::string(name) + ".gp"))
+        << gp_png_header(name) << "set title \"" << name << "\"\n"
+        << (std::string(name) == "broken" ? "plot no_such_function(x)\n" : "plot sin(x)\n");
+  }
+  const PlotCount count = render_plots(dir, {"first", "broken", "last"});
+  EXPECT_EQ(count.made, 2U);
+  EXPECT_EQ(count.failed, 1U);
+  EXPECT_TRUE(fs::exists(dir / "first.png"));
+  EXPECT_TRUE(fs::exists(dir / "last.png"));
+  EXPECT_FALSE(fs::exists(dir / "broken.png"));
 }
 
 // The hysteretic springs of a numerical model get their loops: the yielding building example.

@@ -794,11 +794,13 @@ T dof_map_number(std::string_view cell, const std::string& where, std::string_vi
 // Reads a DOF map (MatrixFiles.dof_map_path) into the structure and the sites it names.
 void apply_dof_map(config::Experiment& experiment, const std::filesystem::path& file, std::uint32_t dofs) {
   const std::string name = file.string();
-  enum Column { kDof, kName, kGround, kRecord, kInterface };
+  enum Column { kDof, kName, kGround, kRecord, kInterface, kKind };
   const std::vector<std::pair<std::string_view, Column>> known{
-      {"dof", kDof}, {"name", kName}, {"ground_influence", kGround}, {"record", kRecord}, {"interface", kInterface}};
+      {"dof", kDof},       {"name", kName},           {"ground_influence", kGround},
+      {"record", kRecord}, {"interface", kInterface}, {"kind", kKind}};
   std::vector<Column> columns;
   std::vector<std::string> names(dofs);
+  std::vector<config::DofKind> kinds(dofs, config::DOF_KIND_FROM_NAME);
   std::vector<double> ground(dofs, 0.0);
   std::vector<bool> listed(dofs, false);
   std::vector<std::uint32_t> recorded;
@@ -816,7 +818,7 @@ void apply_dof_map(config::Experiment& experiment, const std::filesystem::path& 
         if (found == known.end()) {
           throw ConfigError(
               fmt::format("{}: unknown column \"{}\"; expected a header of dof, name, ground_influence, "
-                          "record, interface",
+                          "record, interface, kind",
                           where, cell));
         }
         if (std::find(columns.begin(), columns.end(), found->second) != columns.end()) {
@@ -827,7 +829,7 @@ void apply_dof_map(config::Experiment& experiment, const std::filesystem::path& 
       if (std::find(columns.begin(), columns.end(), kDof) == columns.end()) {
         throw ConfigError(
             fmt::format("{}: the header has no \"dof\" column; expected dof and any of name, "
-                        "ground_influence, record, interface",
+                        "ground_influence, record, interface, kind",
                         where));
       }
       continue;
@@ -861,6 +863,18 @@ void apply_dof_map(config::Experiment& experiment, const std::filesystem::path& 
             recorded.push_back(dof);
           } else if (!(cell.empty() || cell == "no" || cell == "0")) {
             throw ConfigError(fmt::format("{}: record \"{}\"; expected yes or no", where, cell));
+          }
+          break;
+        case kKind:
+          if (cell == "translation") {
+            kinds[dof - 1] = config::TRANSLATION;
+          } else if (cell == "rotation") {
+            kinds[dof - 1] = config::ROTATION;
+          } else if (!cell.empty()) {
+            throw ConfigError(
+                fmt::format("{}: kind \"{}\"; expected translation or rotation (or nothing: the "
+                            "name decides, docs/models.md)",
+                            where, cell));
           }
           break;
         case kInterface: {
@@ -897,6 +911,10 @@ void apply_dof_map(config::Experiment& experiment, const std::filesystem::path& 
     for (std::uint32_t d = 0; d < dofs; ++d) {
       structure.add_dof_name(names[d].empty() ? fmt::format("x{}", d + 1) : names[d]);
     }
+  }
+  if (has(kKind)) {
+    if (structure.dof_kind_size() > 0) refuse_both("structure.dof_kind");
+    for (const config::DofKind kind : kinds) structure.add_dof_kind(kind);
   }
   if (has(kGround)) {
     if (structure.ground_influence_size() > 0) refuse_both("structure.ground_influence");
@@ -1136,6 +1154,42 @@ std::vector<std::string> recorded_dof_names(const config::Structure& s) {
   std::vector<std::string> names;
   for (const std::uint32_t d : recorded_dofs(s)) names.push_back(all.at(d));  // validated within 1..dofs
   return names;
+}
+
+std::vector<DofKind> dof_kinds(const config::Structure& s) {
+  const std::vector<std::string> names = dof_names(s);
+  std::vector<DofKind> kinds;
+  kinds.reserve(names.size());
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const auto given =
+        static_cast<int>(i) < s.dof_kind_size() ? s.dof_kind(static_cast<int>(i)) : config::DOF_KIND_FROM_NAME;
+    kinds.push_back(given == config::ROTATION      ? DofKind::kRotation
+                    : given == config::TRANSLATION ? DofKind::kTranslation
+                                                   : kind_from_name(names[i]));
+  }
+  return kinds;
+}
+
+std::vector<DofKind> recorded_dof_kinds(const config::Structure& s) {
+  const std::vector<DofKind> all = dof_kinds(s);
+  std::vector<DofKind> kinds;
+  for (const std::uint32_t d : recorded_dofs(s)) kinds.push_back(all.at(d));
+  return kinds;
+}
+
+std::vector<DofKind> channel_kinds(const config::Structure& s, const config::Site& site) {
+  const std::vector<DofKind> dofs = dof_kinds(s);
+  const auto channels = static_cast<std::size_t>(site.channel_size());
+  std::vector<DofKind> kinds(channels, DofKind::kTranslation);
+  if (static_cast<std::size_t>(site.influence_size()) != dofs.size() * channels) return kinds;
+  for (std::size_t c = 0; c < channels; ++c) {
+    for (std::size_t d = 0; d < dofs.size(); ++d) {
+      if (site.influence(static_cast<int>(d * channels + c)) != 0.0 && dofs[d] == DofKind::kRotation) {
+        kinds[c] = DofKind::kRotation;
+      }
+    }
+  }
+  return kinds;
 }
 
 std::string read_text_file(const std::filesystem::path& file) {

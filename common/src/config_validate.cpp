@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -567,6 +568,21 @@ void check_structure(const config::Structure& structure, config::Integrator inte
       check.fail(element("structure.dof_name", i),
                  fmt::format("\"{}\" is also dof_name[{}]; expected distinct names", name, at->second));
     }
+  }
+
+  const int kinds = structure.dof_kind_size();
+  check.require(
+      kinds == 0 || static_cast<std::uint32_t>(kinds) == dofs, "structure.dof_kind",
+      fmt::format("has {} entries, expected none (the DOFs' names decide, docs/models.md) or dofs = {}", kinds, dofs));
+  // A spring's deformation is one quantity: a length or an angle, not their difference.
+  const std::vector<DofKind> kind = dof_kinds(structure);
+  for (int s = 0; s < structure.spring_size(); ++s) {
+    const config::HystereticSpring& spring = structure.spring(s);
+    if (spring.dof_j() == 0 || kind[spring.dof_i() - 1] == kind[spring.dof_j() - 1]) continue;
+    check.fail(child(element("structure.spring", s), "dof_j"),
+               fmt::format("is a {}, dof_i a {}; expected two DOFs of one kind (structure.dof_kind)",
+                           kind[spring.dof_j() - 1] == DofKind::kRotation ? "rotation" : "translation",
+                           kind[spring.dof_i() - 1] == DofKind::kRotation ? "rotation" : "translation"));
   }
 }
 
@@ -1430,6 +1446,23 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
                             "(expected dofs x channels = {}, row-major)",
                             name, influence, dofs, dofs == 1 ? "" : "s", channels, channels == 1 ? "" : "s",
                             dofs * static_cast<std::uint64_t>(channels)));
+  // A channel moves one quantity (its records are in m or in rad): its DOFs are all of one kind.
+  const std::vector<DofKind> kinds = dof_kinds(experiment.structure());
+  for (int c = 0; c < channels; ++c) {
+    std::optional<std::size_t> translation;
+    std::optional<std::size_t> rotation;
+    for (std::size_t d = 0; d < kinds.size(); ++d) {
+      if (site.influence(static_cast<int>(d) * channels + c) == 0.0) continue;
+      (kinds[d] == DofKind::kRotation ? rotation : translation) = d;
+    }
+    if (translation && rotation) {
+      const std::vector<std::string> names = dof_names(experiment.structure());
+      check.fail(child(path, "influence"),
+                 fmt::format("site \"{}\" channel {} acts on {} (a translation) and {} (a rotation); expected the "
+                             "DOFs of one channel all of one kind (structure.dof_kind, docs/models.md)",
+                             name, c, names[*translation], names[*rotation]));
+    }
+  }
 
   // A multi-axial site's force comes from its force model, and the monolithic reference is then the
   // whole structure with the specimen in it: its channels have no specimen of their own.

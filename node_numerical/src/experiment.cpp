@@ -214,6 +214,7 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
       ref.name = site.name();
       ref.site_id = site_id;
       ref.influence = influence_matrix(site, dofs);
+      ref.channel_kinds = channel_kinds(config_.structure(), site);
       ref.local = make_physical_substructure(site, rate_hz_, Plants::kIdeal);
       reference_sites.push_back(std::move(ref));
     }
@@ -221,6 +222,7 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
     NumericalSite hyb;
     hyb.name = site.name();
     hyb.site_id = site_id;
+    hyb.channel_kinds = channel_kinds(config_.structure(), site);
     hyb.influence =
         reduction_ ? reduced_influence(*reduction_, influence_matrix(site, dofs)) : influence_matrix(site, dofs);
     if (site.placement() == config::LOCAL) {
@@ -305,8 +307,9 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
         clock_, make_physical_substructure(site, rate_hz_), make_part2(site), make_frame_part2(site)));
   }
 
-  NumericalNode::Setup setup{session, rate_hz_, rows, recorded_dof_names(config_.structure()), {}, {}};
+  NumericalNode::Setup setup{session, rate_hz_, rows, recorded_dof_names(config_.structure()), {}, {}, {}};
   for (const std::uint32_t d : recorded_dofs(config_.structure())) setup.recorded_dofs.push_back(d);
+  setup.dof_kinds = recorded_dof_kinds(config_.structure());
   NumericalNode::Setup hybrid_setup = setup;
   if (reduction_) {
     // The records hold the physical DOFs, x = T q: the rows of T of the recorded DOFs.
@@ -420,9 +423,11 @@ void Experiment::evaluate() {
   const Recorder& hyb = hybrid_->recorder();
   const Recorder& ref = reference_->recorder();
   report_.responses.clear();
+  report_.response_units.clear();
   for (const auto& name : recorded_dof_names(config_.structure())) {
     const std::size_t c = hyb.column_index(name);
     report_.responses.emplace_back(name, compare_responses(hyb.column(c), ref.column(c)));
+    report_.response_units[name] = hyb.column_names()[c].unit;
   }
   // A whole-structure reference (parts removed) has no sites: the sites' forces have no counterpart.
   const bool whole_reference = reference_->sites().empty();
@@ -432,6 +437,7 @@ void Experiment::evaluate() {
       const std::string col = NumericalNode::force_column(site, ch);
       const std::size_t c = hyb.column_index(col);
       report_.responses.emplace_back(col, compare_responses(hyb.column(c), ref.column(c)));
+      report_.response_units[col] = hyb.column_names()[c].unit;
     }
   }
   report_.sites.clear();
@@ -489,10 +495,15 @@ void Experiment::evaluate() {
       sr.forward = links_[remote]->forward.counters();
       sr.backward = links_[remote]->backward.counters();
       for (std::size_t c = 0; c < node.recorder().columns(); ++c) {
-        if (node.recorder().column_names()[c].name.starts_with("force")) {
-          // std::max(peak, NaN) would keep the old peak: a NaN force must stay visible.
-          const double peak = peak_abs(node.recorder().column(c));
-          sr.measured_force_peak_n = std::isnan(peak) ? peak : std::max(sr.measured_force_peak_n, peak);
+        const Column& column = node.recorder().column_names()[c];
+        if (!column.name.starts_with("force")) continue;
+        // std::max(peak, NaN) would keep the old peak: a NaN force must stay visible. A moment (N m,
+        // a rotational channel's) is no force in N: only its NaN counts here.
+        const double peak = peak_abs(node.recorder().column(c));
+        if (std::isnan(peak)) {
+          sr.measured_force_peak_n = peak;
+        } else if (column.unit == "N") {
+          sr.measured_force_peak_n = std::max(sr.measured_force_peak_n, peak);
         }
       }
       ++remote;
@@ -640,7 +651,10 @@ results::RunSummary run_summary(const RunReport& report) {
     *summary.mutable_loop() = to_results(report.loop);
   }
   for (const auto& [name, m] : report.responses) {
-    (*summary.mutable_responses())[name] = to_results(m);
+    results::ResponseMetrics& out = (*summary.mutable_responses())[name] = to_results(m);
+    if (const auto unit = report.response_units.find(name); unit != report.response_units.end()) {
+      out.set_unit(unit->second);
+    }
   }
   for (const SiteReport& s : report.sites) {
     results::RunSite& site = (*summary.mutable_sites())[s.name];

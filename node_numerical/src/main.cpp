@@ -17,6 +17,7 @@
 
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
+#include "rths/common/dof_kind.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/common/telemetry.hpp"
@@ -37,6 +38,7 @@ struct Options {
   bool realtime = false;
   bool quiet = false;
   bool no_plots = false;
+  std::vector<std::string> plot_dofs;
   rths::TelemetryOptions telemetry;
   int plants = 100;
   int first_seed = 1;
@@ -75,11 +77,13 @@ rths::CommandLine command_line(Options& o) {
               "run's J1-J10 with their mean and standard deviation. Writes campaign.csv (a row per run,\n"
               "then mean and sd) and the config as run into the --out folder.");
   cli.command("plot", "RUN_DIR",
-              "Draw the plots of a run folder as PNGs (gnuplot): each response of the hybrid run against the\n"
-              "monolithic reference, each site channel's target and measured displacement, tracking error,\n"
-              "force-displacement loop and Smith model error, and, for a real-time run, the step loop's\n"
-              "lateness and compute histograms and each remote site's round trip. Writes NAME.png and the\n"
-              "script NAME.gp that drew it into --out (default RUN_DIR/plots).");
+              "Draw the plots of a run folder as PNGs (gnuplot): the recorded DOFs of the hybrid run against\n"
+              "the monolithic reference (all of a model recording up to 8; else those of interest, see --dof),\n"
+              "each site channel's target and measured motion, tracking error, force-displacement loop and\n"
+              "Smith model error, each multi-axial site's actuator strokes, each spring's loop and, for a\n"
+              "real-time run, the step loop's lateness and compute histograms and each remote site's round\n"
+              "trip; mm and mrad, kN and kN m by each DOF's kind. Writes NAME.png and the script NAME.gp\n"
+              "that drew it (its data decimated to the picture) into --out (default RUN_DIR/plots).");
   cli.command("budget", "CONFIG",
               "Measure the numerical node's step for CONFIG on this machine before a test: its model and\n"
               "integrator stepped in virtual time (local sites inside the step, remote ones only as their\n"
@@ -104,6 +108,11 @@ rths::CommandLine command_line(Options& o) {
       .only_for({"model"})
       .required_for({"model"});
   cli.path("out", "DIR", o.out, "(plot) The folder of the PNGs (created). Default RUN_DIR/plots.").only_for({"plot"});
+  cli.repeated("dof", "NAME", o.plot_dofs,
+               "(plot) Also draw the recorded DOF NAME against the reference (repeatable); `all`: every\n"
+               "recorded DOF. Without it a run recording more than 8 DOFs draws its DOFs of interest: the\n"
+               "sites' interface DOFs, the multi-axial sites' evaluation DOFs and the roof.")
+      .only_for({"plot"});
   cli.whole("plants", "N", o.plants, {1, 100000, "a number of runs from 1"},
             "(campaign) Runs, one perturbed plant each. Default 100 (seed 001's campaign).")
       .only_for({"campaign"});
@@ -175,14 +184,15 @@ From 3 on, every site was told to hold and stop and the recordings hold every st
 void print_report(const rths::RunReport& r, const std::filesystem::path& out) {
   fmt::print("rths: {} — {} steps at {:g} Hz ({:.2f} s of {}) in {:.3f} s, reference {:.3f} s\n", r.name, r.steps,
              r.rate_hz, r.duration_s, r.ground_motion, r.run_time_s, r.reference_time_s);
-  fmt::print("{:<16} {:>12} {:>12} {:>9} {:>9} {:>8} {:>11}\n", "response", "peak", "ref. peak", "J_peak %", "J_RMS %",
+  fmt::print("{:<16} {:>14} {:>14} {:>9} {:>9} {:>8} {:>13}\n", "response", "peak", "ref. peak", "J_peak %", "J_RMS %",
              "rho", "SD");
   for (const auto& [name, m] : r.responses) {
-    const bool force = name.starts_with("f_");
-    const double scale = force ? 1.0 : 1e3;
-    const char* unit = force ? "N" : "mm";
-    fmt::print("{:<16} {:>9.3f} {:<2} {:>9.3f} {:<2} {:>9.3f} {:>9.3f} {:>8.5f} {:>8.3f} {:<2}\n", name, m.peak * scale,
-               unit, m.reference_peak * scale, unit, m.j_peak_pct, m.j_rms_pct, m.rho, m.sd * scale, unit);
+    // Each in its column's unit (a DOF's kind: mm or mrad; a channel's: N or N·m).
+    const auto si = r.response_units.find(name);
+    const rths::DisplayUnit unit = rths::display_unit(si != r.response_units.end() ? si->second : "");
+    fmt::print("{:<16} {:>9.3f} {:<4} {:>9.3f} {:<4} {:>9.3f} {:>9.3f} {:>8.5f} {:>8.3f} {}\n", name,
+               m.peak * unit.scale, unit.label, m.reference_peak * unit.scale, unit.label, m.j_peak_pct, m.j_rms_pct,
+               m.rho, m.sd * unit.scale, unit.label);
   }
   for (const auto& s : r.sites) {
     for (std::size_t c = 0; c < s.tracking.size(); ++c) {
@@ -363,7 +373,7 @@ int campaign(const std::filesystem::path& config, const Options& o) {
 int plot(const std::filesystem::path& run_dir, const Options& o) {
   rths::RunPlots plots;
   try {
-    plots = rths::plot_run(run_dir, o.out.empty() ? run_dir / "plots" : o.out);
+    plots = rths::plot_run(run_dir, o.out.empty() ? run_dir / "plots" : o.out, {o.plot_dofs});
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "rths-numerical: %s\n", e.what());
     return rths::kExitBadInput;

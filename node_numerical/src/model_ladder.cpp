@@ -208,12 +208,14 @@ GeneratedModel plane_frame(std::uint32_t bays, std::uint32_t storeys) {
   model.mass = mass.entries();
   model.stiffness = stiffness.entries();
   model.names.resize(model.dofs);
+  model.kinds.assign(model.dofs, DofKind::kTranslation);
   model.ground_influence.assign(model.dofs, 0.0);
   for (std::uint32_t s = 1; s <= storeys; ++s) {
     for (std::uint32_t c = 0; c < columns; ++c) {
       model.names[dof(c, s, 0) - 1] = fmt::format("ux_c{}_s{}", c, s);
       model.names[dof(c, s, 1) - 1] = fmt::format("uy_c{}_s{}", c, s);
       model.names[dof(c, s, 2) - 1] = fmt::format("rz_c{}_s{}", c, s);
+      model.kinds[dof(c, s, 2) - 1] = DofKind::kRotation;
       model.ground_influence[dof(c, s, 0) - 1] = 1.0;
     }
   }
@@ -242,10 +244,14 @@ void write_model(const GeneratedModel& model, const std::filesystem::path& dir, 
                       fmt::format("mass (kg; kg m^2 on rotations) of {}", model.description), true);
   write_matrix_market(dir / "stiffness.mtx", lower_triangle(model.stiffness),
                       fmt::format("stiffness (N/m; N/rad, N m/rad on rotations) of {}", model.description), true);
-  std::string map = "dof,name,ground_influence,record,interface\n";
+  // A model with rotations says which DOFs they are (the kind column), rather than leave it to names.
+  const bool kinds = !model.kinds.empty();
+  std::string map =
+      kinds ? "dof,name,kind,ground_influence,record,interface\n" : "dof,name,ground_influence,record,interface\n";
   for (std::uint32_t d = 1; d <= model.dofs; ++d) {
     const bool recorded = std::find(model.recorded.begin(), model.recorded.end(), d) != model.recorded.end();
-    map += fmt::format("{},{},{:g},{},{}\n", d, model.names[d - 1], model.ground_influence[d - 1],
+    const std::string kind = !kinds ? "" : model.kinds[d - 1] == DofKind::kRotation ? "rotation," : "translation,";
+    map += fmt::format("{},{},{}{:g},{},{}\n", d, model.names[d - 1], kind, model.ground_influence[d - 1],
                        recorded ? "yes" : "no", d == model.interface_dof ? "spring:1:-1" : "");
   }
   // record_dof follows the file's order: the recorded DOFs in the order the model lists them.

@@ -11,26 +11,36 @@
 namespace rths {
 
 namespace {
-std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, const std::vector<NumericalSite>& sites,
+// The kind of entry i of kinds, a translation when kinds does not say.
+DofKind kind_at(const std::vector<DofKind>& kinds, std::size_t i) {
+  return i < kinds.size() ? kinds[i] : DofKind::kTranslation;
+}
+
+std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, const std::vector<DofKind>& kinds,
+                                      const std::vector<NumericalSite>& sites,
                                       const std::vector<SpringElement>& springs) {
   std::vector<Column> cols{{"t", "s"}, {"ag", "m_per_s2"}};
-  for (const auto& d : dofs) {
-    cols.push_back({d, "m"});
+  for (std::size_t d = 0; d < dofs.size(); ++d) {
+    cols.push_back({dofs[d], std::string(displacement_unit(kind_at(kinds, d)))});
   }
-  for (const auto& d : dofs) {
-    cols.push_back({"v_" + d, "m_per_s"});
+  for (std::size_t d = 0; d < dofs.size(); ++d) {
+    cols.push_back({"v_" + dofs[d], std::string(velocity_unit(kind_at(kinds, d)))});
   }
   for (const auto& site : sites) {
     for (Eigen::Index c = 0; c < site.channels(); ++c) {
-      const std::string n =
-          channel_label(site.name, static_cast<std::size_t>(site.channels()), static_cast<std::size_t>(c));
-      cols.push_back({"u_" + n, "m"});
-      cols.push_back({"f_" + n, "N"});
-      cols.push_back({"e_" + n, "N"});
-      cols.push_back({"fm_" + n, "N"});
-      cols.push_back({"xm_" + n, "m"});
+      const auto channel = static_cast<std::size_t>(c);
+      const std::string n = channel_label(site.name, static_cast<std::size_t>(site.channels()), channel);
+      const DofKind kind = kind_at(site.channel_kinds, channel);
+      const std::string motion(displacement_unit(kind));
+      const std::string force(force_unit(kind));
+      cols.push_back({"u_" + n, motion});
+      cols.push_back({"f_" + n, force});
+      cols.push_back({"e_" + n, force});
+      cols.push_back({"fm_" + n, force});
+      cols.push_back({"xm_" + n, motion});
     }
-    // A multi-axial site's actuators (behind its setup): stroke target, command and reading.
+    // A multi-axial site's actuators (behind its setup): stroke target, command and reading. An
+    // actuator's stroke is a length whatever the DOFs it moves.
     for (std::size_t i = 0; site.is_local() && i < site.local->plants().actuators(); ++i) {
       const std::string n = actuator_label(site.name, i);
       cols.push_back({"st_" + n, "m"});
@@ -40,8 +50,8 @@ std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, cons
   }
   // The hysteretic springs' deformation and force: their loops.
   for (const SpringElement& spring : springs) {
-    cols.push_back({"us_" + spring.name, "m"});
-    cols.push_back({"fs_" + spring.name, "N"});
+    cols.push_back({"us_" + spring.name, std::string(displacement_unit(spring.kind))});
+    cols.push_back({"fs_" + spring.name, std::string(force_unit(spring.kind))});
   }
   return cols;
 }
@@ -71,7 +81,7 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
       stats_(sites_.size()),
       reasons_(sites_.size()),
       total_force_(Eigen::VectorXd::Zero(structure_.dofs())),
-      recorder_(numerical_columns(setup_.dof_names, sites_, structure_.springs), setup_.max_rows),
+      recorder_(numerical_columns(setup_.dof_names, setup_.dof_kinds, sites_, structure_.springs), setup_.max_rows),
       row_(recorder_.columns(), 0.0),
       dt_s_(1.0 / setup_.rate_hz) {
   const Eigen::Index n = structure_.dofs();

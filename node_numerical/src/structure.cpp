@@ -12,6 +12,7 @@
 #include <Spectra/SymGEigsShiftSolver.h>
 
 #include "experiment.pb.h"
+#include "rths/common/config.hpp"
 #include "rths/common/matrix_market.hpp"
 #include "rths/common/structural_modes.hpp"
 
@@ -203,12 +204,14 @@ namespace {
 // The config's hysteretic springs (validated: DOFs within the model, parameters in range).
 std::vector<SpringElement> springs_of(const config::Structure& spec) {
   std::vector<SpringElement> springs;
+  const std::vector<DofKind> kinds = spec.spring_size() > 0 ? dof_kinds(spec) : std::vector<DofKind>{};
   for (int s = 0; s < spec.spring_size(); ++s) {
     const config::HystereticSpring& c = spec.spring(s);
     SpringElement e;
     e.name = c.name().empty() ? "spring" + std::to_string(s + 1) : c.name();
     e.dof_i = static_cast<Eigen::Index>(c.dof_i()) - 1;
     e.dof_j = static_cast<Eigen::Index>(c.dof_j()) - 1;  // 0, the ground: -1
+    e.kind = kinds[c.dof_i() - 1];                       // validated: dof_j's too
     if (c.has_bouc_wen()) {
       const config::BoucWenSpring& b = c.bouc_wen();
       e.law = {HystereticLaw::Kind::kBoucWen,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "rths/common/config.hpp"
 #include "rths/common/memory_budget.hpp"
 
 namespace rths {
@@ -14,19 +15,22 @@ std::string site_suffix(std::size_t channels, std::size_t c) {
   return channels == 1 ? "" : std::to_string(c);
 }
 
-std::vector<Column> site_columns(std::size_t channels, std::size_t actuators) {
+std::vector<Column> site_columns(std::size_t channels, std::size_t actuators, const std::vector<DofKind>& kinds) {
   std::vector<Column> cols{{"t", "s"}, {"command_step", "1"}};
   for (std::size_t c = 1; c <= channels; ++c) {
     const std::string n = site_suffix(channels, c);
-    cols.push_back({"target" + n, "m"});
-    cols.push_back({"target_velocity" + n, "m_per_s"});
-    cols.push_back({"command" + n, "m"});
-    cols.push_back({"measured" + n, "m"});
-    cols.push_back({"force" + n, "N"});
-    cols.push_back({"model_error" + n, "N"});
+    const DofKind kind = c - 1 < kinds.size() ? kinds[c - 1] : DofKind::kTranslation;
+    const std::string motion(displacement_unit(kind));
+    const std::string force(force_unit(kind));
+    cols.push_back({"target" + n, motion});
+    cols.push_back({"target_velocity" + n, std::string(velocity_unit(kind))});
+    cols.push_back({"command" + n, motion});
+    cols.push_back({"measured" + n, motion});
+    cols.push_back({"force" + n, force});
+    cols.push_back({"model_error" + n, force});
     cols.push_back({"status" + n, "1"});
   }
-  // A multi-axial site's actuators (behind its setup): stroke target, command and reading.
+  // A multi-axial site's actuators (behind its setup): stroke target, command and reading, lengths.
   for (std::size_t i = 1; i <= actuators; ++i) {
     const std::string n = "_a" + std::to_string(i);
     cols.push_back({"stroke_target" + n, "m"});
@@ -48,7 +52,8 @@ PhysicalNode::PhysicalNode(Setup setup, const SessionKeys& keys, Link& link, con
       part2_(std::move(part2)),
       frame_part2_(std::move(frame_part2)),
       codec_(CodecRole::kSite, setup_.site_id, keys, setup_.rate_hz, clock.now_ns()),
-      recorder_(site_columns(substructure_->channels(), substructure_->plants().actuators()), setup_.max_rows),
+      recorder_(site_columns(substructure_->channels(), substructure_->plants().actuators(), setup_.channel_kinds),
+                setup_.max_rows),
       dt_s_(1.0 / setup_.rate_hz),
       targets_(substructure_->channels()),
       measured_(substructure_->channels()),
@@ -224,6 +229,7 @@ PhysicalNode::Setup make_site_setup(const config::Experiment& experiment, const 
   setup.hold = experiment.realtime().hold();
   setup.max_extrapolated_steps = std::llround(experiment.realtime().max_extrapolation_s() * experiment.rate_hz());
   setup.part2_input = site.compensation().part2_input();
+  setup.channel_kinds = channel_kinds(experiment.structure(), site);
   return setup;
 }
 

@@ -261,7 +261,7 @@ std::unique_ptr<Rig> make_rig(std::uint8_t options) {
   std::unique_ptr<Integrator> integrator = experiment.integrator() == config::NEWMARK_AVERAGE_ACCELERATION
                                                ? make_newmark(structure, 1.0 / rig->rate_hz)
                                                : make_rk4(structure);
-  const NumericalNode::Setup setup{kSession, rig->rate_hz, rows, {"x1", "x2"}, {}, {}};
+  const NumericalNode::Setup setup{kSession, rig->rate_hz, rows, {"x1", "x2"}, {}, {}, {}};
   rig->numerical = std::make_unique<NumericalNode>(setup, structure, std::move(integrator), rig->ground, rig->clock,
                                                    std::move(sites));
   rig->numerical->use_session(0, sealing_keys());

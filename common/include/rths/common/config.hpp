@@ -12,6 +12,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "experiment.pb.h"
+#include "rths/common/dof_kind.hpp"
 #include "rths/common/text.hpp"
 
 namespace rths {
@@ -51,6 +52,13 @@ std::vector<std::string> dof_names(const config::Structure& structure);
 // and their names, in the order of the records' columns.
 std::vector<std::uint32_t> recorded_dofs(const config::Structure& structure);
 std::vector<std::string> recorded_dof_names(const config::Structure& structure);
+// What each DOF is: structure.dof_kind's entry, else (none given, or DOF_KIND_FROM_NAME) what its
+// name says (kind_from_name), in DOF order; and the recorded DOFs' kinds, in their columns' order.
+std::vector<DofKind> dof_kinds(const config::Structure& structure);
+std::vector<DofKind> recorded_dof_kinds(const config::Structure& structure);
+// What each channel of a site moves: the kind of the DOFs its influence column touches (validate()
+// refuses a channel on DOFs of both kinds); a translation when it touches none.
+std::vector<DofKind> channel_kinds(const config::Structure& structure, const config::Site& site);
 
 // One override: `site[0].link.forward.delay_s=0.025`, `ground_motion.scale=0.4`,
 // `site[purdue].compensation.mode=NONE` (a repeated message may be picked by index or by its

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -89,6 +90,8 @@ struct RunReport {
   std::string ground_motion;
   // x1..xN and f_<site> against the monolithic reference, in that order.
   std::vector<std::pair<std::string, ResponseMetrics>> responses;
+  // Each response's SI unit, its column's suffix: m or rad (a DOF's kind), N or Nm (a channel's).
+  std::map<std::string, std::string, std::less<>> response_units;
   std::vector<SiteReport> sites;
 
   [[nodiscard]] const ResponseMetrics& response(const std::string& name) const;

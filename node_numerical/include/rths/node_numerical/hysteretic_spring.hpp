@@ -3,6 +3,8 @@
 #include <Eigen/Core>
 #include <string>
 
+#include "rths/common/dof_kind.hpp"
+
 namespace rths {
 
 // A hysteretic force-deformation law, advanced explicitly: deform(u) moves the history from the last
@@ -59,6 +61,7 @@ struct SpringElement {
   Eigen::Index dof_i = 0;
   Eigen::Index dof_j = -1;
   HystereticLaw::Parameters law;
+  DofKind kind = DofKind::kTranslation;  // its DOFs': a rotational spring records rad and N m
 };
 
 }  // namespace rths

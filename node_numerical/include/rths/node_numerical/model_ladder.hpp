@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "rths/common/dof_kind.hpp"
 #include "rths/common/matrix_market.hpp"
 #include "rths/node_numerical/structure.hpp"
 
@@ -18,6 +19,7 @@ struct GeneratedModel {
   SparseEntries mass;       // kg, kg m^2
   SparseEntries stiffness;  // N/m, N/rad, N m/rad
   std::vector<std::string> names;
+  std::vector<DofKind> kinds;  // what each DOF is (the map's kind column); empty: all translations
   std::vector<double> ground_influence;
   std::vector<std::uint32_t> recorded;  // from 1
   std::uint32_t interface_dof = 1;      // the site's spring acts here (from 1), resisting its motion

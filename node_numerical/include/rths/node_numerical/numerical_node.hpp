@@ -9,6 +9,7 @@
 
 #include <Eigen/Dense>
 
+#include "rths/common/dof_kind.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/latency_histogram.hpp"
 #include "rths/common/link.hpp"
@@ -45,6 +46,8 @@ struct NumericalSite {
   std::string name;
   std::uint32_t site_id = 0;
   Eigen::MatrixXd influence;  // Lambda_s, dofs x channels
+  // What each channel moves (config channel_kinds): the units of its columns. Empty: translations.
+  std::vector<DofKind> channel_kinds;
 
   // Remote sites.
   Link* link = nullptr;
@@ -108,6 +111,8 @@ class NumericalNode {
     // so that the records hold T_rec q and T_rec q'. Empty: the structure's own DOFs are recorded
     // (recorded_dofs); given, recorded_dofs must be empty.
     Eigen::MatrixXd output_basis;
+    // What each recorded DOF is, in dof_names' order (the units of its columns). Empty: translations.
+    std::vector<DofKind> dof_kinds;
   };
 
   NumericalNode(Setup setup, StructuralModel structure, std::unique_ptr<Integrator> integrator,

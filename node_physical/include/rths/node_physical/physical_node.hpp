@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "experiment.pb.h"
+#include "rths/common/dof_kind.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/peer_control.hpp"
@@ -39,6 +40,8 @@ class PhysicalNode {
     std::int64_t max_extrapolated_steps = 0;
     // The motion part 2 feeds its model: the target (default) or the measured displacement.
     config::Part2Input part2_input = config::TARGET;
+    // What each channel moves (config channel_kinds): the units of its columns. Empty: translations.
+    std::vector<DofKind> channel_kinds;
   };
 
   // part2 holds one model per channel for the modified Smith predictor, or is empty when the
