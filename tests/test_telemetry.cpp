@@ -16,6 +16,7 @@
 #include <asio/io_context.hpp>
 
 #include "process.hpp"
+#include "rths/common/command_line.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/recorder.hpp"
 #include "rths/common/telemetry.hpp"
@@ -109,6 +110,39 @@ TEST(Telemetry, ADatagramCarriesTheNewestRowByNameTheStateAndNaNAsNull) {
   EXPECT_EQ(console::json_string_field(d, "reason"), "exit 5: the \"numerical\" node aborted");
 }
 
+// A frame is one datagram of at most 1400 bytes, as every rths datagram: a record with more columns
+// than fit (a 300-DOF model) sends its first ones, and a long reason and experiment's name are cut,
+// so that the frame is sent at all (UdpLink refuses a longer datagram).
+TEST(Telemetry, AWideRecordAndLongTextsStillFitOneDatagram) {
+  const SecretKey key = random_key();
+  FakeConsole console(key);
+  std::vector<Column> columns{{"t", "s"}};
+  for (int i = 1; i <= 300; ++i) {
+    std::string name = "x";
+    name += std::to_string(i);
+    columns.push_back({name, "m"});
+  }
+  Recorder rec(columns, 4);
+  std::vector<double> row(columns.size(), 0.00123456789);
+  rec.record(row);
+  TelemetryPublisher pub("numerical", options(console.address(), 100.0, key));
+  pub.add_stream("numerical", rec);
+  pub.set_experiment(std::string(1000, 'e'));
+  std::string reason = "exit 1: ";
+  reason.append(1000, '\x01');  // control characters: escaped six bytes each
+  pub.set_state(NodeState::kStopped, reason);
+  const std::string d = pub.datagram(0);
+  EXPECT_LE(d.size(), TelemetryPublisher::kMaxBodyBytes);
+  EXPECT_EQ(d.back(), '}') << d;
+  EXPECT_NE(d.find(R"("columns":["t_s","x1_m","x2_m")"), std::string::npos) << d;
+  EXPECT_NE(d.find(R"(...","sent")"), std::string::npos) << "the reason was not cut: " << d;
+  pub.start();
+  const auto got = console.next();
+  ASSERT_TRUE(got) << "no frame arrived: over 1400 bytes, it was never sent";
+  EXPECT_EQ(got->body.substr(0, 40), d.substr(0, 40));
+  EXPECT_EQ(pub.send_errors(), 0U);
+}
+
 TEST(Telemetry, ALatestRowStreamSendsTheRowLastSetAndNothingBefore) {
   const SecretKey key = random_key();
   FakeConsole console(key);
@@ -162,12 +196,13 @@ TEST(Telemetry, AStopCountsOnlyAuthenticatedForThisRunFreshAndFromTheConsole) {
   console.link.adopt_last_source();  // answer the publisher, as rths-console does
   frame::Challenge challenge{};
   challenge[0] = 42;
+  std::uint64_t sequence = 0;  // the console's frames count up
   const auto stop_frame = [&](const SecretKey& k, const frame::RunId& run, const frame::Challenge& echo) {
-    return frame::seal(k, {frame::Kind::kStop, run, 5, echo}, R"({"stop":"operator"})");
+    return frame::seal(k, {frame::Kind::kStop, run, ++sequence, echo}, R"({"stop":"operator"})");
   };
   // Before any challenge: a stop echoing nothing (zeros) is no stop.
   console.send(stop_frame(console.keys.to_node, pub.run(), {}));
-  console.send(frame::seal(console.keys.to_node, {frame::Kind::kChallenge, pub.run(), 1, challenge}, ""));
+  console.send(frame::seal(console.keys.to_node, {frame::Kind::kChallenge, pub.run(), ++sequence, challenge}, ""));
   console.send(stop_frame(random_key(), pub.run(), challenge));                    // another key
   console.send(stop_frame(console.keys.to_console, pub.run(), challenge));         // the other direction's key
   console.send(stop_frame(console.keys.to_node, frame::random_run(), challenge));  // another run (a recording)
@@ -187,13 +222,64 @@ TEST(Telemetry, AStopCountsOnlyAuthenticatedForThisRunFreshAndFromTheConsole) {
   EXPECT_EQ(pub.refused_requests(), 6U);
   console.send(right);
   std::optional<frame::Opened> acked;
+  const std::string ack = R"("stop_ack":)" + std::to_string(sequence);
   for (int i = 0; i < 200 && !acked; ++i) {
     const auto d = console.next(100ms);
-    if (d && d->body.find(R"("stop_ack":5)") != std::string::npos) acked = d;
+    if (d && d->body.find(ack) != std::string::npos) acked = d;
   }
   EXPECT_EQ(stops.load(), 1);
   ASSERT_TRUE(acked) << "no frame acknowledged the stop";
   EXPECT_EQ(acked->header.echo, challenge);
+}
+
+// The console's frames are taken only in increasing order: an on-path attacker without the key who
+// recorded this run's challenges and sends the old ones again cannot make the run echo a challenge
+// the console no longer takes (the console would drop every frame of it), nor repeat a stop.
+TEST(Telemetry, TheConsolesFramesAreTakenOnlyInIncreasingOrder) {
+  const SecretKey key = random_key();
+  FakeConsole console(key);
+  std::atomic<int> stops{0};
+  TelemetryPublisher pub("numerical", options(console.address(), 200.0, key));
+  pub.on_stop([&] { ++stops; });
+  pub.start();
+  ASSERT_TRUE(console.next());
+  console.link.adopt_last_source();
+  frame::Challenge older{};
+  older[0] = 1;
+  frame::Challenge newer{};
+  newer[0] = 2;
+  const std::string old_challenge =
+      frame::seal(console.keys.to_node, {frame::Kind::kChallenge, pub.run(), 1000, older}, "");
+  const std::string new_challenge =
+      frame::seal(console.keys.to_node, {frame::Kind::kChallenge, pub.run(), 1001, newer}, "");
+  const std::string stop = frame::seal(console.keys.to_node, {frame::Kind::kStop, pub.run(), 1002, newer}, "{}");
+  console.send(old_challenge);
+  console.send(new_challenge);
+  console.send(stop);
+  for (int i = 0; i < 200 && stops.load() == 0; ++i) std::this_thread::sleep_for(5ms);
+  ASSERT_EQ(stops.load(), 1);
+  const std::uint64_t refused = pub.refused_requests();
+  for (int i = 0; i < 50; ++i) {
+    console.send(old_challenge);
+    console.send(new_challenge);
+    console.send(stop);
+  }
+  for (int i = 0; i < 200 && pub.refused_requests() < refused + 150; ++i) std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(pub.refused_requests(), refused + 150);
+  EXPECT_EQ(stops.load(), 1) << "a replayed stop was taken";
+  // Every frame still echoes the newest challenge taken (after those queued before it).
+  bool caught_up = false;
+  for (int i = 0; i < 1000 && !caught_up; ++i) {
+    const auto d = console.next();
+    ASSERT_TRUE(d);
+    caught_up = d->header.echo == newer;
+  }
+  ASSERT_TRUE(caught_up);
+  for (int i = 0; i < 5; ++i) {
+    const auto d = console.next();
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->header.echo, newer);
+  }
 }
 
 // A console that is gone, or one that never reads: the publisher's sends fail or fill the socket's
@@ -225,6 +311,14 @@ TEST(Telemetry, BadAddressesRatesAndAMissingKeyAreRefused) {
   EXPECT_THROW(TelemetryPublisher("n", options("127.0.0.1", 50.0, key)), std::invalid_argument);
   EXPECT_THROW(TelemetryPublisher("n", options("127.0.0.1:0", 50.0, key)), std::invalid_argument);
   EXPECT_THROW(TelemetryPublisher("n", options("127.0.0.1:47300", 0.0, key)), std::invalid_argument);
+  EXPECT_THROW(TelemetryPublisher("n", options("127.0.0.1:47300", 0.5, key)), std::invalid_argument);
+  EXPECT_THROW(console_address("127.0.0.1"), Expected);
+  EXPECT_THROW(console_address("127.0.0.1:0"), Expected);
+  EXPECT_THROW(console_address("no-such-host.invalid:47300"), Expected);
+  EXPECT_EQ(console_address("localhost:47300"), "localhost:47300");
+  EXPECT_THROW(telemetry_rate("0"), Expected);
+  EXPECT_THROW(telemetry_rate("1001"), Expected);
+  EXPECT_DOUBLE_EQ(telemetry_rate("1"), 1.0);
   EXPECT_THROW(TelemetryPublisher("n", options("127.0.0.1:47300", std::nan(""), key)), std::invalid_argument);
   EXPECT_THROW(TelemetryPublisher("n", TelemetryOptions{"127.0.0.1:47300", 50.0, {}, {}}), std::invalid_argument);
   TelemetryOptions no_key{"127.0.0.1:47300", 50.0, {}, {}};
@@ -519,6 +613,53 @@ TEST_F(TelemetryNodes, ConsoleWithoutItsKeyIsABadCommandLine) {
       EXPECT_NE(p.err().find(with_open_key ? "--console-key: key file" : "--console: needs --console-key FILE"),
                 std::string::npos)
           << n.program << ": " << p.err();
+    }
+  }
+}
+
+// A bad --console or --telemetry-hz is a bad command line at every node that takes them, found when
+// the command line is read (exit 2, one line naming the option), before a site listens or a test
+// starts: not at the end of a handshake, when the run would end with exit 1 and its peer with 4.
+TEST_F(TelemetryNodes, ABadConsoleAddressOrRateIsRefusedWhenTheCommandLineIsRead) {
+  const auto key_file = dir_ / "console.key";
+  write_key_file(key_file);
+  const std::string config = test::example("seed002/spring.textproto").string();
+  const struct {
+    std::string program;
+    std::vector<std::string> args;
+  } nodes[] = {
+      {"rths-numerical", {"loopback", config}},
+      {"rths-physical", {"serve", config, "--site", "spring", "--listen", "127.0.0.1:0"}},
+      {"rths-relay", {config, "--site", "spring", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9"}},
+      {"rths-target",
+       {test::example("hardware/spring_bridge.textproto").string(), "--site", "spring", "--listen", "127.0.0.1:0"}},
+  };
+  const struct {
+    std::vector<std::string> args;
+    std::string says;
+  } cases[] = {
+      {{"--console", "127.0.0.1"}, "--console: expected HOST:PORT"},
+      {{"--console", "127.0.0.1:0"}, "--console: expected HOST:PORT"},
+      {{"--console", "no-such-host.invalid:47300"}, "--console: expected HOST:PORT of rths-console's telemetry"},
+      {{"--console", "127.0.0.1:47399", "--telemetry-hz", "0"},
+       "--telemetry-hz: expected a rate in Hz from 1 to 1000, got '0'"},
+      {{"--console", "127.0.0.1:47399", "--telemetry-hz", "1e9"},
+       "--telemetry-hz: expected a rate in Hz from 1 to 1000"},
+  };
+  int i = 0;
+  for (const auto& n : nodes) {
+    for (const auto& c : cases) {
+      std::vector<std::string> args = n.args;
+      args.insert(args.end(), c.args.begin(), c.args.end());
+      args.insert(args.end(),
+                  {"--console-key", key_file.string(), "--out", (dir_ / ("out" + std::to_string(i))).string()});
+      test::Process p(n.program, args, dir_ / ("bad" + std::to_string(i++)));
+      EXPECT_EQ(p.wait(std::chrono::seconds(20)), kExitBadInput)
+          << n.program << " " << c.args.back() << ": " << p.err();
+      const std::string err = p.err();
+      EXPECT_NE(err.find(c.says), std::string::npos) << n.program << ": " << err;
+      EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << n.program << ": " << err;
+      EXPECT_EQ(p.out(), "") << n.program << " started before refusing its command line";
     }
   }
 }

@@ -134,16 +134,18 @@ rths::CommandLine command_line(Options& o) {
                "--set site[0].link.forward.delay_s=0.025, --set site[purdue].compensation.mode=NONE.\n"
                "Repeatable; applied in order before validation.")
       .only_for({"run", "loopback", "calibrate", "campaign", "budget"});
-  cli.text("console", "HOST:PORT", o.telemetry.console,
-           "(real time) Publish telemetry to rths-console listening there (its --telemetry), and take\n"
-           "its stop button as SIGINT; loopback passes it to its sites. Default: none.")
+  cli.option(
+         "console", "HOST:PORT", [&o](const std::string& v) { o.telemetry.console = rths::console_address(v); },
+         "(real time) Publish telemetry to rths-console listening there (its --telemetry), and take\n"
+         "its stop button as SIGINT; loopback passes it to its sites. Default: none.")
       .only_for({"run", "loopback"});
   cli.path("console-key", "FILE", o.telemetry.key_file,
            "(with --console) The console's key file, the one rths-console holds (its --key): seals\n"
            "the telemetry and opens the console's stop request. Make it with `rths-numerical keygen`.")
       .only_for({"run", "loopback"});
-  cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
-             "(real time) Telemetry datagrams per second and stream. Default 50.")
+  cli.option(
+         "telemetry-hz", "HZ", [&o](const std::string& v) { o.telemetry.rate_hz = rths::telemetry_rate(v); },
+         "(real time) Telemetry datagrams per second and stream, from 1 to 1000. Default 50.")
       .only_for({"run", "loopback"});
   cli.flag("no-plots", o.no_plots,
            "(run, loopback) Do not draw the run's plots at its end (see plot); so does the\n"
