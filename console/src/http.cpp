@@ -4,6 +4,10 @@
 #include <cctype>
 #include <sstream>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <sodium.h>
 #include <spdlog/spdlog.h>
@@ -154,6 +158,10 @@ Connection::Connection(ConnectionOwner& owner, asio::ip::tcp::socket socket, std
       client_(std::move(client)),
       opened_(Clock::now()) {}
 
+Connection::~Connection() {
+  if (file_ >= 0) ::close(file_);
+}
+
 void Connection::start() {
   timer_.expires_after(owner_.options().request_timeout);
   timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
@@ -211,7 +219,7 @@ void Connection::write_then_close() {
     if (!ec) self->close();  // a client that does not take its answer
   });
   asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
-    if (ec || !self->file_) {
+    if (ec || self->file_ < 0) {
       self->close();
     } else {
       self->next_chunk();
@@ -222,23 +230,23 @@ void Connection::write_then_close() {
 void Connection::send_file(const std::filesystem::path& file, std::string_view type) {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kResponding;
-  auto in = std::make_unique<std::ifstream>(file, std::ios::binary);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(file, ec);
-  if (!*in || ec) {
+  const int fd = ::open(file.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  struct stat st {};
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fd >= 0) ::close(fd);
     respond(404, "text/plain", "no such record in the run folder\n");
     return;
   }
-  file_ = std::move(in);
+  file_ = fd;
   out_ = fmt::format("HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n{}\r\n", type,
-                     size, kSecurityHeaders);
+                     st.st_size, kSecurityHeaders);
   write_then_close();
 }
 
 void Connection::next_chunk() {
   out_.resize(1U << 16U);
-  file_->read(out_.data(), static_cast<std::streamsize>(out_.size()));
-  out_.resize(static_cast<std::size_t>(file_->gcount()));
+  const ssize_t n = ::read(file_, out_.data(), out_.size());
+  out_.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
   if (out_.empty()) {
     close();
     return;

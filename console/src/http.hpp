@@ -6,7 +6,6 @@
 #include <array>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <list>
 #include <map>
@@ -28,7 +27,8 @@ using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kMaxHeadBytes = 8192;
 // An event stream's backlog beyond which its client is too slow to follow the test: it is closed
-// (the page's EventSource reconnects and starts from the newest telemetry).
+// (the page's EventSource reconnects and starts from the newest telemetry). The first events of a
+// stream (the newest telemetry of every run) are held to it too.
 constexpr std::size_t kMaxStreamBacklog = 1U << 20U;
 
 struct Request {
@@ -77,6 +77,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
   enum class Phase { kReading, kResponding, kStreaming, kClosed };
 
   Connection(ConnectionOwner& owner, asio::ip::tcp::socket socket, std::string client);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+  Connection(Connection&&) = delete;
+  Connection& operator=(Connection&&) = delete;
 
   void start();
   void close();
@@ -91,6 +96,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void respond(int status, std::string_view type, std::string_view body);
   void stream(std::string first_events);
+  // A regular file, never through a symbolic link (O_NOFOLLOW); 404 otherwise.
   void send_file(const std::filesystem::path& file, std::string_view type);
   // Answers once the check says done or after `within`, polling it.
   void answer_when(std::function<bool()> done, Clock::time_point until, std::function<void()> answer);
@@ -113,7 +119,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool writing_ = false;
   Clock::time_point write_started_;
   Clock::time_point last_write_;
-  std::unique_ptr<std::ifstream> file_;
+  int file_ = -1;  // a record being sent
   std::array<char, 64> peer_bytes_{};
 };
 

@@ -14,6 +14,9 @@
 #include <string>
 #include <string_view>
 
+#include <linux/sock_diag.h>
+#include <sys/socket.h>
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 #include <asio/io_context.hpp>
@@ -22,6 +25,7 @@
 #include <asio/steady_timer.hpp>
 
 #include "http.hpp"
+#include "rths/common/address.hpp"
 #include "rths/common/telemetry.hpp"
 #include "rths/console/hub.hpp"
 
@@ -36,6 +40,33 @@ constexpr auto kTick = std::chrono::milliseconds(100);  // events go out at most
 constexpr auto kStatusEvery = std::chrono::seconds(1);
 constexpr auto kStopAnswerWithin = std::chrono::milliseconds(500);
 
+// "127.0.0.1:8080", "[::1]:8080".
+std::string host_port(const asio::ip::address& address, unsigned short port) {
+  return address.is_v6() ? fmt::format("[{}]:{}", address.to_string(), port)
+                         : fmt::format("{}:{}", address.to_string(), port);
+}
+
+// A burst of telemetry (every node of a large test at once) must wait in the socket's buffer, not be
+// lost there: the buffer is raised to 4 MiB, or as far as the kernel allows (net.core.rmem_max).
+// What it still loses, the kernel counts (SO_MEMINFO's drops).
+std::size_t raise_receive_buffer(udp::socket& socket) {
+  asio::error_code ec;
+  socket.set_option(asio::socket_base::receive_buffer_size(4 << 20), ec);
+  asio::socket_base::receive_buffer_size size;
+  socket.get_option(size, ec);
+  return ec ? 0 : static_cast<std::size_t>(size.value());
+}
+
+std::uint64_t kernel_drops(int socket) {
+  std::array<std::uint32_t, SK_MEMINFO_VARS> info{};
+  socklen_t length = sizeof info;
+  if (getsockopt(socket, SOL_SOCKET, SO_MEMINFO, info.data(), &length) != 0 ||
+      length < (SK_MEMINFO_DROPS + 1) * sizeof(std::uint32_t)) {
+    return 0;
+  }
+  return info[SK_MEMINFO_DROPS];
+}
+
 // The record files of a run folder the replay serves: its CSVs and summaries by the names rths writes.
 std::vector<std::string> replay_files(const std::filesystem::path& dir) {
   static const std::regex kRecord(
@@ -43,7 +74,8 @@ std::vector<std::string> replay_files(const std::filesystem::path& dir) {
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && std::regex_match(name, kRecord)) {
+    // A link is not a record, wherever it points (a run folder's site_x.csv -> /etc/hostname).
+    if (std::filesystem::is_regular_file(entry.symlink_status()) && std::regex_match(name, kRecord)) {
       files.push_back(name);
     }
   }
@@ -62,6 +94,8 @@ class Server final : public ConnectionOwner {
     if (o.replay.empty()) {
       udp_.emplace(io_, udp::endpoint(asio::ip::make_address(o.telemetry_host), o.telemetry_port));
       udp_->non_blocking(true);
+      receive_buffer_ = raise_receive_buffer(*udp_);
+      udp_fd_ = udp_->native_handle();
       if (!o.key) {
         throw std::logic_error("a live console needs its key");
       }
@@ -72,13 +106,16 @@ class Server final : public ConnectionOwner {
   }
 
   ServerTotals run() {
-    std::printf("serving http://%s:%u/\n", options_.listen_host.c_str(), acceptor_.local_endpoint().port());
+    const std::string page = host_port(acceptor_.local_endpoint().address(), acceptor_.local_endpoint().port());
+    std::printf("serving http://%s/\n", page.c_str());
+    const std::string telemetry =
+        udp_ ? host_port(udp_->local_endpoint().address(), udp_->local_endpoint().port()) : std::string();
     if (udp_) {
-      std::printf("telemetry on %s:%u\n", options_.telemetry_host.c_str(), udp_->local_endpoint().port());
+      std::printf("telemetry on %s\n", telemetry.c_str());
     }
     std::fflush(stdout);
-    spdlog::info("page at http://{}:{}/{}", options_.listen_host, acceptor_.local_endpoint().port(),
-                 udp_ ? fmt::format(", telemetry on {}:{}", options_.telemetry_host, udp_->local_endpoint().port())
+    spdlog::info("page at http://{}/{}", page,
+                 udp_ ? fmt::format(", telemetry on {} (receive buffer {} KiB)", telemetry, receive_buffer_ / 1024)
                       : ", replaying " + options_.replay.string());
     accept();
     if (udp_) receive();
@@ -101,6 +138,8 @@ class Server final : public ConnectionOwner {
   void broadcast(std::string_view event);
   [[nodiscard]] std::string status_json() const;
   [[nodiscard]] std::size_t streams(const std::string* client) const;
+  void make_room_for_stream(const std::string& client);
+  void take_datagram(std::size_t n);
   void stop_request(const std::shared_ptr<Connection>& c);
 
   struct PageFile {
@@ -121,6 +160,8 @@ class Server final : public ConnectionOwner {
   udp::endpoint sender_;
   std::uint64_t table_version_ = 0;
   Clock::time_point status_sent_;
+  std::size_t receive_buffer_ = 0;
+  int udp_fd_ = -1;
 };
 
 void Server::load_page() {
@@ -166,7 +207,9 @@ void Server::accept() {
         }
       }
       if (connections_.size() < options_.max_connections) {
-        auto c = std::make_shared<Connection>(*this, std::move(socket), e ? "?" : peer.address().to_string());
+        // Every loopback address is one client: a local user has as many 127.x.y.z as it likes.
+        const std::string client = e ? "?" : peer.address().to_string();
+        auto c = std::make_shared<Connection>(*this, std::move(socket), is_loopback_host(client) ? "loopback" : client);
         connections_.push_back(c);
         c->self = std::prev(connections_.end());
         c->start();
@@ -178,17 +221,29 @@ void Server::accept() {
   });
 }
 
+void Server::take_datagram(std::size_t n) {
+  const std::string source = host_port(sender_.address(), sender_.port());
+  auto outcome = hub_->accept(std::string_view(datagram_.data(), n), source, Clock::now());
+  for (const auto& send : outcome.sends) send_udp(send.to, send.frame);
+  if (!outcome.dropped) broadcast("data: " + outcome.body + "\n\n");
+  if (hub_->table_version() != table_version_) {
+    table_version_ = hub_->table_version();
+    broadcast("event: console\ndata: " + status_json() + "\n\n");
+  }
+}
+
 void Server::receive() {
   udp_->async_receive_from(asio::buffer(datagram_), sender_, [this](const asio::error_code& ec, std::size_t n) {
     if (ec == asio::error::operation_aborted) return;
     if (!ec) {
-      const std::string source = sender_.address().to_string() + ":" + std::to_string(sender_.port());
-      auto outcome = hub_->accept(std::string_view(datagram_.data(), n), source, Clock::now());
-      if (outcome.reply) send_udp(outcome.reply->to, outcome.reply->frame);
-      if (!outcome.dropped) broadcast("data: " + outcome.body + "\n\n");
-      if (hub_->table_version() != table_version_) {
-        table_version_ = hub_->table_version();
-        broadcast("event: console\ndata: " + status_json() + "\n\n");
+      take_datagram(n);
+      // A burst is taken in one go (the socket is non-blocking), up to a bound that lets the
+      // page's requests in between.
+      asio::error_code again;
+      for (int more = 0; more < 256; ++more) {
+        const std::size_t m = udp_->receive_from(asio::buffer(datagram_), sender_, 0, again);
+        if (again) break;
+        take_datagram(m);
       }
     }
     receive();
@@ -198,7 +253,9 @@ void Server::receive() {
 void Server::send_udp(const std::string& to, const std::string& frame) {
   const auto colon = to.rfind(':');
   asio::error_code ec;
-  const udp::endpoint endpoint(asio::ip::make_address(to.substr(0, colon), ec),
+  std::string host = to.substr(0, colon);
+  if (host.starts_with('[')) host = host.substr(1, host.size() - 2);
+  const udp::endpoint endpoint(asio::ip::make_address(host, ec),
                                static_cast<std::uint16_t>(std::stoul(to.substr(colon + 1))));
   if (!ec) {
     udp_->send_to(asio::buffer(frame), endpoint, 0, ec);  // non-blocking: a full buffer loses it, as UDP may
@@ -247,6 +304,27 @@ std::size_t Server::streams(const std::string* client) const {
   }));
 }
 
+// The page of the operator always gets its stream: a new one closes its client's oldest when that
+// client holds --max-streams-per-client, and the oldest of all when --max-streams are open. Loopback
+// clients count as one (a local user has as many 127.x.y.z addresses as it likes).
+void Server::make_room_for_stream(const std::string& client) {
+  const auto oldest = [&](const std::string* of) {
+    return std::find_if(connections_.begin(), connections_.end(), [&](const auto& c) {
+      return c->phase() == Connection::Phase::kStreaming && (of == nullptr || c->client() == *of);
+    });
+  };
+  if (streams(&client) >= options_.max_streams_per_client) {
+    spdlog::info("event stream of {}: its oldest closed for a new one", client);
+    (*oldest(&client))->close();
+  }
+  if (streams(nullptr) >= options_.max_streams) {
+    const auto victim = oldest(nullptr);
+    spdlog::info("event streams: {} open, the oldest ({}) closed for a new one", options_.max_streams,
+                 (*victim)->client());
+    (*victim)->close();
+  }
+}
+
 std::string Server::status_json() const {
   const auto now = Clock::now();
   std::string nodes;
@@ -256,8 +334,10 @@ std::string Server::status_json() const {
                          nodes.empty() ? "" : ",", json_string(n.node), n.run, n.source, json_string(n.state),
                          n.datagrams, std::chrono::duration<double>(now - n.last_heard).count());
     if (n.stop_sent != 0) {
-      stops += fmt::format(R"({}{{"node":{},"run":"{}","source":"{}","acknowledged":{}}})", stops.empty() ? "" : ",",
-                           json_string(n.node), n.run, n.source, n.stop_acked == n.stop_sent ? "true" : "false");
+      stops += fmt::format(R"({}{{"node":{},"run":"{}","source":"{}","acknowledged":{},"heard_s_ago":{:.3f}}})",
+                           stops.empty() ? "" : ",", json_string(n.node), n.run, n.source,
+                           n.stop_acked == n.stop_sent ? "true" : "false",
+                           std::chrono::duration<double>(now - n.last_heard).count());
     }
   }
   std::string dropped;
@@ -266,8 +346,10 @@ std::string Server::status_json() const {
                            hub_->dropped(static_cast<Dropped>(d)));
   }
   return fmt::format(
-      R"({{"accepted":{},"dropped":{{{}}},"dropped_total":{},"nodes":[{}],"stops":[{}],"streams":{},"connections":{}}})",
-      hub_->accepted(), dropped, hub_->dropped_total(), nodes, stops, streams(nullptr), connections_.size());
+      R"({{"accepted":{},"dropped":{{{}}},"dropped_total":{},"kernel_dropped":{},"receive_buffer":{},"nodes":[{}],)"
+      R"("stops":[{}],"streams":{},"connections":{}}})",
+      hub_->accepted(), dropped, hub_->dropped_total(), kernel_drops(udp_fd_), receive_buffer_, nodes, stops,
+      streams(nullptr), connections_.size());
 }
 
 void Server::stop_request(const std::shared_ptr<Connection>& c) {
@@ -276,7 +358,8 @@ void Server::stop_request(const std::shared_ptr<Connection>& c) {
     send_udp(s.to, s.frame);
   }
   for (const auto& t : targets) {
-    spdlog::warn("stop requested from the page: sent to {} (run {}) at {}", t.node, t.run, t.source);
+    spdlog::warn("stop requested from the page: sent to {} (run {}) at {}, heard {:.1f} s ago", t.node, t.run, t.source,
+                 t.heard_s_ago);
   }
   if (targets.empty()) {
     spdlog::warn("stop requested from the page: no running numerical node heard, nothing to stop");
@@ -293,8 +376,9 @@ void Server::stop_request(const std::shared_ptr<Connection>& c) {
         for (const auto& t : targets) {
           const bool acked = hub_->stop_acknowledged(t.run);
           all = all && acked;
-          sent += fmt::format(R"({}{{"node":{},"run":"{}","source":"{}","acknowledged":{}}})", sent.empty() ? "" : ",",
-                              json_string(t.node), t.run, t.source, acked ? "true" : "false");
+          sent += fmt::format(R"({}{{"node":{},"run":"{}","source":"{}","acknowledged":{},"heard_s_ago":{:.3f}}})",
+                              sent.empty() ? "" : ",", json_string(t.node), t.run, t.source, acked ? "true" : "false",
+                              t.heard_s_ago);
         }
         c->respond(200, "application/json", fmt::format(R"({{"sent_to":[{}],"acknowledged":{}}})", sent, all));
       });
@@ -311,7 +395,9 @@ void Server::handle(const std::shared_ptr<Connection>& c, const Request& r) {
                "this console answers only to an IP address, localhost, or a name given with --allow-host\n");
     return;
   }
-  if (!options_.token.empty()) {
+  // The page's own files hold nothing secret and carry no token (index.html loads them by plain
+  // paths); everything that reads or acts on the test does.
+  if (!options_.token.empty() && !page_.contains(r.path)) {
     const std::string* header = r.header("x-rths-token");
     if (!same_secret(query_value(r.query, "token"), options_.token) &&
         (header == nullptr || !same_secret(*header, options_.token))) {
@@ -356,13 +442,16 @@ void Server::handle(const std::shared_ptr<Connection>& c, const Request& r) {
   } else if (r.path == "/api/status" && live) {
     c->respond(200, "application/json", status_json());
   } else if (r.path == "/api/events" && live) {
-    if (streams(nullptr) >= options_.max_streams || streams(&c->client()) >= options_.max_streams_per_client) {
-      c->respond(429, "text/plain", "too many event streams open: close a tab of this console\n");
-      return;
-    }
+    make_room_for_stream(c->client());
+    // The newest telemetry of every run, newest run last, within the backlog a stream may hold.
+    const std::vector<std::string> latest = hub_->latest();
     std::string first = "event: console\ndata: " + status_json() + "\n\n";
-    for (const auto& body : hub_->latest()) {
-      first += "data: " + body + "\n\n";
+    std::size_t from = latest.size();
+    for (std::size_t size = first.size(); from > 0 && size + latest[from - 1].size() + 8 <= kMaxStreamBacklog; --from) {
+      size += latest[from - 1].size() + 8;
+    }
+    for (std::size_t i = from; i < latest.size(); ++i) {
+      first += "data: " + latest[i] + "\n\n";
     }
     c->stream(std::move(first));
   } else if (r.path.starts_with("/run/") && !live) {
