@@ -119,8 +119,8 @@ class ConsoleServer : public test::RunFolderTest {
 // token; the page's own files do not (index.html loads them by plain paths: the page must run).
 TEST_F(ConsoleServer, WithATokenTheTestsDataAndStopNeedItThePageFilesDoNot) {
   auto console = start_console({"--token", kToken});
-  for (const char* file :
-       {"/", "/index.html", "/console.js", "/console.css", "/uplot/uPlot.iife.min.js", "/uplot/uPlot.min.css"}) {
+  for (const char* file : {"/", "/index.html", "/charts.js", "/console.js", "/console.css", "/uplot/uPlot.iife.min.js",
+                           "/uplot/uPlot.min.css"}) {
     EXPECT_EQ(http_status(page_, file), 200) << file;
   }
   for (const char* api : {"/api/mode", "/api/status", "/api/events", "/api/nothing", "/run/summary.json"}) {

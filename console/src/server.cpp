@@ -168,6 +168,7 @@ void Server::load_page() {
   const std::filesystem::path uplot = options_.web_dir / "node_modules" / "uplot" / "dist";
   const std::pair<std::string, std::pair<std::filesystem::path, std::string>> files[] = {
       {"/", {options_.web_dir / "index.html", "text/html; charset=utf-8"}},
+      {"/charts.js", {options_.web_dir / "charts.js", "text/javascript; charset=utf-8"}},
       {"/console.js", {options_.web_dir / "console.js", "text/javascript; charset=utf-8"}},
       {"/console.css", {options_.web_dir / "console.css", "text/css"}},
       {"/uplot/uPlot.iife.min.js", {uplot / "uPlot.iife.min.js", "text/javascript; charset=utf-8"}},
