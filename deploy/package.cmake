@@ -24,7 +24,8 @@ foreach(tool IN ITEMS rths-numerical rths-physical rths-relay rths-target rths-s
 endforeach()
 
 # rths-console finds its page in ../share/rths/console from its own folder.
-install(FILES ${PROJECT_SOURCE_DIR}/console/web/index.html ${PROJECT_SOURCE_DIR}/console/web/console.js
+install(FILES ${PROJECT_SOURCE_DIR}/console/web/index.html ${PROJECT_SOURCE_DIR}/console/web/charts.js
+              ${PROJECT_SOURCE_DIR}/console/web/console.js
               ${PROJECT_SOURCE_DIR}/console/web/console.css DESTINATION ${CMAKE_INSTALL_DATADIR}/rths/console)
 install(FILES ${PROJECT_SOURCE_DIR}/console/web/node_modules/uplot/dist/uPlot.iife.min.js
               ${PROJECT_SOURCE_DIR}/console/web/node_modules/uplot/dist/uPlot.min.css

@@ -372,12 +372,14 @@ from the kernel's receive timestamp; order is kept unless the impairment allows 
   cli.number("spin-us", "US", o.spin_us, {0.0, 1e6, false, "a time in microseconds"},
              "Sleep until this long before each release, then busy-wait to it (default 50,\n"
              "at most 1e6; raise it to the host's wake-up latency, see rths-bench-loop).");
-  cli.text("console", "HOST:PORT", o.telemetry.console,
-           "Publish each direction's counters to rths-console listening there. Default: none.");
+  cli.option(
+      "console", "HOST:PORT", [&o](const std::string& v) { o.telemetry.console = rths::console_address(v); },
+      "Publish each direction's counters to rths-console listening there. Default: none.");
   cli.path("console-key", "FILE", o.telemetry.key_file,
            "(with --console) The console's key file, the one rths-console holds (its --key).");
-  cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
-             "Telemetry datagrams per second. Default 50.");
+  cli.option(
+      "telemetry-hz", "HZ", [&o](const std::string& v) { o.telemetry.rate_hz = rths::telemetry_rate(v); },
+      "Telemetry datagrams per second, from 1 to 1000. Default 50.");
   cli.flag("quiet", o.quiet, "Print only errors (the summary is still written).").alias("-q");
   cli.epilogue(R"(On exit it prints and writes per direction: received, delivered, lost, duplicated, reordered (released
 while a datagram that arrived earlier was still waiting), dropped_overflow, and the release lateness

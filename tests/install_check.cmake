@@ -29,7 +29,7 @@ foreach(doc IN ITEMS README.md LICENSE copyright docs/reference-values.md)
   endif()
 endforeach()
 # The console's page and the uPlot it draws with (deploy/setup.sh installs uPlot before the build).
-foreach(file IN ITEMS index.html console.js console.css node_modules/uplot/dist/uPlot.iife.min.js)
+foreach(file IN ITEMS index.html charts.js console.js console.css node_modules/uplot/dist/uPlot.iife.min.js)
   if(NOT EXISTS ${PREFIX}/share/rths/console/${file})
     message(FATAL_ERROR "not installed: share/rths/console/${file}")
   endif()

@@ -1,13 +1,15 @@
-// rths_test_telemetry KEY_FILE HOST:PORT: a node of the console's tests that publishes any JSON body
-// the test writes, sealed with the console's key as TelemetryPublisher seals (a run of its own,
-// increasing sequence numbers, the console's challenge echoed). Each line on standard input replaces
-// the body; the newest is sent 50 times a second until SIGINT or SIGTERM. It lets the browser test
-// show the page telemetry no node of rths sends: script in every string, rotations and moments.
+// rths_test_telemetry KEY_FILE HOST:PORT: nodes of the console's tests that publish any JSON body the
+// test writes, sealed with the console's key as TelemetryPublisher seals (a run of its own per node
+// name, increasing sequence numbers, the console's challenge echoed). Each line on standard input
+// replaces the body of the node it names ("node"); the newest body of every node is sent 50 times a
+// second until SIGINT or SIGTERM. It lets the browser test show the page telemetry no node of rths
+// sends: script in every string, rotations and moments, more sites and channels than the page draws.
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -19,6 +21,17 @@
 #include "rths/common/secret_key.hpp"
 #include "rths/common/telemetry.hpp"
 #include "rths/common/udp_link.hpp"
+#include "rths/console/hub.hpp"
+
+namespace {
+
+struct Node {
+  rths::telemetry_frame::Header header{
+      rths::telemetry_frame::Kind::kTelemetry, rths::telemetry_frame::random_run(), 0, {}};
+  std::string body;
+};
+
+}  // namespace
 
 int main(int argc, char** argv) {
   if (argc != 3) {
@@ -33,39 +46,35 @@ int main(int argc, char** argv) {
   link.set_peer(console.host, console.port);
 
   std::mutex mutex;
-  std::string body;
-  std::atomic<bool> have{false};
+  std::map<std::string, Node> nodes;  // by name
   std::thread reader([&] {
     for (std::string line; std::getline(std::cin, line);) {
+      const std::string name = rths::console::json_string_field(line, "node").value_or("");
       const std::scoped_lock lock(mutex);
-      body = line;
-      have = true;
+      nodes[name].body = line;
     }
   });
   reader.detach();  // blocked in getline until the test closes our input; the process ends anyway
 
-  rths::telemetry_frame::Header header{
-      rths::telemetry_frame::Kind::kTelemetry, rths::telemetry_frame::random_run(), 0, {}};
   std::array<std::byte, 2048> rx{};
   while (!stop.load()) {
-    if (have.load()) {
-      std::string text;
-      {
-        const std::scoped_lock lock(mutex);
-        text = body;
+    {
+      const std::scoped_lock lock(mutex);
+      for (auto& [name, node] : nodes) {
+        ++node.header.sequence;
+        const std::string frame = rths::telemetry_frame::seal(keys.to_console, node.header, node.body);
+        link.send(std::as_bytes(std::span(frame.data(), frame.size())));
       }
-      ++header.sequence;
-      const std::string frame = rths::telemetry_frame::seal(keys.to_console, header, text);
-      link.send(std::as_bytes(std::span(frame.data(), frame.size())));
     }
     link.wait_readable(20'000'000);
     for (std::size_t n = 0; (n = link.receive(rx)) != 0;) {
       const auto opened = rths::telemetry_frame::open(
           keys.to_node, std::string_view(reinterpret_cast<const char*>(rx.data()),
                                          n));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
-      if (opened && opened->header.run == header.run &&
-          opened->header.kind == rths::telemetry_frame::Kind::kChallenge) {
-        header.echo = opened->header.echo;
+      if (!opened || opened->header.kind != rths::telemetry_frame::Kind::kChallenge) continue;
+      const std::scoped_lock lock(mutex);
+      for (auto& [name, node] : nodes) {
+        if (node.header.run == opened->header.run) node.header.echo = opened->header.echo;
       }
     }
   }

@@ -12,6 +12,7 @@
 #include <asio/io_context.hpp>
 
 #include "rths/common/address.hpp"
+#include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/recorder.hpp"
 #include "rths/common/udp_link.hpp"
@@ -20,9 +21,11 @@ namespace rths {
 
 namespace {
 
-// A datagram stays under the common path MTU's worth of fragments; columns past it are left out
-// (a model with hundreds of degrees of freedom shows its first ones; its CSV has them all).
-constexpr std::size_t kMaxTelemetryBytes = 8192;
+// A frame is one datagram of at most kMaxDatagramBytes, as every rths datagram (never fragmented on
+// the way; UdpLink refuses larger ones): columns past it are left out (a model with hundreds of
+// degrees of freedom shows its first ones; its CSV has them all).
+constexpr std::size_t kMaxTelemetryBytes = TelemetryPublisher::kMaxBodyBytes;
+static_assert(kMaxTelemetryBytes + telemetry_frame::kHeaderBytes + telemetry_frame::kTagBytes == kMaxDatagramBytes);
 
 std::string json_number(double v) {
   return std::isfinite(v) ? fmt::format("{:.9g}", v) : std::string("null");  // JSON has no NaN: null shows it
@@ -47,7 +50,43 @@ SecretKey derived(const SecretKey& key, std::string_view label) {
   return k;
 }
 
+// A text as JSON string content of at most kMaxTextBytes, cut at a character's start and marked
+// with "..." when longer (a reason may quote a path or a peer's words).
+std::string escaped_cut(std::string_view text) {
+  constexpr std::size_t kMax = TelemetryPublisher::kMaxTextBytes;
+  std::string out = json_escape(text);
+  if (out.size() <= kMax) {
+    return out;
+  }
+  out.clear();
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t length = 1;
+    while (i + length < text.size() && (static_cast<unsigned char>(text[i + length]) & 0xC0U) == 0x80U) {
+      ++length;
+    }
+    const std::string piece = json_escape(text.substr(i, length));
+    if (out.size() + piece.size() > kMax - 3) {
+      break;
+    }
+    out += piece;
+    i += length;
+  }
+  return out + "...";
+}
+
 }  // namespace
+
+std::string console_address(const std::string& text) {
+  const HostPort address = parse_address(text, false);
+  if (const std::string problem = resolve_problem(address.host); !problem.empty()) {
+    throw Expected(fmt::format("HOST:PORT of rths-console's telemetry (cannot resolve {}: {})", address.host, problem));
+  }
+  return text;
+}
+
+double telemetry_rate(const std::string& text) {
+  return parse_number(text, {1.0, 1000.0, false, "a rate in Hz"});
+}
 
 void load_telemetry_key(TelemetryOptions& options) {
   if (options.console.empty()) {
@@ -179,9 +218,8 @@ struct TelemetryPublisher::Socket {
 
 TelemetryPublisher::TelemetryPublisher(std::string node, TelemetryOptions options)
     : node_(std::move(node)), options_(std::move(options)), run_(telemetry_frame::random_run()) {
-  if (!(options_.rate_hz > 0.0 && options_.rate_hz <= 1000.0)) {
-    throw std::invalid_argument(
-        fmt::format("telemetry rate {} Hz: expected more than 0 and at most 1000 Hz", options_.rate_hz));
+  if (!(options_.rate_hz >= 1.0 && options_.rate_hz <= 1000.0)) {
+    throw std::invalid_argument(fmt::format("telemetry rate {} Hz: expected 1 to 1000 Hz", options_.rate_hz));
   }
   if (!options_.key) {
     throw std::invalid_argument("telemetry to " + options_.console +
@@ -218,10 +256,12 @@ std::uint64_t LatestRow::get(std::vector<double>& out) const {
 }
 
 void TelemetryPublisher::add_stream(std::string name, const Recorder& recorder) {
+  if (streams_.size() >= kMaxStreams) throw std::logic_error("a telemetry publisher has at most 8 streams");
   streams_.push_back(Stream{std::move(name), &recorder, nullptr});
 }
 
 void TelemetryPublisher::add_stream(std::string name, const LatestRow& latest) {
+  if (streams_.size() >= kMaxStreams) throw std::logic_error("a telemetry publisher has at most 8 streams");
   streams_.push_back(Stream{std::move(name), nullptr, &latest});
 }
 
@@ -258,9 +298,10 @@ std::string TelemetryPublisher::datagram(std::size_t stream) const {
     stop_ack = stop_ack_;
   }
   std::string out = fmt::format(R"({{"node":"{}","state":"{}","reason":"{}","sent":{})", json_escape(node_), state,
-                                json_escape(reason), sent_.load());
+                                escaped_cut(reason), sent_.load());
+  const std::string head = out + "}";  // what goes out should the rest not fit
   if (!experiment_.empty()) {
-    out += fmt::format(R"(,"experiment":"{}")", json_escape(experiment_));
+    out += fmt::format(R"(,"experiment":"{}")", escaped_cut(experiment_));
   }
   if (stop_ack != 0) {
     out += fmt::format(R"(,"stop_ack":{})", stop_ack);
@@ -305,7 +346,8 @@ std::string TelemetryPublisher::datagram(std::size_t stream) const {
     }
   }
   out += "}";
-  return out;
+  // A node's own names (its figures, a long name) could still make it too long: its state goes out.
+  return out.size() <= kMaxTelemetryBytes ? out : head;
 }
 
 void TelemetryPublisher::publish() {
@@ -341,6 +383,19 @@ void TelemetryPublisher::serve_requests() {
       continue;
     }
     const telemetry_frame::Header& h = opened->header;
+    {
+      // The console's frames only in increasing order: a challenge or stop recorded on the path and
+      // sent again (to make this run echo an old challenge, the console then dropping its frames) is
+      // refused.
+      const std::scoped_lock lock(state_mutex_);
+      if (h.sequence <= console_sequence_) {
+        refused_requests_.fetch_add(1);
+        continue;
+      }
+      if (h.kind == telemetry_frame::Kind::kChallenge || h.kind == telemetry_frame::Kind::kStop) {
+        console_sequence_ = h.sequence;
+      }
+    }
     if (h.kind == telemetry_frame::Kind::kChallenge) {
       const std::scoped_lock lock(state_mutex_);
       if (h.echo != challenge_) {

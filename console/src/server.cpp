@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <cctype>
 #include <cstdio>
 #include <fstream>
 #include <list>
@@ -15,17 +14,18 @@
 #include <string>
 #include <string_view>
 
+#include <linux/sock_diag.h>
+#include <sys/socket.h>
+
 #include <fmt/format.h>
-#include <sodium.h>
 #include <spdlog/spdlog.h>
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 #include <asio/ip/udp.hpp>
-#include <asio/read_until.hpp>
 #include <asio/steady_timer.hpp>
-#include <asio/streambuf.hpp>
-#include <asio/write.hpp>
 
+#include "http.hpp"
+#include "rths/common/address.hpp"
 #include "rths/common/telemetry.hpp"
 #include "rths/console/hub.hpp"
 
@@ -33,109 +33,38 @@ namespace rths::console {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using asio::ip::tcp;
 using asio::ip::udp;
 
-constexpr std::size_t kMaxHeadBytes = 8192;
-// An event stream's backlog beyond which its client is too slow to follow the test: it is closed
-// (the page's EventSource reconnects and starts from the newest telemetry).
-constexpr std::size_t kMaxStreamBacklog = 1U << 20U;
 constexpr auto kTick = std::chrono::milliseconds(100);  // events go out at most 10 times a second
 constexpr auto kStatusEvery = std::chrono::seconds(1);
-constexpr auto kHeartbeatEvery = std::chrono::seconds(2);
 constexpr auto kStopAnswerWithin = std::chrono::milliseconds(500);
 
-// Every answer says: no script but the console's own files, no frames, no other origins.
-constexpr std::string_view kSecurityHeaders =
-    "Content-Security-Policy: default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'\r\n"
-    "X-Content-Type-Options: nosniff\r\nX-Frame-Options: DENY\r\nReferrer-Policy: no-referrer\r\n"
-    "Cache-Control: no-store\r\n";
-
-const char* reason_phrase(int status) {
-  switch (status) {
-    case 200:
-      return "OK";
-    case 400:
-      return "Bad Request";
-    case 403:
-      return "Forbidden";
-    case 404:
-      return "Not Found";
-    case 405:
-      return "Method Not Allowed";
-    case 408:
-      return "Request Timeout";
-    case 429:
-      return "Too Many Requests";
-    case 431:
-      return "Request Header Fields Too Large";
-    default:
-      return "Error";
-  }
+// "127.0.0.1:8080", "[::1]:8080".
+std::string host_port(const asio::ip::address& address, unsigned short port) {
+  return address.is_v6() ? fmt::format("[{}]:{}", address.to_string(), port)
+                         : fmt::format("{}:{}", address.to_string(), port);
 }
 
-std::string json_string(std::string_view s) {
-  return "\"" + json_escape(s) + "\"";
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
-// A Host header a DNS-rebinding page cannot send: an IP literal (the page's origin is then the
-// console's own address), localhost, or a name the operator allowed.
-bool host_allowed(std::string_view host, const std::vector<std::string>& allowed) {
-  std::string name(host);
+// A burst of telemetry (every node of a large test at once) must wait in the socket's buffer, not be
+// lost there: the buffer is raised to 4 MiB, or as far as the kernel allows (net.core.rmem_max).
+// What it still loses, the kernel counts (SO_MEMINFO's drops).
+std::size_t raise_receive_buffer(udp::socket& socket) {
   asio::error_code ec;
-  if (!name.empty() && name.front() == '[') {
-    const auto close = name.find(']');
-    if (close == std::string::npos) return false;
-    asio::ip::make_address_v6(name.substr(1, close - 1), ec);
-    return !ec;
-  }
-  if (const auto colon = name.rfind(':'); colon != std::string::npos) {
-    name.resize(colon);
-  }
-  name = lower(name);
-  if (name == "localhost") return true;
-  asio::ip::make_address_v4(name, ec);
-  if (!ec) return true;
-  return std::any_of(allowed.begin(), allowed.end(), [&](const std::string& a) { return lower(a) == name; });
+  socket.set_option(asio::socket_base::receive_buffer_size(4 << 20), ec);
+  asio::socket_base::receive_buffer_size size;
+  socket.get_option(size, ec);
+  return ec ? 0 : static_cast<std::size_t>(size.value());
 }
 
-std::string percent_decoded(std::string_view s) {
-  std::string out;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (s[i] == '%' && i + 2 < s.size() && std::isxdigit(static_cast<unsigned char>(s[i + 1])) != 0 &&
-        std::isxdigit(static_cast<unsigned char>(s[i + 2])) != 0) {
-      out.push_back(static_cast<char>(std::stoi(std::string(s.substr(i + 1, 2)), nullptr, 16)));
-      i += 2;
-    } else {
-      out.push_back(s[i] == '+' ? ' ' : s[i]);
-    }
+std::uint64_t kernel_drops(int socket) {
+  std::array<std::uint32_t, SK_MEMINFO_VARS> info{};
+  socklen_t length = sizeof info;
+  if (getsockopt(socket, SOL_SOCKET, SO_MEMINFO, info.data(), &length) != 0 ||
+      length < (SK_MEMINFO_DROPS + 1) * sizeof(std::uint32_t)) {
+    return 0;
   }
-  return out;
-}
-
-std::string query_value(std::string_view query, std::string_view name) {
-  while (!query.empty()) {
-    const auto amp = query.find('&');
-    const std::string_view pair = query.substr(0, amp);
-    const auto eq = pair.find('=');
-    if (pair.substr(0, eq) == name && eq != std::string_view::npos) {
-      return percent_decoded(pair.substr(eq + 1));
-    }
-    if (amp == std::string_view::npos) break;
-    query.remove_prefix(amp + 1);
-  }
-  return {};
-}
-
-bool same_secret(const std::string& given, const std::string& token) {
-  return given.size() == token.size() && sodium_memcmp(given.data(), token.data(), token.size()) == 0;
+  return info[SK_MEMINFO_DROPS];
 }
 
 // The record files of a run folder the replay serves: its CSVs and summaries by the names rths writes.
@@ -145,7 +74,8 @@ std::vector<std::string> replay_files(const std::filesystem::path& dir) {
   std::vector<std::string> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (entry.is_regular_file() && std::regex_match(name, kRecord)) {
+    // A link is not a record, wherever it points (a run folder's site_x.csv -> /etc/hostname).
+    if (std::filesystem::is_regular_file(entry.symlink_status()) && std::regex_match(name, kRecord)) {
       files.push_back(name);
     }
   }
@@ -153,107 +83,7 @@ std::vector<std::string> replay_files(const std::filesystem::path& dir) {
   return files;
 }
 
-struct Request {
-  std::string method;
-  std::string path;
-  std::string query;
-  std::map<std::string, std::string> headers;  // lower-case names
-  [[nodiscard]] const std::string* header(const std::string& name) const {
-    const auto it = headers.find(name);
-    return it == headers.end() ? nullptr : &it->second;
-  }
-};
-
-// The request line and headers; nullopt when they are not HTTP/1.x or a header repeats Host.
-std::optional<Request> parse_head(std::string_view head) {
-  Request r;
-  const auto line_end = head.find("\r\n");
-  std::istringstream first(std::string(head.substr(0, line_end)));
-  std::string target;
-  std::string version;
-  if (!(first >> r.method >> target >> version) || !version.starts_with("HTTP/1.") || target.empty() ||
-      target.front() != '/') {
-    return std::nullopt;
-  }
-  const auto q = target.find('?');
-  r.path = target.substr(0, q);
-  r.query = q == std::string::npos ? "" : target.substr(q + 1);
-  std::size_t at = line_end + 2;
-  while (at < head.size()) {
-    const auto end = head.find("\r\n", at);
-    const std::string_view line = head.substr(at, end - at);
-    at = end == std::string_view::npos ? head.size() : end + 2;
-    if (line.empty()) break;
-    const auto colon = line.find(':');
-    if (colon == std::string_view::npos) return std::nullopt;
-    std::string name = lower(std::string(line.substr(0, colon)));
-    std::string value(line.substr(colon + 1));
-    value.erase(0, value.find_first_not_of(" \t"));
-    value.erase(value.find_last_not_of(" \t") + 1);
-    if (r.headers.contains(name)) {
-      if (name == "host") return std::nullopt;
-      continue;
-    }
-    r.headers.emplace(std::move(name), std::move(value));
-  }
-  return r;
-}
-
-class Server;
-
-// One HTTP connection: a request, then a response (or an event stream), then closed.
-class Connection : public std::enable_shared_from_this<Connection> {
- public:
-  enum class Phase { kReading, kResponding, kStreaming, kClosed };
-
-  Connection(Server& server, tcp::socket socket, std::string client)
-      : server_(server),
-        socket_(std::move(socket)),
-        head_(kMaxHeadBytes),
-        timer_(socket_.get_executor()),
-        client_(std::move(client)),
-        opened_(Clock::now()) {}
-
-  void start();
-  void close();
-  // An event for the stream (already framed); closes a stream whose client cannot keep up.
-  void push(std::string_view event);
-  void flush(Clock::time_point now);
-
-  [[nodiscard]] Phase phase() const { return phase_; }
-  [[nodiscard]] const std::string& client() const { return client_; }
-  [[nodiscard]] Clock::time_point opened() const { return opened_; }
-  std::list<std::shared_ptr<Connection>>::iterator self;
-
-  void respond(int status, std::string_view type, std::string_view body);
-  void stream(std::string first_events);
-  void send_file(const std::filesystem::path& file, std::string_view type);
-  // Answers once the check says done or after `within`, polling it.
-  void answer_when(std::function<bool()> done, Clock::time_point until, std::function<void()> answer);
-
- private:
-  void on_head(const asio::error_code& ec, std::size_t n);
-  void write_then_close();
-  void next_chunk();
-  void watch_peer();
-
-  Server& server_;
-  tcp::socket socket_;
-  asio::streambuf head_;
-  asio::steady_timer timer_;
-  std::string client_;
-  Clock::time_point opened_;
-  Phase phase_ = Phase::kReading;
-  std::string out_;
-  std::string pending_;
-  bool writing_ = false;
-  Clock::time_point write_started_;
-  Clock::time_point last_write_;
-  std::unique_ptr<std::ifstream> file_;
-  std::array<char, 64> peer_bytes_{};
-};
-
-class Server {
+class Server final : public ConnectionOwner {
  public:
   Server(const ServerOptions& o, const std::atomic<bool>& stop)
       : options_(o),
@@ -264,6 +94,8 @@ class Server {
     if (o.replay.empty()) {
       udp_.emplace(io_, udp::endpoint(asio::ip::make_address(o.telemetry_host), o.telemetry_port));
       udp_->non_blocking(true);
+      receive_buffer_ = raise_receive_buffer(*udp_);
+      udp_fd_ = udp_->native_handle();
       if (!o.key) {
         throw std::logic_error("a live console needs its key");
       }
@@ -274,13 +106,16 @@ class Server {
   }
 
   ServerTotals run() {
-    std::printf("serving http://%s:%u/\n", options_.listen_host.c_str(), acceptor_.local_endpoint().port());
+    const std::string page = host_port(acceptor_.local_endpoint().address(), acceptor_.local_endpoint().port());
+    std::printf("serving http://%s/\n", page.c_str());
+    const std::string telemetry =
+        udp_ ? host_port(udp_->local_endpoint().address(), udp_->local_endpoint().port()) : std::string();
     if (udp_) {
-      std::printf("telemetry on %s:%u\n", options_.telemetry_host.c_str(), udp_->local_endpoint().port());
+      std::printf("telemetry on %s\n", telemetry.c_str());
     }
     std::fflush(stdout);
-    spdlog::info("page at http://{}:{}/{}", options_.listen_host, acceptor_.local_endpoint().port(),
-                 udp_ ? fmt::format(", telemetry on {}:{}", options_.telemetry_host, udp_->local_endpoint().port())
+    spdlog::info("page at http://{}/{}", page,
+                 udp_ ? fmt::format(", telemetry on {} (receive buffer {} KiB)", telemetry, receive_buffer_ / 1024)
                       : ", replaying " + options_.replay.string());
     accept();
     if (udp_) receive();
@@ -289,10 +124,9 @@ class Server {
     return {hub_ ? hub_->accepted() : 0, hub_ ? hub_->dropped_total() : 0};
   }
 
-  void forget(const std::shared_ptr<Connection>& c) { connections_.erase(c->self); }
-  [[nodiscard]] const ServerOptions& options() const { return options_; }
-  [[nodiscard]] const std::chrono::milliseconds& write_timeout() const { return options_.write_timeout; }
-  void handle(const std::shared_ptr<Connection>& c, const Request& r);
+  void forget(const std::shared_ptr<Connection>& c) override { connections_.erase(c->self); }
+  [[nodiscard]] const ServerOptions& options() const override { return options_; }
+  void handle(const std::shared_ptr<Connection>& c, const Request& r) override;
 
  private:
   void load_page();
@@ -304,6 +138,8 @@ class Server {
   void broadcast(std::string_view event);
   [[nodiscard]] std::string status_json() const;
   [[nodiscard]] std::size_t streams(const std::string* client) const;
+  void make_room_for_stream(const std::string& client);
+  void take_datagram(std::size_t n);
   void stop_request(const std::shared_ptr<Connection>& c);
 
   struct PageFile {
@@ -324,174 +160,15 @@ class Server {
   udp::endpoint sender_;
   std::uint64_t table_version_ = 0;
   Clock::time_point status_sent_;
+  std::size_t receive_buffer_ = 0;
+  int udp_fd_ = -1;
 };
-
-void Connection::start() {
-  timer_.expires_after(server_.options().request_timeout);
-  timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
-    if (!ec && self->phase_ == Phase::kReading) {
-      self->close();  // a request's head that never ends (slowloris) holds nothing for longer
-    }
-  });
-  asio::async_read_until(
-      socket_, head_, "\r\n\r\n",
-      [self = shared_from_this()](const asio::error_code& ec, std::size_t n) { self->on_head(ec, n); });
-}
-
-void Connection::close() {
-  if (phase_ == Phase::kClosed) return;
-  phase_ = Phase::kClosed;
-  asio::error_code ignored;
-  timer_.cancel();
-  socket_.shutdown(tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
-  server_.forget(shared_from_this());
-}
-
-void Connection::on_head(const asio::error_code& ec, std::size_t n) {
-  if (phase_ != Phase::kReading) return;
-  timer_.cancel();
-  if (ec == asio::error::not_found) {
-    respond(431, "text/plain", "request head over 8 KiB\n");
-    return;
-  }
-  if (ec) {
-    close();
-    return;
-  }
-  const std::string_view head(static_cast<const char*>(head_.data().data()), n);
-  const auto request = parse_head(head);
-  if (!request) {
-    respond(400, "text/plain", "not an HTTP/1.x request\n");
-    return;
-  }
-  server_.handle(shared_from_this(), *request);
-}
-
-void Connection::respond(int status, std::string_view type, std::string_view body) {
-  if (phase_ == Phase::kClosed) return;
-  phase_ = Phase::kResponding;
-  out_ = fmt::format("HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n{}\r\n", status,
-                     reason_phrase(status), type, body.size(), kSecurityHeaders);
-  out_ += body;
-  write_then_close();
-}
-
-void Connection::write_then_close() {
-  timer_.expires_after(server_.write_timeout());
-  timer_.async_wait([self = shared_from_this()](const asio::error_code& ec) {
-    if (!ec) self->close();  // a client that does not take its answer
-  });
-  asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
-    if (ec || !self->file_) {
-      self->close();
-    } else {
-      self->next_chunk();
-    }
-  });
-}
-
-void Connection::send_file(const std::filesystem::path& file, std::string_view type) {
-  if (phase_ == Phase::kClosed) return;
-  phase_ = Phase::kResponding;
-  auto in = std::make_unique<std::ifstream>(file, std::ios::binary);
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(file, ec);
-  if (!*in || ec) {
-    respond(404, "text/plain", "no such record in the run folder\n");
-    return;
-  }
-  file_ = std::move(in);
-  out_ = fmt::format("HTTP/1.1 200 OK\r\nContent-Type: {}\r\nContent-Length: {}\r\nConnection: close\r\n{}\r\n", type,
-                     size, kSecurityHeaders);
-  write_then_close();
-}
-
-void Connection::next_chunk() {
-  out_.resize(1U << 16U);
-  file_->read(out_.data(), static_cast<std::streamsize>(out_.size()));
-  out_.resize(static_cast<std::size_t>(file_->gcount()));
-  if (out_.empty()) {
-    close();
-    return;
-  }
-  write_then_close();
-}
-
-void Connection::stream(std::string first_events) {
-  if (phase_ == Phase::kClosed) return;
-  phase_ = Phase::kStreaming;
-  timer_.cancel();
-  pending_ = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n" +
-             std::string(kSecurityHeaders) + "\r\nretry: 1000\n\n" + first_events;
-  flush(Clock::now());
-  watch_peer();
-}
-
-void Connection::watch_peer() {
-  socket_.async_read_some(asio::buffer(peer_bytes_),
-                          [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
-                            if (ec) {
-                              self->close();  // the page went away
-                            } else if (self->phase_ == Phase::kStreaming) {
-                              self->watch_peer();
-                            }
-                          });
-}
-
-void Connection::push(std::string_view event) {
-  if (phase_ != Phase::kStreaming) return;
-  if (pending_.size() + event.size() > kMaxStreamBacklog) {
-    spdlog::warn("event stream to {}: its client fell {} KiB behind; closed (the page reconnects)", client_,
-                 pending_.size() / 1024);
-    close();
-    return;
-  }
-  pending_ += event;
-}
-
-void Connection::flush(Clock::time_point now) {
-  if (phase_ != Phase::kStreaming) return;
-  if (writing_) {
-    if (now - write_started_ > server_.write_timeout()) {
-      close();  // a client that stopped reading
-    }
-    return;
-  }
-  if (pending_.empty()) {
-    if (now - last_write_ < kHeartbeatEvery) return;
-    pending_ = ": still here\n\n";  // a comment: tells a dead client from a quiet test
-  }
-  out_.swap(pending_);
-  pending_.clear();
-  writing_ = true;
-  write_started_ = now;
-  asio::async_write(socket_, asio::buffer(out_), [self = shared_from_this()](const asio::error_code& ec, std::size_t) {
-    self->writing_ = false;
-    self->last_write_ = Clock::now();
-    if (ec) self->close();
-  });
-}
-
-void Connection::answer_when(std::function<bool()> done, Clock::time_point until, std::function<void()> answer) {
-  phase_ = Phase::kResponding;
-  if (done() || Clock::now() >= until) {
-    answer();
-    return;
-  }
-  timer_.expires_after(std::chrono::milliseconds(5));
-  timer_.async_wait([self = shared_from_this(), done = std::move(done), until,
-                     answer = std::move(answer)](const asio::error_code& ec) mutable {
-    if (!ec && self->phase_ == Phase::kResponding) {
-      self->answer_when(std::move(done), until, std::move(answer));
-    }
-  });
-}
 
 void Server::load_page() {
   const std::filesystem::path uplot = options_.web_dir / "node_modules" / "uplot" / "dist";
   const std::pair<std::string, std::pair<std::filesystem::path, std::string>> files[] = {
       {"/", {options_.web_dir / "index.html", "text/html; charset=utf-8"}},
+      {"/charts.js", {options_.web_dir / "charts.js", "text/javascript; charset=utf-8"}},
       {"/console.js", {options_.web_dir / "console.js", "text/javascript; charset=utf-8"}},
       {"/console.css", {options_.web_dir / "console.css", "text/css"}},
       {"/uplot/uPlot.iife.min.js", {uplot / "uPlot.iife.min.js", "text/javascript; charset=utf-8"}},
@@ -531,7 +208,9 @@ void Server::accept() {
         }
       }
       if (connections_.size() < options_.max_connections) {
-        auto c = std::make_shared<Connection>(*this, std::move(socket), e ? "?" : peer.address().to_string());
+        // Every loopback address is one client: a local user has as many 127.x.y.z as it likes.
+        const std::string client = e ? "?" : peer.address().to_string();
+        auto c = std::make_shared<Connection>(*this, std::move(socket), is_loopback_host(client) ? "loopback" : client);
         connections_.push_back(c);
         c->self = std::prev(connections_.end());
         c->start();
@@ -543,17 +222,29 @@ void Server::accept() {
   });
 }
 
+void Server::take_datagram(std::size_t n) {
+  const std::string source = host_port(sender_.address(), sender_.port());
+  auto outcome = hub_->accept(std::string_view(datagram_.data(), n), source, Clock::now());
+  for (const auto& send : outcome.sends) send_udp(send.to, send.frame);
+  if (!outcome.dropped) broadcast("data: " + outcome.body + "\n\n");
+  if (hub_->table_version() != table_version_) {
+    table_version_ = hub_->table_version();
+    broadcast("event: console\ndata: " + status_json() + "\n\n");
+  }
+}
+
 void Server::receive() {
   udp_->async_receive_from(asio::buffer(datagram_), sender_, [this](const asio::error_code& ec, std::size_t n) {
     if (ec == asio::error::operation_aborted) return;
     if (!ec) {
-      const std::string source = sender_.address().to_string() + ":" + std::to_string(sender_.port());
-      auto outcome = hub_->accept(std::string_view(datagram_.data(), n), source, Clock::now());
-      if (outcome.reply) send_udp(outcome.reply->to, outcome.reply->frame);
-      if (!outcome.dropped) broadcast("data: " + outcome.body + "\n\n");
-      if (hub_->table_version() != table_version_) {
-        table_version_ = hub_->table_version();
-        broadcast("event: console\ndata: " + status_json() + "\n\n");
+      take_datagram(n);
+      // A burst is taken in one go (the socket is non-blocking), up to a bound that lets the
+      // page's requests in between.
+      asio::error_code again;
+      for (int more = 0; more < 256; ++more) {
+        const std::size_t m = udp_->receive_from(asio::buffer(datagram_), sender_, 0, again);
+        if (again) break;
+        take_datagram(m);
       }
     }
     receive();
@@ -563,7 +254,9 @@ void Server::receive() {
 void Server::send_udp(const std::string& to, const std::string& frame) {
   const auto colon = to.rfind(':');
   asio::error_code ec;
-  const udp::endpoint endpoint(asio::ip::make_address(to.substr(0, colon), ec),
+  std::string host = to.substr(0, colon);
+  if (host.starts_with('[')) host = host.substr(1, host.size() - 2);
+  const udp::endpoint endpoint(asio::ip::make_address(host, ec),
                                static_cast<std::uint16_t>(std::stoul(to.substr(colon + 1))));
   if (!ec) {
     udp_->send_to(asio::buffer(frame), endpoint, 0, ec);  // non-blocking: a full buffer loses it, as UDP may
@@ -612,6 +305,27 @@ std::size_t Server::streams(const std::string* client) const {
   }));
 }
 
+// The page of the operator always gets its stream: a new one closes its client's oldest when that
+// client holds --max-streams-per-client, and the oldest of all when --max-streams are open. Loopback
+// clients count as one (a local user has as many 127.x.y.z addresses as it likes).
+void Server::make_room_for_stream(const std::string& client) {
+  const auto oldest = [&](const std::string* of) {
+    return std::find_if(connections_.begin(), connections_.end(), [&](const auto& c) {
+      return c->phase() == Connection::Phase::kStreaming && (of == nullptr || c->client() == *of);
+    });
+  };
+  if (streams(&client) >= options_.max_streams_per_client) {
+    spdlog::info("event stream of {}: its oldest closed for a new one", client);
+    (*oldest(&client))->close();
+  }
+  if (streams(nullptr) >= options_.max_streams) {
+    const auto victim = oldest(nullptr);
+    spdlog::info("event streams: {} open, the oldest ({}) closed for a new one", options_.max_streams,
+                 (*victim)->client());
+    (*victim)->close();
+  }
+}
+
 std::string Server::status_json() const {
   const auto now = Clock::now();
   std::string nodes;
@@ -621,8 +335,10 @@ std::string Server::status_json() const {
                          nodes.empty() ? "" : ",", json_string(n.node), n.run, n.source, json_string(n.state),
                          n.datagrams, std::chrono::duration<double>(now - n.last_heard).count());
     if (n.stop_sent != 0) {
-      stops += fmt::format(R"({}{{"node":{},"run":"{}","source":"{}","acknowledged":{}}})", stops.empty() ? "" : ",",
-                           json_string(n.node), n.run, n.source, n.stop_acked == n.stop_sent ? "true" : "false");
+      stops += fmt::format(R"({}{{"node":{},"run":"{}","source":"{}","acknowledged":{},"heard_s_ago":{:.3f}}})",
+                           stops.empty() ? "" : ",", json_string(n.node), n.run, n.source,
+                           n.stop_acked == n.stop_sent ? "true" : "false",
+                           std::chrono::duration<double>(now - n.last_heard).count());
     }
   }
   std::string dropped;
@@ -631,8 +347,10 @@ std::string Server::status_json() const {
                            hub_->dropped(static_cast<Dropped>(d)));
   }
   return fmt::format(
-      R"({{"accepted":{},"dropped":{{{}}},"dropped_total":{},"nodes":[{}],"stops":[{}],"streams":{},"connections":{}}})",
-      hub_->accepted(), dropped, hub_->dropped_total(), nodes, stops, streams(nullptr), connections_.size());
+      R"({{"accepted":{},"dropped":{{{}}},"dropped_total":{},"kernel_dropped":{},"receive_buffer":{},"nodes":[{}],)"
+      R"("stops":[{}],"streams":{},"connections":{}}})",
+      hub_->accepted(), dropped, hub_->dropped_total(), kernel_drops(udp_fd_), receive_buffer_, nodes, stops,
+      streams(nullptr), connections_.size());
 }
 
 void Server::stop_request(const std::shared_ptr<Connection>& c) {
@@ -641,7 +359,8 @@ void Server::stop_request(const std::shared_ptr<Connection>& c) {
     send_udp(s.to, s.frame);
   }
   for (const auto& t : targets) {
-    spdlog::warn("stop requested from the page: sent to {} (run {}) at {}", t.node, t.run, t.source);
+    spdlog::warn("stop requested from the page: sent to {} (run {}) at {}, heard {:.1f} s ago", t.node, t.run, t.source,
+                 t.heard_s_ago);
   }
   if (targets.empty()) {
     spdlog::warn("stop requested from the page: no running numerical node heard, nothing to stop");
@@ -658,8 +377,9 @@ void Server::stop_request(const std::shared_ptr<Connection>& c) {
         for (const auto& t : targets) {
           const bool acked = hub_->stop_acknowledged(t.run);
           all = all && acked;
-          sent += fmt::format(R"({}{{"node":{},"run":"{}","source":"{}","acknowledged":{}}})", sent.empty() ? "" : ",",
-                              json_string(t.node), t.run, t.source, acked ? "true" : "false");
+          sent += fmt::format(R"({}{{"node":{},"run":"{}","source":"{}","acknowledged":{},"heard_s_ago":{:.3f}}})",
+                              sent.empty() ? "" : ",", json_string(t.node), t.run, t.source, acked ? "true" : "false",
+                              t.heard_s_ago);
         }
         c->respond(200, "application/json", fmt::format(R"({{"sent_to":[{}],"acknowledged":{}}})", sent, all));
       });
@@ -676,7 +396,9 @@ void Server::handle(const std::shared_ptr<Connection>& c, const Request& r) {
                "this console answers only to an IP address, localhost, or a name given with --allow-host\n");
     return;
   }
-  if (!options_.token.empty()) {
+  // The page's own files hold nothing secret and carry no token (index.html loads them by plain
+  // paths); everything that reads or acts on the test does.
+  if (!options_.token.empty() && !page_.contains(r.path)) {
     const std::string* header = r.header("x-rths-token");
     if (!same_secret(query_value(r.query, "token"), options_.token) &&
         (header == nullptr || !same_secret(*header, options_.token))) {
@@ -721,13 +443,16 @@ void Server::handle(const std::shared_ptr<Connection>& c, const Request& r) {
   } else if (r.path == "/api/status" && live) {
     c->respond(200, "application/json", status_json());
   } else if (r.path == "/api/events" && live) {
-    if (streams(nullptr) >= options_.max_streams || streams(&c->client()) >= options_.max_streams_per_client) {
-      c->respond(429, "text/plain", "too many event streams open: close a tab of this console\n");
-      return;
-    }
+    make_room_for_stream(c->client());
+    // The newest telemetry of every run, newest run last, within the backlog a stream may hold.
+    const std::vector<std::string> latest = hub_->latest();
     std::string first = "event: console\ndata: " + status_json() + "\n\n";
-    for (const auto& body : hub_->latest()) {
-      first += "data: " + body + "\n\n";
+    std::size_t from = latest.size();
+    for (std::size_t size = first.size(); from > 0 && size + latest[from - 1].size() + 8 <= kMaxStreamBacklog; --from) {
+      size += latest[from - 1].size() + 8;
+    }
+    for (std::size_t i = from; i < latest.size(); ++i) {
+      first += "data: " + latest[i] + "\n\n";
     }
     c->stream(std::move(first));
   } else if (r.path.starts_with("/run/") && !live) {

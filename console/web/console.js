@@ -1,243 +1,19 @@
-// The rths console page: live telemetry of every node of a test (server-sent events from
-// rths-console), or the records of a finished run folder for replay. uPlot draws the charts.
+// The rths console page, part 2: live telemetry of every node of a test (server-sent events from
+// rths-console) or the records of a finished run folder for replay, drawn with charts.js's charts;
+// the nodes' table, alerts and notes, the Stop button.
 //
-// Telemetry is data: every string from it reaches the page as text (textContent, uPlot's labels),
-// never as markup; the server's Content-Security-Policy forbids any script but this file and uPlot.
-// Names from telemetry key Maps or null-prototype objects, never plain objects ("__proto__").
+// Telemetry is data: every string from it reaches the page as text (textContent), never as markup.
 "use strict";
 
 const token = new URLSearchParams(location.search).get("token");
 const withToken = (path) => (token ? `${path}${path.includes("?") ? "&" : "?"}token=${encodeURIComponent(token)}` : path);
-const plain = () => Object.create(null);
-
-// What the page knows, also read by the console's end-to-end test: each node's last datagram and
-// how many arrived, the charts' sample counts per site, the charts themselves (unit, legend), the
-// alerts shown and how many chart draws were made.
-const rths = (window.rths = {
-  mode: "live", nodes: plain(), datagrams: plain(), samples: plain(), testState: "waiting", charts: plain(),
-  alerts: [], draws: 0, redraws: 0, experiment: "", progress: "",
-});
-
-const WINDOW_S = 10;           // live charts show the last 10 s
 // The table and the alerts at most 10 times a second, the charts at most 5, each only when its data
 // changed: a chart's draw is most of the page's CPU time (Chromium, two sites: about 35 % of a core
 // at 10 draws a second, 18 % at 5), and a browser on a node's host competes with the step.
 const REDRAW_MS = 100;
 const CHART_EVERY = 2;        // redraws per chart draw
 const MAX_NODES = 64;          // the page's node table, as the console's
-const PALETTE = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b"];
-
-// ---- units: a column's suffix says its kind (m, rad, N, Nm) ----
-const UNITS = {
-  m: { label: "mm", scale: 1e3, kind: "translation", minSpan: 1 },
-  rad: { label: "mrad", scale: 1e3, kind: "rotation", minSpan: 1 },
-  N: { label: "kN", scale: 1e-3, kind: "force", minSpan: 0.1 },
-  Nm: { label: "kN·m", scale: 1e-3, kind: "moment", minSpan: 0.1 },
-};
-const suffixOf = (column) => (/_(Nm|rad|N|m)$/.exec(column) || [])[1];
-const baseOf = (column) => column.replace(/_(Nm|rad|N|m)$/, "");
-const scaled = (v, unit) => (typeof v === "number" && Number.isFinite(v) ? v * UNITS[unit].scale : NaN);
-
-// ---- numbers as text ----
-function fmtValue(v, digits) {
-  if (v === null || v === undefined) return "--";
-  if (typeof v !== "number" || Number.isNaN(v)) return "NaN";
-  const a = Math.abs(v);
-  const d = digits ?? (a >= 100 ? 1 : a >= 1 ? 2 : 3);
-  return v.toFixed(d);
-}
-const num = (v) => (typeof v === "number" ? v : v === null ? NaN : undefined);
-
-// The axis of a signal keeps at least minSpan, centred on the signal: a signal that is exactly 0
-// shows as 0 on a small span, not as noise stretched over the whole chart.
-function spanned(min, max, minSpan) {
-  if (min === null || max === null || !Number.isFinite(min) || !Number.isFinite(max)) return [-minSpan / 2, minSpan / 2];
-  if (max - min >= minSpan) {
-    const pad = 0.05 * (max - min);
-    return [min - pad, max + pad];
-  }
-  const mid = (min + max) / 2;
-  return [mid - minSpan / 2, mid + minSpan / 2];
-}
-
-// Chart sizes from the window: a site's row of charts fits across it, two sites and the numerical
-// model fit a 1400 x 1000 screen.
-function chartSize() {
-  const perRow = 5;
-  const width = Math.max(220, Math.floor((document.documentElement.clientWidth - 40) / perRow) - 8);
-  return { width, height: 150 };
-}
-
-// One chart: x in seconds, one or more series, its data kept as column arrays; drawn only when
-// something changed, its legend showing the newest values unless the cursor is over it.
-class Chart {
-  constructor(parent, key, title, unit, names, minSpan, options = {}) {
-    this.el = document.createElement("div");
-    this.el.className = "chart";
-    this.el.dataset.chart = key;
-    parent.appendChild(this.el);
-    this.key = key;
-    this.unit = unit;
-    this.title = `${title} (${unit})`;
-    this.data = [[]].concat(names.map(() => []));
-    this.dirty = false;
-    this.hover = false;
-    const series = [{ label: options.xLabel || "t (s)", value: (u, v) => fmtValue(v, 2) }].concat(names.map((name, i) => ({
-      label: name,
-      stroke: PALETTE[(options.colour ? options.colour(i) : i) % PALETTE.length],
-      dash: options.dashed && options.dashed(i) ? [6, 4] : undefined,
-      width: 1.5,
-      value: (u, v) => fmtValue(v),
-      paths: options.bars ? uPlot.paths.bars({ size: [0.9, 40] }) : undefined,
-    })));
-    const { width, height } = chartSize();
-    this.plot = new uPlot({
-      title: this.title, width, height, series,
-      scales: { x: { time: false, distr: options.logX ? 3 : 1 }, y: { range: (u, min, max) => spanned(min, max, minSpan) } },
-      axes: [{ size: 28 }, { size: 50 }],
-      legend: { live: !options.fixedLegend },
-    }, this.data, this.el);
-    this.el.addEventListener("mouseenter", () => { this.hover = true; });
-    this.el.addEventListener("mouseleave", () => { this.hover = false; this.dirty = true; });
-    rths.charts[key] = this;
-  }
-  push(t, values) {
-    if (typeof t !== "number" || !Number.isFinite(t)) return;
-    const x = this.data[0];
-    if (x.length && t <= x[x.length - 1]) return;  // the same row again: nothing new
-    x.push(t);
-    values.forEach((v, i) => this.data[i + 1].push(typeof v === "number" ? v : NaN));
-    while (x.length > 1 && x[0] < t - WINDOW_S) for (const col of this.data) col.shift();
-    this.dirty = true;
-  }
-  set(columns) { this.data = columns; this.dirty = true; }
-  draw() {
-    if (!this.dirty) return false;
-    this.dirty = false;
-    this.plot.setData(this.data);
-    if (!this.hover && this.data[0].length) this.plot.setLegend({ idx: this.data[0].length - 1 });
-    rths.draws++;
-    return true;
-  }
-  // The legend's values as shown (the end-to-end test reads them).
-  legend() { return [...this.el.querySelectorAll(".u-legend .u-value")].map((e) => e.textContent); }
-  yRange() { const s = this.plot.scales.y; return [s.min, s.max]; }
-  highlight(level) { this.el.classList.toggle("over", level === "over"); this.el.classList.toggle("warn", level === "warn"); }
-  remove() { this.plot.destroy(); this.el.remove(); delete rths.charts[this.key]; }
-}
-
-function section(title, prepend) {
-  const el = document.createElement("section");
-  const h = document.createElement("h2");
-  h.textContent = title;
-  const row = document.createElement("div");
-  row.className = "site";
-  el.append(h, row);
-  const charts = document.getElementById("charts");
-  if (prepend) charts.prepend(el); else charts.appendChild(el);
-  return { el, row };
-}
-
-// ---- a site's channels, by kind ----
-// Channel c of a site has target<c>_<u>, measured<c>_<u>, force<c>_<f>, model_error<c>_<f>, where u
-// is m or rad and f is N or Nm: each chart holds one unit only, so a rotation never lands on a mm axis.
-function siteChannels(columns) {
-  const has = new Set(columns);
-  const channels = [];
-  for (const c of columns) {
-    const m = /^target(\d*)_(m|rad)$/.exec(c);
-    if (!m || !has.has(`measured${m[1]}_${m[2]}`)) continue;
-    const find = (prefix) => ["N", "Nm"].map((u) => `${prefix}${m[1]}_${u}`).find((n) => has.has(n));
-    const force = find("force");
-    channels.push({ id: m[1], motion: m[2], force, forceUnit: force && suffixOf(force), modelError: find("model_error") });
-  }
-  return channels;
-}
-
-function siteCharts(name, columns) {
-  const { el, row } = section(`site ${name}`, false);
-  const channels = siteChannels(columns);
-  const label = (what, ch) => `${what}${ch.id ? " " + ch.id : ""}`;
-  const charts = [];
-  const key = (what) => `site ${name} ${what}`;
-  for (const unit of ["m", "rad"]) {
-    const chs = channels.filter((ch) => ch.motion === unit);
-    if (!chs.length) continue;
-    const what = unit === "m" ? "displacement" : "rotation";
-    charts.push({
-      chart: new Chart(row, key(what), `target and measured ${what}`, UNITS[unit].label,
-        chs.flatMap((ch) => [label("target", ch), label("measured", ch)]), UNITS[unit].minSpan,
-        { dashed: (i) => i % 2 === 0 }),
-      values: (r) => chs.flatMap((ch) => [scaled(r[`target${ch.id}_${unit}`], unit), scaled(r[`measured${ch.id}_${unit}`], unit)]),
-    });
-  }
-  for (const unit of ["N", "Nm"]) {
-    const chs = channels.filter((ch) => ch.forceUnit === unit);
-    if (!chs.length) continue;
-    charts.push({
-      chart: new Chart(row, key(unit === "N" ? "force" : "moment"), `measured ${unit === "N" ? "force" : "moment"}`,
-        UNITS[unit].label, chs.map((ch) => label(unit === "N" ? "force" : "moment", ch)), UNITS[unit].minSpan),
-      values: (r) => chs.map((ch) => scaled(r[ch.force], unit)),
-    });
-  }
-  for (const unit of ["m", "rad"]) {
-    const chs = channels.filter((ch) => ch.motion === unit);
-    if (!chs.length) continue;
-    // measured - target, as the run's plots (rths-numerical plot) and the tracking metrics take it.
-    charts.push({
-      chart: new Chart(row, key(`tracking ${unit}`), "tracking error, measured − target", UNITS[unit].label,
-        chs.map((ch) => label("error", ch)), UNITS[unit].minSpan / 10),
-      values: (r) => chs.map((ch) => scaled(r[`measured${ch.id}_${unit}`], unit) - scaled(r[`target${ch.id}_${unit}`], unit)),
-    });
-  }
-  for (const unit of ["N", "Nm"]) {
-    const chs = channels.filter((ch) => ch.modelError && suffixOf(ch.modelError) === unit);
-    if (!chs.length) continue;
-    charts.push({
-      chart: new Chart(row, key(`model error ${unit}`), "Smith model error", UNITS[unit].label,
-        chs.map((ch) => label("model error", ch)), UNITS[unit].minSpan),
-      values: (r) => chs.map((ch) => scaled(r[ch.modelError], unit)),
-    });
-  }
-  let loop = null;
-  if (rths.mode === "live") {
-    loop = new Chart(row, key("loop"), "site loop", "µs", ["lateness", "compute"], 100);
-  }
-  return { el, channels, charts, loop };
-}
-
-// The numerical model's DOF columns: every _m or _rad column but the sites' and springs' own.
-function dofColumns(columns) {
-  return columns.filter((c) => (suffixOf(c) === "m" || suffixOf(c) === "rad") &&
-    !/^(v|u|f|e|fm|xm|st|sc|sm|us|fs)_/.test(c)).slice(0, 6);
-}
-
-function numericalCharts(columns, reference) {
-  const { el, row } = section("numerical model", true);
-  const charts = [];
-  for (const unit of ["m", "rad"]) {
-    const dofs = dofColumns(columns).filter((c) => suffixOf(c) === unit);
-    if (!dofs.length) continue;
-    const withRef = reference ? dofs.filter((d) => reference.includes(d)) : [];
-    const names = dofs.map(baseOf).concat(withRef.map((d) => `${baseOf(d)} reference`));
-    charts.push({
-      dofs, withRef,
-      chart: new Chart(row, `numerical ${unit === "m" ? "floors" : "rotations"}`,
-        unit === "m" ? "floor displacements" : "rotations", UNITS[unit].label, names, UNITS[unit].minSpan,
-        { dashed: (i) => i >= dofs.length, colour: (i) => (i >= dofs.length ? dofs.indexOf(withRef[i - dofs.length]) : i) }),
-      values: (r) => dofs.map((d) => scaled(r[d], unit)),
-      unit,
-    });
-  }
-  const live = rths.mode === "live";
-  return {
-    el, charts,
-    loop: live ? new Chart(row, "numerical loop", "numerical loop", "µs", ["lateness", "compute"], 100) : null,
-    roundTrip: live ? new Chart(row, "round trip", "round trip p50", "ms", ["round trip"], 1) : null,
-    rates: live ? new Chart(row, "network rates", "held steps, drops and late ticks", "per s",
-      ["held steps", "dropped packets", "late ticks"], 1) : null,
-  };
-}
+const STALE_S = 3;             // a node not heard for this long: its state is not known any more
 
 // Values of one row by column name (a Map: column names are telemetry).
 function rowOf(columns, values) {
@@ -251,6 +27,7 @@ const sites = new Map();
 let numerical = null;
 let numericalRun = "";
 const lastCounts = new Map();  // node -> {t, held, drops, late}: rates from successive figures
+const notDrawn = new Set();    // sites beyond MAX_SITES
 
 // A datagram that is not what a node sends is ignored whole.
 function wellFormed(d) {
@@ -283,6 +60,9 @@ function forgetNode(name) {
   const row = rows.get(name);
   if (row) { row.tr.remove(); rows.delete(name); }
   const site = name.startsWith("site ") ? sites.get(name.slice(5)) : null;
+  if (name.startsWith("site ") && notDrawn.delete(name.slice(5))) {
+    note("sites", notDrawn.size ? `${notDrawn.size} site(s) not drawn (at most ${MAX_SITES}; the table shows every node)` : "");
+  }
   if (site) {
     for (const c of site.charts) c.chart.remove();
     if (site.loop) site.loop.remove();
@@ -316,7 +96,14 @@ function accept(d) {
     if (perSecond) numerical.rates.push(r.t_s, perSecond);
   } else if (d.stream === "site" && d.node.startsWith("site ")) {
     const name = d.node.slice(5);
-    if (!sites.has(name)) sites.set(name, siteCharts(name, d.columns));
+    if (!sites.has(name)) {
+      if (sites.size >= MAX_SITES) {
+        notDrawn.add(name);
+        note("sites", `${notDrawn.size} site(s) not drawn (at most ${MAX_SITES}; the table shows every node)`);
+        return;
+      }
+      sites.set(name, siteCharts(name, d.columns));
+    }
     const site = sites.get(name);
     for (const c of site.charts) c.chart.push(r.t_s, c.values(r));
     site.loop.push(r.t_s, [f.lateness_us, f.compute_us]);
@@ -331,13 +118,28 @@ function consoleStatus(s) {
   rths.console = s;
   const names = new Set(s.nodes.map((n) => n.node));
   for (const name of Object.keys(rths.nodes)) if (!names.has(name)) forgetNode(name);
-  const num = s.nodes.find((n) => n.node === "numerical");
-  if (num && numericalRun && num.run !== numericalRun && numerical) {
-    for (const c of numerical.charts) c.chart.remove();
-    for (const c of [numerical.loop, numerical.roundTrip, numerical.rates]) if (c) c.remove();
-    numerical.el.remove();
-    numerical = null;
+  // When each node was last heard, by the console's clock (a page that just connected got the newest
+  // telemetry of every run at once, however old).
+  const now = performance.now();
+  const heardAgo = new Map();  // the newest run of each name
+  for (const n of s.nodes) {
+    if (typeof n.heard_s_ago === "number") heardAgo.set(n.node, Math.min(heardAgo.get(n.node) ?? Infinity, n.heard_s_ago));
+  }
+  for (const [name, ago] of heardAgo) if (name in rths.nodes) rths.nodes[name].heardAt = now - 1000 * ago;
+  const num = s.nodes.filter((n) => n.node === "numerical").reduce((a, b) => (a && a.heard_s_ago <= b.heard_s_ago ? a : b), null);
+  if (num && numericalRun && num.run !== numericalRun) {
+    if (numerical) {
+      for (const c of numerical.charts) c.chart.remove();
+      for (const c of [numerical.loop, numerical.roundTrip, numerical.rates]) if (c) c.remove();
+      numerical.el.remove();
+      numerical = null;
+    }
     lastCounts.clear();
+    // A new test: what the stop line said was of the one before.
+    rths.stopPressed = false;
+    rths.stopAcknowledged = false;
+    rths.stopSentTo = undefined;
+    document.getElementById("stop-result").textContent = "";
   }
   if (num) numericalRun = num.run;
   document.getElementById("telemetry-counts").textContent =
@@ -350,10 +152,15 @@ function showStop(targets) {
   const result = document.getElementById("stop-result");
   const acked = targets.filter((t) => t.acknowledged);
   rths.stopAcknowledged = targets.length > 0 && acked.length === targets.length;
-  result.textContent = !targets.length ? "no running numerical node heard: nothing to stop"
-    : rths.stopAcknowledged ? `stop acknowledged by ${targets.map((t) => `${t.node} at ${t.source}`).join(", ")}`
-      : `stop sent to ${targets.map((t) => `${t.node} at ${t.source}`).join(", ")}, not acknowledged yet`;
+  const where = (t) => `${t.node} at ${t.source}` +
+    (typeof t.heard_s_ago === "number" && t.heard_s_ago > STALE_S ? ` (not heard for ${t.heard_s_ago.toFixed(0)} s)` : "");
+  result.textContent = !targets.length ? "no numerical node heard in the last minute that is not stopped: nothing to stop"
+    : rths.stopAcknowledged ? `stop acknowledged by ${targets.map(where).join(", ")}`
+      : `stop sent to ${targets.map(where).join(", ")}, not acknowledged yet`;
 }
+
+// Seconds since a node was last heard (live only).
+const silentFor = (n) => (rths.mode === "live" ? (performance.now() - n.heardAt) / 1000 : 0);
 
 // ---- the nodes' table, updated cell by cell ----
 const rows = new Map();
@@ -392,7 +199,8 @@ function renderNodes() {
     const tripped = f.interlock_tripped !== undefined && f.interlock_tripped !== 0;
     const t = row.tds;
     setCell(t[0], name);
-    setCell(t[1], n.state, `state ${n.state}`);
+    const silent = n.state !== "stopped" && silentFor(n) > STALE_S;
+    setCell(t[1], silent ? `${n.state}? not heard for ${silentFor(n).toFixed(0)} s` : n.state, silent ? "state unknown" : `state ${n.state}`);
     setCell(t[2], n.reason);
     t[2].title = n.reason;
     setCell(t[3], typeof f.steps_done === "number" ? (f.steps_done / rate).toFixed(2) : "");
@@ -405,7 +213,7 @@ function renderNodes() {
     setCell(t[10], f.round_trip_p50_ms === undefined ? "" : fmtValue(f.round_trip_p50_ms, 3));
     setCell(t[11], f.interlock_tripped === undefined ? "" : tripped ? "TRIPPED" : "armed", tripped ? "over" : "");
     setCell(t[12], Object.entries(f).filter(([k]) => !SHOWN.has(k)).map(([k, v]) => `${k} ${fmtValue(v, 0)}`).join(", "));
-    if (n.state !== "stopped") {
+    if (n.state !== "stopped" && !silent) {
       if (late) alerts.push(["over", `${name}: tick ${fmtValue(f.lateness_us, 0)} µs late, more than the step period (${period.toFixed(0)} µs)`]);
       if (tripped) alerts.push(["over", `${name}: interlock TRIPPED`]);
       if (f.watchdog_tripped) alerts.push(["over", `${name}: watchdog tripped`]);
@@ -448,10 +256,14 @@ function renderTest() {
   const el = document.getElementById("test-state");
   if (!n) return;
   const failed = n.state === "stopped" && !/^exit 0:/.test(n.reason);
-  rths.testState = n.state;
-  el.dataset.state = n.state;
-  el.className = `state ${failed ? "failed" : n.state}`;
-  setCell(el, n.state + (n.reason ? ` (${n.reason})` : ""), `state ${failed ? "failed" : n.state}`);
+  // A numerical node that went silent (killed, its host gone, the network cut) may still be running
+  // or may be gone: the page says it does not know, and Stop still goes to its last address.
+  const silent = n.state !== "stopped" && silentFor(n) > STALE_S;
+  const state = silent ? "unknown" : n.state;
+  rths.testState = state;
+  el.dataset.state = state;
+  setCell(el, silent ? `unknown: the numerical node was not heard for ${silentFor(n).toFixed(0)} s (last said ${n.state})`
+    : n.state + (n.reason ? ` (${n.reason})` : ""), `state ${failed ? "failed" : state}`);
   document.getElementById("stop").disabled = n.state === "stopped";
   if (n.experiment && rths.experiment !== n.experiment) {
     rths.experiment = n.experiment;
@@ -488,8 +300,35 @@ function redraw() {
   }
 }
 
-function live() {
+// The event stream. EventSource reconnects by itself after a dropped connection (the console closed
+// it: too slow a reader, or a newer stream took its place), but not after an answer other than 200
+// (a console restarting, a proxy's error): then the page tries again itself, 1 s, 2 s, ... up to 10 s
+// apart, and says so.
+let retryMs = 1000;
+function streamNote(text) {
+  const el = document.getElementById("stream-status");
+  if (el.textContent === text) return;
+  el.textContent = text;
+  if (text) rths.streamNotes = rths.streamNotes.slice(-9).concat(text);
+}
+
+function connect() {
   const events = new EventSource(withToken("api/events"));
+  events.onopen = () => {
+    rths.streamOpens++;
+    retryMs = 1000;
+    streamNote("");
+  };
+  events.onerror = () => {
+    rths.streamErrors++;
+    if (events.readyState === EventSource.CLOSED) {
+      streamNote(`telemetry stream refused or lost: trying again in ${retryMs / 1000} s`);
+      setTimeout(connect, retryMs);
+      retryMs = Math.min(2 * retryMs, 10000);
+    } else {
+      streamNote("telemetry stream lost: reconnecting");
+    }
+  };
   events.onmessage = (e) => {
     try {
       accept(JSON.parse(e.data));
@@ -504,6 +343,10 @@ function live() {
       console.warn("console status not understood", err);
     }
   });
+}
+
+function live() {
+  connect();
   const stop = document.getElementById("stop");
   stop.disabled = false;
   stop.onclick = async () => {
@@ -523,6 +366,7 @@ function live() {
     }
   };
   setInterval(redraw, REDRAW_MS);
+  setInterval(() => { tableDirty = true; }, 1000);  // "not heard for N s" counts on with no telemetry
 }
 
 // ---- replay ----
@@ -540,6 +384,19 @@ function parseCsv(text) {
 }
 
 const fetchText = async (file) => (await fetch(withToken(`run/${file}`))).text();
+// A record's JSON, or null and a note saying it is damaged (cut by a crash, edited by hand).
+async function fetchJson(file) {
+  try {
+    const res = await fetch(withToken(`run/${file}`));
+    if (!res.ok) throw new Error(`HTTP ${res.status}`);
+    const value = JSON.parse(await res.text());
+    if (!value || typeof value !== "object" || Array.isArray(value)) throw new Error("not a JSON object");
+    return value;
+  } catch (err) {
+    note(`damaged ${file}`, `${file} is damaged and left out (${err.message})`);
+    return null;
+  }
+}
 
 function replayNodes(summary, siteSummaries) {
   const add = (name, state, reason, figures) => {
@@ -614,8 +471,8 @@ async function replay(mode) {
   el.className = "state stopped";
   const files = new Set(mode.files);
   let summary = null;
-  if (files.has("summary.json")) {
-    summary = await (await fetch(withToken("run/summary.json"))).json();
+  if (files.has("summary.json")) summary = await fetchJson("summary.json");
+  if (summary) {
     const code = summary.exit_code ?? 0;
     el.textContent = `replay of ${mode.run}: exit ${code}, ${summary.stop_reason || "completed"}`;
     el.className = `state ${code === 0 ? "stopped" : "failed"}`;
@@ -627,7 +484,9 @@ async function replay(mode) {
   const siteSummaries = [];
   for (const file of mode.files) {
     const m = /^site_(.+)\.json$/.exec(file);
-    if (m) siteSummaries.push([m[1], await (await fetch(withToken(`run/${file}`))).json()]);
+    if (!m) continue;
+    const site = await fetchJson(file);
+    if (site) siteSummaries.push([m[1], site]);
   }
   replayNodes(summary, siteSummaries);
   // A run's summaries hold percentiles of the whole run, not the last tick's.
@@ -694,5 +553,14 @@ async function replay(mode) {
 }
 
 fetch(withToken("api/mode"))
-  .then((r) => r.json())
-  .then((mode) => (mode.mode === "replay" ? replay(mode) : live()));
+  .then((r) => {
+    if (!r.ok) throw new Error(r.status === 403 ? "the console needs its token: open the page as /?token=TOKEN" : `HTTP ${r.status}`);
+    return r.json();
+  })
+  .then((mode) => (mode.mode === "replay" ? replay(mode) : live()))
+  .catch((err) => {
+    rths.failed = String(err.message || err);
+    const el = document.getElementById("test-state");
+    el.textContent = `the page could not start: ${rths.failed}`;
+    el.className = "state failed";
+  });

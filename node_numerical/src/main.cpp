@@ -146,11 +146,7 @@ rths::CommandLine command_line(Options& o) {
                "Repeatable; applied in order before validation.")
       .only_for({"run", "loopback", "calibrate", "campaign", "budget"});
   cli.option(
-         "console", "HOST:PORT",
-         [&o](const std::string& v) {
-           (void)rths::parse_address(v, false);
-           o.telemetry.console = v;
-         },
+         "console", "HOST:PORT", [&o](const std::string& v) { o.telemetry.console = rths::console_address(v); },
          "(real time) Publish telemetry to rths-console listening there (its --telemetry), and take\n"
          "its stop button as SIGINT; loopback passes it to its sites. Default: none.")
       .only_for({"run", "loopback"});
@@ -158,8 +154,9 @@ rths::CommandLine command_line(Options& o) {
            "(with --console) The console's key file, the one rths-console holds (its --key): seals\n"
            "the telemetry and opens the console's stop request. Make it with `rths-numerical keygen`.")
       .only_for({"run", "loopback"});
-  cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
-             "(real time) Telemetry datagrams per second and stream. Default 50.")
+  cli.option(
+         "telemetry-hz", "HZ", [&o](const std::string& v) { o.telemetry.rate_hz = rths::telemetry_rate(v); },
+         "(real time) Telemetry datagrams per second and stream, from 1 to 1000. Default 50.")
       .only_for({"run", "loopback"});
   cli.flag("no-plots", o.no_plots,
            "(run, loopback) Do not draw the run's plots at its end (see plot); so does the\n"

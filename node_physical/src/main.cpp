@@ -13,6 +13,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/setup_checks.hpp"
+#include "rths/common/telemetry.hpp"
 #include "rths/node_physical/bridge_layout.hpp"
 #include "rths/node_physical/site_server.hpp"
 
@@ -74,19 +75,16 @@ rths::CommandLine command_line(Options& o) {
              "one, or a node that stopped) does not end the wait.")
       .only_for({"serve"});
   cli.option(
-         "console", "HOST:PORT",
-         [&o](const std::string& v) {
-           (void)rths::parse_address(v, false);
-           o.telemetry.console = v;
-         },
+         "console", "HOST:PORT", [&o](const std::string& v) { o.telemetry.console = rths::console_address(v); },
          "Publish the site's telemetry to rths-console listening there (its --telemetry) while the\n"
          "test runs. Default: none.")
       .only_for({"serve"});
   cli.path("console-key", "FILE", o.telemetry.key_file,
            "(with --console) The console's key file, the one rths-console holds (its --key).")
       .only_for({"serve"});
-  cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
-             "Telemetry datagrams per second. Default 50.")
+  cli.option(
+         "telemetry-hz", "HZ", [&o](const std::string& v) { o.telemetry.rate_hz = rths::telemetry_rate(v); },
+         "Telemetry datagrams per second, from 1 to 1000. Default 50.")
       .only_for({"serve"});
   cli.flag("quiet", o.quiet, "Print only errors.").alias("-q").only_for({"serve"});
   cli.epilogue(R"(Exit codes: 0 completed or stopped by the numerical node; 1 failure; 2 bad command line or config;

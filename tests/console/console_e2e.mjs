@@ -1,26 +1,36 @@
 // The operator's console end to end, from the page itself, in Debian's chromium driven over the
 // DevTools protocol (cdp.mjs: no npm package, so it runs on Debian 12's Node.js 18).
 //
-// 1. Live: rths-console with a fresh key, a two-site loopback test publishing to it, the page at
-//    1400 x 1000. The page must show the experiment's name, its progress (t of T), every site's
+// 1. Live: rths-console with a fresh key and --token (the control room's setup: the page's own
+//    files load without the token, the test's data and Stop need it; a page opened without the
+//    token says so), a two-site loopback test publishing to it, the page at 1400 x 1000. The page must show the experiment's name, its progress (t of T), every site's
 //    charts fed, the round trip on its own axis in ms, held steps, drops and late ticks as rates,
 //    legends with the newest values, both sites within the screen, and redraw at most 10 times a
 //    second (each chart at most 5); its Stop button must end the test with every node's documented exit code (numerical
 //    6, interrupted; each site 5, aborted by the numerical node), and the page says the stop was
-//    acknowledged. Chromium's CPU time over the live run is printed.
+//    acknowledged. Chromium's CPU time over the live run is printed. Then a new numerical run (a test
+//    node) clears the stop line; killed (SIGKILL), the page says the test's state is unknown, not
+//    heard for N s, and its Stop still goes to the silent run's address.
 // 2. Hostile telemetry, sealed with the key (what a compromised node could send): script in every
 //    string field, a tick later than the step period, a tripped interlock, the delay guard's
 //    warning, a rotation and a moment channel, a signal that is exactly 0. The page shows the script
 //    as text and runs none of it, highlights each limit, scales each unit by its suffix (mm, mrad,
 //    kN, kN·m), draws the tracking error as measured - target, and gives a zero signal a small axis.
+//    A site of 30 channels and 20 more sites: the page draws 8 channels per site and 16 sites, and
+//    says what it left out. Another stream from this client closes the page's (one per client
+//    here): the page says it lost its stream, reconnects, and gets telemetry again.
 // 3. Replay of the run folder the live test left: every site's exit code and reason in the nodes'
-//    table, the reference over the floors, the loop timing, a scrub to the middle.
-// Screenshots: console-running.png, console-stopped.png, console-hostile.png, console-replay.png.
+//    table, the reference over the floors, the loop timing, a scrub to the middle. The same folder
+//    with summary.json and a site's summary cut short: the page says which are damaged, and shows
+//    the rest.
+// Screenshots: console-running.png, console-stopped.png, console-silent.png, console-hostile.png,
+// console-replay.png.
 //
 // Usage: node console_e2e.mjs BIN_DIR SOURCE_DIR OUT_DIR. Exit 0 when every check held, 1 naming
 // the first that did not. RTHS_CONSOLE_CPU_S (default 10) sets how long the CPU is measured.
 import { spawn } from "node:child_process";
-import { mkdirSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
 import path from "node:path";
 
 import { launch } from "./cdp.mjs";
@@ -106,12 +116,16 @@ try {
   check((await keygen.exited) === 0, `rths-numerical keygen: ${keygen.err()}`);
   browser = await launch();
 
-  // ---- 1. live ----
-  const live = await startConsole(["--key", key]);
+  // ---- 1. live, with a token ----
+  const TOKEN = "e2e0123456789abcdef";
+  const live = await startConsole(["--key", key, "--token", TOKEN]);
+  const tokenless = await openPage(browser, live.url);
+  const refused = await within(10, "a page without the token saying it needs one", () => tokenless.evaluate(() => window.rths && window.rths.failed));
+  check(/token/.test(refused), `a page without the token: ${refused}`);
   test = start("rths-numerical", ["loopback", CONFIG, "--console", live.telemetry, "--console-key", key, "--out",
     path.join(outDir, "run"), "--set", "duration_s=120", "--no-plots", "--quiet"], "rths-numerical");
   started.push(test);
-  const page = await openPage(browser, live.url);
+  const page = await openPage(browser, `${live.url}?token=${TOKEN}`);
   await within(30, 'the page showing the test "running"', () => page.evaluate(() => window.rths.testState === "running"));
   const samples = await within(20, `charts of every site (${SITES.join(", ")}) with 50 samples or more`,
     () => page.evaluate((sites) => {
@@ -188,12 +202,30 @@ try {
   await sleep(2000);
   const idle1 = await page.evaluate(() => window.rths.draws);
   check(idle1 === idle0, `${idle1 - idle0} chart draws in 2 s with no new telemetry`);
+  // A new numerical run (another test): the stop line of the one before goes.
+  const next = start("rths_test_telemetry", [key, live.telemetry], "rths_test_telemetry", "pipe");
+  started.push(next);
+  next.child.stdin.write(JSON.stringify({ node: "numerical", state: "running", reason: "", figures: { rate_hz: 1024 } }) + "\n");
+  await within(10, "the stop line cleared when a new numerical run came", () => page.evaluate(() =>
+    window.rths.testState === "running" && document.getElementById("stop-result").textContent === ""));
+  // Killed: no last word. The page does not know the state any more and says since when.
+  next.child.kill("SIGKILL");
+  const silent = await within(10, 'the page saying the test\'s state is "unknown", not heard for some seconds', () => page.evaluate(() =>
+    window.rths.testState === "unknown" && !document.getElementById("stop").disabled ? document.getElementById("test-state").textContent : null));
+  console.log(`a killed numerical node: ${silent}`);
+  check(/^unknown: the numerical node was not heard for \d+ s \(last said running\)$/.test(silent), `the page says: ${silent}`);
+  await page.screenshot(path.join(outDir, "console-silent.png"));
+  await page.click("#stop");
+  const stopSilent = await within(5, "the stop sent to the silent run", () => page.evaluate(() =>
+    /^stop sent to numerical at 127\.0\.0\.1:\d+ \(not heard for \d+ s\), not acknowledged yet$/.test(document.getElementById("stop-result").textContent)
+      ? document.getElementById("stop-result").textContent : null));
+  console.log(`Stop with the numerical node silent: ${stopSilent}`);
   check(pageErrors(page).length === 0, `the live page: ${pageErrors(page).join("; ")}`);
-  console.log("live: name, progress, round trip in ms, rates, late ticks, legends, 1400 x 1000, redraws; Stop ended the test: exit 6, sites 5");
+  console.log("live (with a token): name, progress, round trip in ms, rates, late ticks, legends, 1400 x 1000, redraws; Stop ended the test: exit 6, sites 5; a new run cleared the stop line; a killed run is shown as not heard, and Stop still reaches it");
   await stopProcess(live.proc);
 
   // ---- 2. hostile telemetry, sealed with the key ----
-  const hostile = await startConsole(["--key", key]);
+  const hostile = await startConsole(["--key", key, "--max-streams-per-client", "1"]);
   const hostilePage = await openPage(browser, hostile.url);
   const XSS = ['<img src=x onerror="window.__pwned=1">', "<script>window.__pwned=2</script>",
     "<svg/onload=window.__pwned=3>", '"><iframe src="javascript:window.__pwned=4"></iframe>'];
@@ -271,9 +303,44 @@ try {
     `a model error of exactly 0 kN is drawn on ${shown.modelN.range}, not on [-0.05, 0.05]`);
   check(Math.abs(span(shown.trackingRad) - 0.1) < 1e-9, `a tracking error of exactly 0 mrad is drawn on ${shown.trackingRad.range}`);
   await hostilePage.screenshot(path.join(outDir, "console-hostile.png"));
+
+  // More than the page draws: a site of 30 channels (as many as fit one datagram), and 20 sites more.
+  const many = send();
+  const wide = ["t_s"].concat([...Array(30).keys()].flatMap((k) => [`target${k}_m`, `measured${k}_m`]));
+  many.child.stdin.write(JSON.stringify({ node: "site a-wide", state: "running", stream: "site", columns: wide,
+    values: wide.map(() => 0) }) + "\n");
+  for (let k = 0; k < 20; k++) {
+    many.child.stdin.write(JSON.stringify({ node: `site s${k}`, state: "running", stream: "site",
+      columns: ["t_s", "target_m", "measured_m"], values: [0.1, 0.001, 0.001] }) + "\n");
+  }
+  const bounded = await within(10, "the page drawing 16 sites, 8 channels of the wide one, and saying what it left out", () => hostilePage.evaluate(() => {
+    const sections = [...document.querySelectorAll("h2")].map((h) => h.textContent).filter((t) => t.startsWith("site "));
+    const notes = window.rths.notes;
+    const rows = document.querySelectorAll("#nodes tbody tr").length;
+    return sections.length === 16 && rows >= 24 && notes.some((n) => /^\d+ site\(s\) not drawn \(at most 16; the table shows every node\)$/.test(n))
+      ? { sections, notes, rows } : null;
+  }));
+  console.log(`bounded charts: ${JSON.stringify(bounded)}`);
+  const wideTitle = bounded.sections.find((t) => t.startsWith("site a-wide"));
+  check(wideTitle === "site a-wide (the first 8 of 30 channels drawn)", `the wide site's title: ${wideTitle}`);
+  check(bounded.notes.includes("6 site(s) not drawn (at most 16; the table shows every node)"), `the note: ${bounded.notes}`);
+
+  // Another stream from this client (one per client here) closes the page's: the page says so,
+  // reconnects (closing the other), and takes telemetry again.
+  const before7 = await hostilePage.evaluate(() => ({ opens: window.rths.streamOpens, errors: window.rths.streamErrors, n: window.rths.datagrams.numerical }));
+  const hog = http.get(`${hostile.url}api/events`, (res) => res.resume());
+  const after7 = await within(15, "the page reconnecting its stream and taking telemetry again", () => hostilePage.evaluate((b) => {
+    const r = window.rths;
+    return r.streamErrors > b.errors && r.streamOpens > b.opens && r.datagrams.numerical > b.n + 5
+      ? { opens: r.streamOpens, errors: r.streamErrors, said: r.streamNotes } : null;
+  }, before7));
+  hog.destroy();
+  console.log(`a stream taken from the page: ${JSON.stringify(after7)}`);
+  check(after7.said.includes("telemetry stream lost: reconnecting"), `the page did not say it lost its stream: ${after7.said}`);
+  check(pageErrors(hostilePage).length === 0, `the hostile page: ${pageErrors(hostilePage).join("; ")}`);
   for (const s of senders) { s.child.stdin.end(); await stopProcess(s); }
   await stopProcess(hostile.proc);
-  console.log("hostile: script in every string shown as text, none ran; limits highlighted; mm, mrad, kN, kN·m by suffix; measured - target; 0 on a small axis");
+  console.log("hostile: script in every string shown as text, none ran; limits highlighted; mm, mrad, kN, kN·m by suffix; measured - target; 0 on a small axis; 16 sites and 8 channels drawn, the rest named; a lost stream said and reconnected");
 
   // ---- 3. replay ----
   const replay = await startConsole(["--replay", path.join(outDir, "run")]);
@@ -311,6 +378,26 @@ try {
   check(pageErrors(replayPage).length === 0, `the replay page: ${pageErrors(replayPage).join("; ")}`);
   await replayPage.screenshot(path.join(outDir, "console-replay.png"), { fullPage: true });
   console.log(`replay: exit codes and reasons of every node, reference, loop timing; scrubbed to ${to.toFixed(2)} s of ${end.toFixed(2)} s`);
+  await stopProcess(replay.proc);
+
+  // Damaged records: what is left is shown, and the page says which are damaged.
+  const damaged = path.join(outDir, "run-damaged");
+  cpSync(path.join(outDir, "run"), damaged, { recursive: true });
+  for (const f of ["summary.json", `site_${SITES[0]}.json`]) {
+    const text = readFileSync(path.join(damaged, f), "utf8");
+    writeFileSync(path.join(damaged, f), text.slice(0, Math.floor(text.length / 2)));
+  }
+  const broken = await startConsole(["--replay", damaged]);
+  const brokenPage = await openPage(browser, broken.url);
+  const brokenView = await within(20, "the damaged replay loaded", () => brokenPage.evaluate(() =>
+    window.rths.replayReady ? { notes: window.rths.notes, samples: { ...window.rths.samples } } : null));
+  console.log(`damaged replay: ${JSON.stringify(brokenView)}`);
+  for (const f of ["summary.json", `site_${SITES[0]}.json`]) {
+    check(brokenView.notes.some((n) => n.startsWith(`${f} is damaged and left out`)), `no note that ${f} is damaged: ${brokenView.notes}`);
+  }
+  check(SITES.every((s) => brokenView.samples[s] > 1000), `the damaged replay's records: ${JSON.stringify(brokenView.samples)}`);
+  check(pageErrors(brokenPage).length === 0, `the damaged replay page: ${pageErrors(brokenPage).join("; ")}`);
+  console.log("damaged replay: both damaged summaries named, the records shown");
 } catch (e) {
   if (!process.exitCode) {
     console.error(`FAILED: ${e.stack || e.message}`);

@@ -90,13 +90,15 @@ docs/plant-drivers.md has the protocol.)");
            "Folder for target_<NAME>.csv (every tick: counter, commands, sensors, status)\n"
            "and target_<NAME>.log (created). Default: nothing written.");
   cli.repeated("set", "PATH=VALUE", o.overrides, "Override a config field (as rths-numerical --set).");
-  cli.text("console", "HOST:PORT", o.telemetry.console,
-           "Publish the newest tick's row and the watchdog's state to rths-console listening there.\n"
-           "Default: none.");
+  cli.option(
+      "console", "HOST:PORT", [&o](const std::string& v) { o.telemetry.console = rths::console_address(v); },
+      "Publish the newest tick's row and the watchdog's state to rths-console listening there.\n"
+      "Default: none.");
   cli.path("console-key", "FILE", o.telemetry.key_file,
            "(with --console) The console's key file, the one rths-console holds (its --key).");
-  cli.number("telemetry-hz", "HZ", o.telemetry.rate_hz, {0.0, 1000.0, false, "a rate in Hz above 0, at most 1000"},
-             "Telemetry datagrams per second. Default 50.");
+  cli.option(
+      "telemetry-hz", "HZ", [&o](const std::string& v) { o.telemetry.rate_hz = rths::telemetry_rate(v); },
+      "Telemetry datagrams per second, from 1 to 1000. Default 50.");
   cli.epilogue(R"(On exit it prints one summary line: ticks, datagrams, probes, commands applied, stroke clamps, the
 watchdog, tick lateness. A trip prints "watchdog: no new command for 50.1 ms at t=3.456 s; holding at
 1.234 mm" when it happens, a disarm "disarmed by the site (counter 61441) at t=62.100 s; holding at

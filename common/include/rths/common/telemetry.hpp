@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "rths/common/link.hpp"
 #include "rths/common/secret_key.hpp"
 
 namespace rths {
@@ -23,11 +24,18 @@ class Recorder;
 
 // Where a node sends its telemetry, how often, and the console's key that seals it.
 struct TelemetryOptions {
-  std::string console;  // "HOST:PORT"; empty: no telemetry
-  double rate_hz = 50.0;
+  std::string console;             // "HOST:PORT"; empty: no telemetry
+  double rate_hz = 50.0;           // 1 to 1000
   std::filesystem::path key_file;  // --console-key: the key file rths-console holds (its --key)
   std::optional<SecretKey> key;    // loaded from key_file by load_telemetry_key()
 };
+
+// A node's --console and --telemetry-hz values, checked as the command line reads them: HOST:PORT with
+// a port from 1 to 65535 and a host that resolves (asks the resolver: before a run, never in one), and
+// a rate from 1 to 1000 Hz. Each throws rths::Expected (command_line.hpp) saying what it takes, which
+// the command line turns into one line naming the option and exit code 2.
+std::string console_address(const std::string& text);
+double telemetry_rate(const std::string& text);
 
 // Checks a node's --console options before anything runs: with --console, --console-key must name
 // a key file load_key_file() accepts; loads it into options.key. Throws ConfigError with one line
@@ -46,9 +54,12 @@ void load_telemetry_key(TelemetryOptions& options);
 // - sequence: a publisher's frames count from 1, and the console takes each run's frames only in
 //   increasing order: a frame of this run is taken once.
 // - echo: in telemetry, the newest challenge the console sent this publisher; the console takes
-//   telemetry only when it echoes one of its two newest challenges, so a frame recorded before them
-//   (an earlier test, an earlier console) is refused. In a challenge, the challenge itself; in a
-//   stop, the challenge the console holds.
+//   telemetry only when it echoes one of the two newest challenges it made for this run and the
+//   address it comes from, so a frame recorded before them (an earlier test, an earlier console) is
+//   refused. In a challenge, the challenge itself; in a stop, the challenge the run echoes.
+// - In the console's frames, sequence counts up across all the console's frames from the wall clock
+//   in µs when it started; a publisher takes them only in increasing order, so a recorded challenge
+//   or stop is refused.
 namespace telemetry_frame {
 
 constexpr std::size_t kRunBytes = 16;
@@ -134,13 +145,24 @@ const char* node_state_name(NodeState state);
 // - Everything is sealed with the console's key (telemetry_frame): the console takes telemetry only
 //   from a holder of its key, fresh (echoing its challenge) and once. The console answers a new run
 //   with a challenge; until it arrives the console drops this run's frames (one period or so).
-// - A stop request from the console (a stop frame sealed with the console's key, addressed to this
-//   run, echoing a challenge this publisher holds, from the console's address) calls on_stop on the
+// - The console's frames are taken only sealed with its key, addressed to this run, from its
+//   address, and with a sequence number higher than any taken before: a challenge or stop recorded on
+//   the path and sent again is refused, so old challenges cannot make this run's frames stale.
+// - A stop request from the console (a stop frame, echoing a challenge this publisher holds) calls
+//   on_stop on the
 //   publisher's thread, and the next frame, sent at once, acknowledges it ("stop_ack"): the numerical
 //   node sets the same flag as SIGINT. A stop of an earlier run names another run and is refused;
 //   nothing of this path moves an actuator.
 class TelemetryPublisher {
  public:
+  // Streams per publisher (the console bounds a run's sequence numbers by it, and keeps as many).
+  static constexpr std::size_t kMaxStreams = 8;
+  // A body fits one datagram of at most kMaxDatagramBytes with the frame's header and tag (1312
+  // bytes); columns past it are left out. The reason and the experiment's name are cut to
+  // kMaxTextBytes each (as JSON text), so that the columns keep most of the room.
+  static constexpr std::size_t kMaxBodyBytes = kMaxDatagramBytes - 88;
+  static constexpr std::size_t kMaxTextBytes = 200;
+
   // node: "numerical", "site spring", "relay spring", "target spring". Throws std::invalid_argument
   // on a bad address or rate or without a key (the caller's CLI turns it into exit code 2).
   TelemetryPublisher(std::string node, TelemetryOptions options);
@@ -151,7 +173,8 @@ class TelemetryPublisher {
   // Sends the last state and stops the thread.
   ~TelemetryPublisher();
 
-  // Before start(): a recorder whose newest row goes out as stream `name` ("numerical", "site").
+  // Before start(): a recorder whose newest row goes out as stream `name` ("numerical", "site"); at
+  // most kMaxStreams (std::logic_error beyond).
   void add_stream(std::string name, const Recorder& recorder);
   void add_stream(std::string name, const LatestRow& latest);
   // Before start(): a figure read at every publication (an atomic the step writes, say).
@@ -208,6 +231,7 @@ class TelemetryPublisher {
   telemetry_frame::Challenge challenge_{};           // the console's newest, echoed in every frame
   telemetry_frame::Challenge previous_challenge_{};  // the one before: a stop may carry it
   std::uint64_t stop_ack_ = 0;                       // the sequence of the console's stop taken
+  std::uint64_t console_sequence_ = 0;               // the highest of the console's frames taken
   std::uint64_t sequence_ = 0;
 
   std::atomic<std::uint64_t> sent_{0};
