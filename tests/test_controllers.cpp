@@ -18,6 +18,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -782,6 +783,53 @@ TEST(RlsCompensator, NotFiniteMeasurementFreezesAdaptation) {
     for (int c = 0; c < 4; ++c) EXPECT_EQ(report.covariance(4 * r + c), rls.covariance()(r, c)) << r << ", " << c;
   }
   std::printf("%s\n%s\n", rls.freeze_message().c_str(), report.ShortDebugString().c_str());
+}
+
+// While a bridge's replies are missing the site repeats the last reading, marked held: it says nothing
+// of what the commands did. An RLS that regressed on it (the target moving, the reading frozen) would
+// learn that the actuator stopped responding and raise FF: a run through 14 missed replies commanded
+// 23 mm for a 6 mm target. Adaptation pauses on a held reading and for resume_wait_steps() after the
+// last one, then resumes.
+TEST(RlsCompensator, AHeldMeasurementIsNotLearnedFrom) {
+  const auto run = [](bool mark_held) {
+    RlsCompensator rls(default_rls(), kDt);
+    const MultiSine target(0.01);
+    DelayPlant plant(13, 1.0, kNoiseSdM);
+    Measurement last;
+    Measurement frozen;
+    constexpr int kFirstHeld = 4000;
+    constexpr int kHeldSteps = 14;
+    RlsCompensator::Vector ff_before;
+    std::uint64_t updates_before = 0;
+    int steps_unchanged = 0;
+    for (int i = 0; i < 6000; ++i) {
+      if (i == kFirstHeld) {
+        ff_before = rls.ff();
+        updates_before = rls.updates();
+        frozen = last;
+      }
+      const bool held = i >= kFirstHeld && i < kFirstHeld + kHeldSteps;
+      Measurement previous = held ? frozen : last;
+      previous.held = held && mark_held;
+      last = plant.step(rls.command(target.at(i * kDt), previous, kDt));
+      if (i >= kFirstHeld && rls.ff() == ff_before) ++steps_unchanged;
+    }
+    return std::tuple{
+        ff_before,        rls.ff(), steps_unchanged, rls.updates() - updates_before, rls.resume_wait_steps(),
+        rls.held_pauses()};
+  };
+  const auto [ff_before, ff_after, unchanged, updates, wait, pauses] = run(true);
+  // 4 taps + ceil(1024 Hz / 20 Hz) = 56 steps after the last held reading.
+  EXPECT_EQ(wait, 4 + 52);
+  EXPECT_EQ(unchanged, 14 + wait);  // FF untouched through the held stretch and the wait, not a step more
+  EXPECT_EQ(pauses, static_cast<std::uint64_t>(14 + wait));
+  EXPECT_EQ(updates, static_cast<std::uint64_t>(2000 - 14 - wait));  // then every step adapts again
+  // Learned from, the same held stretch moves FF: the pause is what keeps it.
+  const auto [unmarked_before, unmarked_after, unmarked_unchanged, unmarked_updates, w, p] = run(false);
+  EXPECT_EQ(unmarked_unchanged, 0);
+  EXPECT_EQ(p, 0U);
+  std::printf("FF[0] at the held stretch %.4f; 2000 steps later, having learned from it %.4f, having paused %.4f\n",
+              unmarked_before[0], unmarked_after[0], ff_after[0]);
 }
 
 // An actuator that barely moves (gain 1e-3) asks for FF ~ 1000: the guard stops FF at the limit.

@@ -226,6 +226,16 @@ TEST(SetupDriver, TheActuatorsStatusAndFailureReachTheSite) {
   ASSERT_TRUE(driver.exchange(command, measured, kDtS));
   EXPECT_EQ(driver.status(0), driver_status::kReplyMissing);
   EXPECT_EQ(driver.status(1), driver_status::kReplyMissing);
+  // Every DOF is computed from every actuator: one actuator's held reading holds them all, and only
+  // while it is held.
+  actuators.reading[2].held = true;
+  ASSERT_TRUE(driver.exchange(command, measured, kDtS));
+  EXPECT_TRUE(measured[0].held);
+  EXPECT_TRUE(measured[1].held);
+  actuators.reading[2].held = false;
+  ASSERT_TRUE(driver.exchange(command, measured, kDtS));
+  EXPECT_FALSE(measured[0].held);
+  EXPECT_FALSE(measured[1].held);
   actuators.failure = "no reply from target 127.0.0.1:9 for 10 steps in a row";
   EXPECT_FALSE(driver.exchange(command, measured, kDtS));
   EXPECT_EQ(driver.fault(), actuators.failure);

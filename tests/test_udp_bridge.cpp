@@ -243,12 +243,14 @@ TEST(UdpBridge, AMissingReplyHoldsTheLastMeasurementAndIsCounted) {
   EXPECT_TRUE(ok);
   EXPECT_EQ(held.displacement_m, 0.004);
   EXPECT_EQ(held.force_n, 40.0);
+  EXPECT_TRUE(held.held);  // marked, so that no controller learns from it
   EXPECT_EQ(o->driver->status(0), driver_status::kReplyMissing);
   // Step 2's reply comes late, during step 3: it is discarded, step 3's is taken.
   o->target.reply(2, 0.7, 7.0);
   o->target.reply(3, 0.006, 60.0);
   const Measurement m = step(*o->driver, 0.0, ok);
   EXPECT_EQ(m.displacement_m, 0.006);
+  EXPECT_FALSE(m.held);
   EXPECT_EQ(o->driver->status(0), driver_status::kReplyLate);
   const results::UdpBridgePlant r = report(*o->driver);
   EXPECT_EQ(r.missed(), 1U);

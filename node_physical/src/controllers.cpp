@@ -298,6 +298,7 @@ RlsCompensator::RlsCompensator(const config::RlsCompensator& parameters, double 
   }
   const double rate_hz = 1.0 / dt_s;
   const auto order = static_cast<int>(parameters.filter_order());
+  resume_wait_ = taps_ + static_cast<std::int64_t>(std::ceil(rate_hz / parameters.filter_cutoff_hz()));
   command_filter_ = butterworth_lowpass(order, parameters.filter_cutoff_hz(), rate_hz);
   measured_filter_ = command_filter_;
   target_taps_ = Vector::Zero(taps_);
@@ -319,7 +320,15 @@ InterfaceMotion RlsCompensator::command(const InterfaceMotion& target, const Mea
     } else {
       shift_in(measured_taps_, measured_f);
     }
-    if (armed_ && frozen_ == RlsFreeze::kNone) update(command_f);
+    if (previous.held) {
+      paused_ = resume_wait_;  // the steps after this one
+      ++held_pauses_;
+    } else if (paused_ > 0) {
+      --paused_;
+      ++held_pauses_;
+    } else if (armed_ && frozen_ == RlsFreeze::kNone) {
+      update(command_f);
+    }
   }
 
   shift_in(target_taps_, target.displacement_m * signal_scale_);
@@ -414,6 +423,9 @@ std::int64_t RlsCompensator::frozen_at_step() const {
 }
 std::uint64_t RlsCompensator::updates() const {
   return updates_;
+}
+std::uint64_t RlsCompensator::held_pauses() const {
+  return held_pauses_;
 }
 
 std::string RlsCompensator::freeze_message() const {

@@ -169,8 +169,11 @@ bool SetupDriver::to_interface(std::span<Measurement> measured, double dt_s) {
     const double span_s = (ahead ? kVelocityProbeS : 0.0) + (behind ? kVelocityProbeS : 0.0);
     probe_rate_[c] = span_s > 0 ? (later - earlier) / span_s : 0.0;
   }
+  // Every interface DOF is computed from every actuator: one held reading holds them all.
+  const bool held =
+      std::any_of(actuator_measured_.begin(), actuator_measured_.end(), [](const Measurement& m) { return m.held; });
   for (std::size_t c = 0; c < measured_u_.size(); ++c) {
-    measured[c] = Measurement{measured_u_[c], probe_rate_[c], measured_f_[c]};
+    measured[c] = Measurement{measured_u_[c], probe_rate_[c], measured_f_[c], held};
   }
   return true;
 }

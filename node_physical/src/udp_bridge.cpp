@@ -383,7 +383,13 @@ class UdpBridgeDriver final : public PlantDriver {
     }
   }
 
-  void hold(std::span<Measurement> measured) const { std::copy(last_.begin(), last_.end(), measured.begin()); }
+  // The last reading again, marked held: nothing new was read this step.
+  void hold(std::span<Measurement> measured) const {
+    for (std::size_t c = 0; c < last_.size(); ++c) {
+      measured[c] = last_[c];
+      measured[c].held = true;
+    }
+  }
 
   std::string target_;
   BridgeLayout command_;

@@ -84,7 +84,9 @@ enum class RlsFreeze : std::uint8_t { kNone, kNotFinite, kDiverged };
 // Seed 001 RoDeAC compensator of one actuator (config RlsCompensator). Each step: first the RLS
 // update with the previous step's pair (filtered command, filtered measured taps; a-priori error),
 // then the command FF . target taps. The measurement of step i is only known after the command of
-// step i, so this is the causal form of seed 001's loop.
+// step i, so this is the causal form of seed 001's loop. A held measurement (Measurement::held: no
+// reading came) is no evidence of what the command did: adaptation pauses on it and until the held
+// values have left the taps and the filters (resume_wait_steps()), the command going on with FF.
 class RlsCompensator final : public ActuatorController {
  public:
   static constexpr int kMaxTaps = 8;
@@ -99,6 +101,10 @@ class RlsCompensator final : public ActuatorController {
   [[nodiscard]] RlsFreeze frozen() const;
   [[nodiscard]] std::int64_t frozen_at_step() const;  // -1 while adapting
   [[nodiscard]] std::uint64_t updates() const;        // RLS updates applied
+  [[nodiscard]] std::uint64_t held_pauses() const;    // steps without an update for a held measurement
+  // Steps after the last held measurement before adaptation resumes: the taps, and one period of the
+  // filters' cutoff, by which their response to the held stretch has passed.
+  [[nodiscard]] std::int64_t resume_wait_steps() const { return resume_wait_; }
   // One line for the log once frozen ("" while adapting): the reason, the step and the offending value.
   [[nodiscard]] std::string freeze_message() const;
   void report(results::ControllerReport& out) const override;
@@ -123,7 +129,10 @@ class RlsCompensator final : public ActuatorController {
   Vector measured_taps_;       // filtered measurements x_mf(i-1) .. x_mf(i-taps), scaled
   double last_command_ = 0.0;  // x_c(i-1), scaled
   bool has_last_command_ = false;
-  bool armed_ = false;  // a target has exceeded adaptation_threshold_m
+  bool armed_ = false;            // a target has exceeded adaptation_threshold_m
+  std::int64_t resume_wait_ = 0;  // see resume_wait_steps()
+  std::int64_t paused_ = 0;       // steps left without adaptation since the last held measurement
+  std::uint64_t held_pauses_ = 0;
   std::int64_t step_ = 0;
   std::uint64_t updates_ = 0;
   RlsFreeze frozen_ = RlsFreeze::kNone;
