@@ -30,6 +30,7 @@
 #include "rths/node_physical/udp_bridge.hpp"
 #include "rths/target/target_emulator.hpp"
 #include "scratch_folder.hpp"
+#include "test_support.hpp"
 
 namespace rths {
 namespace {
@@ -161,6 +162,21 @@ class Target {
 
 void pause_ms(int ms) {
   std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+}
+
+// The target's record names its columns with their units as every rths record does: a rotational
+// interface DOF in rad and N m; a multi-axial plant's actuators, which the target emulates, in m and N.
+TEST(RthsTarget, ItsRecordsColumnsCarryTheirChannelsUnits) {
+  const std::vector<DofKind> kinds{DofKind::kTranslation, DofKind::kRotation};
+  const std::vector<std::string> expected{"t_s",      "counter", "datagrams",    "command0_m",        "displacement0_m",
+                                          "force0_N", "status0", "command1_rad", "displacement1_rad", "force1_Nm",
+                                          "status1"};
+  EXPECT_EQ(TargetEmulator::columns(kinds), expected);
+  const LoadedConfig bridge = test::load_example("marths/elcentro_bridge.textproto");
+  const config::Site& site = bridge.experiment.site(0);
+  EXPECT_EQ(channel_kinds(bridge.experiment.structure(), site), kinds);  // its interface: x, theta
+  EXPECT_EQ(TargetEmulator::recorded_kinds(bridge.experiment.structure(), site),
+            std::vector<DofKind>(2, DofKind::kTranslation));  // its two actuators
 }
 
 TEST(RthsTarget, AProbeReadsTheSensorsWithoutMovingTheActuator) {

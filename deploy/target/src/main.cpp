@@ -240,7 +240,8 @@ int emulate(const std::filesystem::path& config, const Options& o, const std::at
   rths::UdpTargetPort port(link);
   std::optional<rths::RowQueue> rows;
   std::optional<fmt::ostream> csv;
-  const std::vector<std::string> columns = rths::TargetEmulator::columns(rths::TargetEmulator::recorded_channels(site));
+  const std::vector<std::string> columns =
+      rths::TargetEmulator::columns(rths::TargetEmulator::recorded_kinds(loaded.experiment.structure(), site));
   if (!o.out.empty() || !o.telemetry.console.empty()) {
     rows.emplace(columns.size(), kQueueRows);
   }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "rths/common/config.hpp"
 #include "rths/common/setup_checks.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 #include "rths/node_physical/two_actuator_frame_plant.hpp"
@@ -16,6 +17,8 @@ namespace {
 
 // Datagrams one tick answers at most: a flood cannot hold the tick (the rest wait for the next one).
 constexpr int kMaxDatagramsPerTick = 64;
+constexpr std::size_t kRowColumns = 3;      // t_s, counter, datagrams
+constexpr std::size_t kChannelColumns = 4;  // command, displacement, force, status (columns())
 
 // Whether counter a came after b, across the wrap of the 32-bit counter (RFC 1982 serial numbers).
 bool newer(std::uint32_t a, std::uint32_t b) {
@@ -140,25 +143,27 @@ TargetEmulator::TargetEmulator(const config::Site& site, double rate_hz, double 
   trip_.hold_m.resize(n, 0.0);
   disarm_.hold_m.resize(n, 0.0);
   counters_.stroke_clamped.resize(wire, 0);
-  row_.resize(columns(n).size());
+  row_.resize(kRowColumns + kChannelColumns * n);
   if (rows_ != nullptr && rows_->columns() != row_.size()) {
     throw std::invalid_argument(
         fmt::format("the row queue has {} columns, the target records {}", rows_->columns(), row_.size()));
   }
 }
 
-std::vector<std::string> TargetEmulator::columns(std::size_t channels) {
+std::vector<std::string> TargetEmulator::columns(std::span<const DofKind> kinds) {
   std::vector<std::string> names{"t_s", "counter", "datagrams"};
-  for (std::size_t c = 0; c < channels; ++c) {
-    for (const char* name : {"command{}_m", "displacement{}_m", "force{}_n", "status{}"}) {
-      names.push_back(fmt::format(fmt::runtime(name), c));
-    }
+  for (std::size_t c = 0; c < kinds.size(); ++c) {
+    names.push_back(fmt::format("command{}_{}", c, displacement_unit(kinds[c])));
+    names.push_back(fmt::format("displacement{}_{}", c, displacement_unit(kinds[c])));
+    names.push_back(fmt::format("force{}_{}", c, force_unit(kinds[c])));
+    names.push_back(fmt::format("status{}", c));
   }
   return names;
 }
 
-std::size_t TargetEmulator::recorded_channels(const config::Site& site) {
-  return site.has_actuator_plant() ? driven_channels(site) : static_cast<std::size_t>(site.channel_size());
+std::vector<DofKind> TargetEmulator::recorded_kinds(const config::Structure& structure, const config::Site& site) {
+  if (site.has_actuator_plant()) return std::vector<DofKind>(driven_channels(site), DofKind::kTranslation);
+  return channel_kinds(structure, site);
 }
 
 double TargetEmulator::clamp_to_stroke(std::size_t c, double x) const {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "experiment.pb.h"
+#include "rths/common/dof_kind.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/realtime_loop.hpp"
 #include "rths/common/udp_link.hpp"
@@ -170,10 +171,13 @@ class TargetEmulator final : public TickHandler {
   bool tick(std::int64_t k) override;
 
   // The columns of a recorded row: t_s, counter, datagrams, then per channel command, displacement,
-  // force and status (with a setup: of the interface DOF, its status any of its actuators').
-  static std::vector<std::string> columns(std::size_t channels);
-  // The channels a row records: the interface DOFs, or a multi-axial plant's actuators.
-  static std::size_t recorded_channels(const config::Site& site);
+  // force and status (with a setup: of the interface DOF, its status any of its actuators), named
+  // with the units of the channel's kind as every rths record is (command0_m, force0_N; a rotation's
+  // command1_rad, force1_Nm).
+  static std::vector<std::string> columns(std::span<const DofKind> kinds);
+  // The kind of each channel a row records: the interface DOFs as the config says (channel_kinds),
+  // or a multi-axial plant's actuators, which are translations.
+  static std::vector<DofKind> recorded_kinds(const config::Structure& structure, const config::Site& site);
   [[nodiscard]] const Counters& counters() const { return counters_; }
   // The trip, once tripped() (acquire: everything in it was written before).
   [[nodiscard]] bool tripped() const { return tripped_.load(std::memory_order_acquire); }
