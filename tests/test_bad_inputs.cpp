@@ -18,6 +18,7 @@
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/input_file.hpp"
 #include "rths/common/memory_budget.hpp"
+#include "rths/common/secret_key.hpp"
 #include "rths/node_numerical/experiment.hpp"
 
 namespace rths {
@@ -480,13 +481,15 @@ std::vector<BadInput> campaign() {
       numerical_cli("RealtimeFlagWithValue", {"run", "CONFIG", "--realtime=yes", "--out", "OUT"}, "--realtime"),
       numerical_cli("LoopbackBeyondTheMemoryBudget", {"loopback", "CONFIG", "--out", "OUT", "--set", "duration_s=1e5"},
                     "duration_s: 100000 s"),
-      numerical_cli("ConsoleOnASessionPort",
-                    {"run", "CONFIG", "--realtime", "--out", "OUT", "--console", "127.0.0.1:47000"},
-                    "--console: 127.0.0.1:47000 is site[0]'s address (127.0.0.1:47000, \"lab\"), where its "
-                    "rths-physical takes the session's packets"),
-      numerical_cli("ConsoleOnASessionPortNamedTwoWays",
-                    {"run", "CONFIG", "--realtime", "--out", "OUT", "--console", "localhost:47000"},
-                    "--console: localhost:47000 is site[0]'s address"),
+      numerical_cli(
+          "ConsoleOnASessionPort",
+          {"run", "CONFIG", "--realtime", "--out", "OUT", "--console", "127.0.0.1:47000", "--console-key", "KEY"},
+          "--console: 127.0.0.1:47000 is site[0]'s address (127.0.0.1:47000, \"lab\"), where its "
+          "rths-physical takes the session's packets"),
+      numerical_cli(
+          "ConsoleOnASessionPortNamedTwoWays",
+          {"run", "CONFIG", "--realtime", "--out", "OUT", "--console", "localhost:47000", "--console-key", "KEY"},
+          "--console: localhost:47000 is site[0]'s address"),
       numerical_cli("ConsoleNotAnAddress", {"run", "CONFIG", "--realtime", "--out", "OUT", "--console", "nowhere"},
                     "--console: expected HOST:PORT (a name, an IPv4 address or [IPv6], and a port from 1 to 65535), "
                     "got 'nowhere'"),
@@ -507,7 +510,8 @@ std::vector<BadInput> campaign() {
       physical("PhysicalBadOverride", {"--listen", "127.0.0.1:0", "--set", "realtime.peer_timeout_s=1e9"},
                "realtime.peer_timeout_s"),
       physical("PhysicalUnknownSetPath", {"--listen", "127.0.0.1:0", "--set", "nosuch=1"}, "nosuch"),
-      physical("PhysicalConsoleOnItsListenPort", {"--listen", "127.0.0.1:47123", "--console", "127.0.0.1:47123"},
+      physical("PhysicalConsoleOnItsListenPort",
+               {"--listen", "127.0.0.1:47123", "--console", "127.0.0.1:47123", "--console-key", "KEY"},
                "--console: 127.0.0.1:47123 is the address this site listens on for the session"),
       physical_cli("PhysicalMissingSite", {"serve", "CONFIG", "--out", "OUT"}, "--site"),
       physical_cli("PhysicalMissingConfig", {"serve", "--site", "lab"}, "CONFIG"),
@@ -625,6 +629,7 @@ class Campaign : public test::RunFolderTest, public ::testing::WithParamInterfac
     for (const auto& [name, text] : files) {
       std::ofstream(dir_ / name) << text;
     }
+    write_key_file(dir_ / "console.key");  // a valid console key: the cases that give --console-key
     // 600 MiB without writing them: a sparse file (its size is all a reader's first check sees).
     std::ofstream(dir_ / "huge.dat") << "0 0.1\n";
     fs::resize_file(dir_ / "huge.dat", std::uintmax_t{600} << 20U);
@@ -642,6 +647,7 @@ class Campaign : public test::RunFolderTest, public ::testing::WithParamInterfac
     if (arg == "CONFIG") return (dir_ / "bad.textproto").string();
     if (arg == "STUDY") return (dir_ / "ok.study").string();
     if (arg == "OUT") return (dir_ / "out").string();
+    if (arg == "KEY") return (dir_ / "console.key").string();
     if (arg == "DIR") return dir_.string();
     if (arg.starts_with("DIR/")) return (dir_ / arg.substr(4)).string();
     return arg;

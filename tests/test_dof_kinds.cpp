@@ -4,6 +4,7 @@
 // 14 joint rotations and a rotational interface channel, shows all of it.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/dof_kind.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/secret_key.hpp"
 #include "rths/common/telemetry.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/model_ladder.hpp"
@@ -222,15 +224,20 @@ TEST(DofKinds, TheDistributedMarthsSiteRecordsItsRotationalChannelInRad) {
   EXPECT_EQ(test::read_summary(dir.path() / "run/summary.json").sites().at("iisl").measured_force_peak_n(), force);
 }
 
-// The telemetry names a record's columns as its CSV header does: a rotation in rad, a moment in N m.
+// The telemetry names a record's columns as its CSV header does: a rotation in rad, its rate in rad/s
+// (the frame's first columns: a datagram holds what fits of 207).
 TEST(DofKinds, TelemetryColumnsCarryTheKindsUnits) {
   const LoadedConfig loaded = test::load_example("marths/elcentro_rls.textproto", {"duration_s=0.01"});
   Experiment experiment(loaded);
   (void)experiment.run();
-  TelemetryPublisher publisher("numerical", {"127.0.0.1:9", 50.0});
+  TelemetryOptions options;
+  options.console = "127.0.0.1:9";
+  const std::array<unsigned char, SecretKey::kBytes> bytes{1, 2, 3};  // the frames' key: any
+  options.key = SecretKey(bytes);
+  TelemetryPublisher publisher("numerical", options);
   publisher.add_stream("numerical", experiment.numerical());
   const std::string datagram = publisher.datagram(0);
-  for (const char* column : {R"("r1_rad")", R"("x1_m")", R"("u_iisl_2_rad")", R"("f_iisl_2_Nm")", R"("f_iisl_1_N")"}) {
+  for (const char* column : {R"("r1_rad")", R"("x1_m")", R"("q2_rad")", R"("v_q2_rad_per_s")", R"("v_q4_m_per_s")"}) {
     EXPECT_NE(datagram.find(column), std::string::npos) << column << " in " << datagram;
   }
 }

@@ -490,7 +490,7 @@ class DelayGuardRule : public NumericalRules {
     sites[0].delay_guard.warn_s = 0.8 * kBudgetS;
     sites[0].delay_guard.smoothing_s = kSmoothingS;
     const StructuralModel structure = make_structure(cfg.structure());
-    node_ = std::make_unique<NumericalNode>(NumericalNode::Setup{kSession, kRate, 2000, {"x1", "x2"}, {}, {}},
+    node_ = std::make_unique<NumericalNode>(NumericalNode::Setup{kSession, kRate, 2000, {"x1", "x2"}, {}, {}, {}},
                                             structure, make_rk4(structure), *ground_, clock_, std::move(sites));
     node_->use_session(0, test::sealing_keys(kSession, kSiteId));
     site_ = std::make_unique<PacketCodec>(CodecRole::kSite, kSiteId, test::sealing_keys(kSession, kSiteId), kRate, 0);
