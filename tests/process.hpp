@@ -170,6 +170,11 @@ class NetnsTopologyTest : public RunFolderTest {
   std::string tag_;
 };
 
+// The column names of an rths CSV's header.
+inline std::vector<std::string> csv_header(const std::filesystem::path& file) {
+  return study::parse_csv(slurp(file), true).header;
+}
+
 // Columns of an rths CSV by header name. A last line without its newline (cut by a kill) is not a
 // row and is left out.
 inline std::vector<double> csv_column(const std::filesystem::path& file, const std::string& name) {

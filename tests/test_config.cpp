@@ -539,7 +539,7 @@ TEST(Override, ErrorsNameTheOverrideAndWhatWasExpected) {
   EXPECT_EQ(override_error(experiment, "structure.mas_kg=[1]"),
             "--set structure.mas_kg=[1]: structure: unknown field \"mas_kg\" in Structure; did you mean \"mass_kg\"? "
             "expected one of: dofs, mass_kg, stiffness_n_per_m, damping_ns_per_m, rayleigh, ground_influence, "
-            "dof_name, matrix_files, removed, sparse, record_dof, spring, reduction");
+            "dof_name, matrix_files, removed, sparse, record_dof, spring, reduction, dof_kind");
   EXPECT_EQ(override_error(experiment, "site[5].name=x"),
             "--set site[5].name=x: site: index 5 is out of range: there are 2 elements; expected 0..1, or 2 to append "
             "one");

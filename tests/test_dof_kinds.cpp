@@ -28,19 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using test::Process;
 
-std::vector<std::string> header_of(const fs::path& csv) {
-  std::ifstream in(csv);
-  std::string line;
-  std::getline(in, line);
-  std::vector<std::string> names;
-  std::size_t start = 0;
-  for (std::size_t comma; (comma = line.find(',', start)) != std::string::npos; start = comma + 1) {
-    names.push_back(line.substr(start, comma - start));
-  }
-  names.push_back(line.substr(start));
-  return names;
-}
-
 ::testing::AssertionResult has_all(const std::vector<std::string>& header, const std::vector<std::string>& wanted) {
   for (const std::string& w : wanted) {
     if (std::find(header.begin(), header.end(), w) == header.end()) {
@@ -160,12 +147,12 @@ TEST(DofKinds, ARotationIsRecordedReportedAndSummarisedInRadAndNewtonMetres) {
                "--no-plots", "--set", "duration_s=4", "--set", "structure.dof_kind=[ROTATION, TRANSLATION]"},
               dir.path() / "numerical");
   ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
-  const std::vector<std::string> numerical = header_of(dir.path() / "run/numerical.csv");
+  const std::vector<std::string> numerical = test::csv_header(dir.path() / "run/numerical.csv");
   EXPECT_TRUE(has_all(numerical, {"x1_rad", "x2_m", "v_x1_rad_per_s", "v_x2_m_per_s", "u_spring_rad", "f_spring_Nm",
                                   "e_spring_Nm", "fm_spring_Nm", "xm_spring_rad"}));
-  EXPECT_EQ(header_of(dir.path() / "run/reference.csv"), numerical);
+  EXPECT_EQ(test::csv_header(dir.path() / "run/reference.csv"), numerical);
   EXPECT_TRUE(has_all(
-      header_of(dir.path() / "run/site_spring.csv"),
+      test::csv_header(dir.path() / "run/site_spring.csv"),
       {"target_rad", "target_velocity_rad_per_s", "command_rad", "measured_rad", "force_Nm", "model_error_Nm"}));
   const results::RunSummary summary = test::read_summary(dir.path() / "run/summary.json");
   EXPECT_EQ(summary.responses().at("x1").unit(), "rad");
@@ -187,7 +174,7 @@ TEST(DofKinds, TheMarthsExampleRecordsRotationsInRadAndMomentsInNewtonMetres) {
                "--no-plots", "--set", "duration_s=8"},
               dir.path() / "numerical");
   ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
-  const std::vector<std::string> header = header_of(dir.path() / "run/numerical.csv");
+  const std::vector<std::string> header = test::csv_header(dir.path() / "run/numerical.csv");
   EXPECT_TRUE(has_all(
       header, {"x1_m",        "x2_m",         "x3_m",          "q1_m",           "r1_rad",       "r2_rad",
                "r3_rad",      "r1b_rad",      "q2_rad",        "v_r1_rad_per_s", "v_x1_m_per_s", "u_iisl_1_m",
@@ -214,7 +201,7 @@ TEST(DofKinds, TheDistributedMarthsSiteRecordsItsRotationalChannelInRad) {
                (dir.path() / "run").string(), "--no-plots", "--set", "duration_s=9"},
               dir.path() / "numerical");
   ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
-  EXPECT_TRUE(has_all(header_of(dir.path() / "run/site_iisl.csv"),
+  EXPECT_TRUE(has_all(test::csv_header(dir.path() / "run/site_iisl.csv"),
                       {"target1_m", "force1_N", "target2_rad", "target_velocity2_rad_per_s", "command2_rad",
                        "measured2_rad", "force2_Nm", "model_error2_Nm", "stroke_target_a1_m"}));
   // The site's peak measured force (N) is its force channel's, not the moment's (N m).
