@@ -89,6 +89,14 @@ root=$cache/root
 rm -rf "$root"
 cp -a "$cache/bookworm" "$root"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The network's own certificate authorities, as its DNS server: where the way out inspects TLS (a
+# proxy with its own CA, as this machine's has), npm in the root needs them as any machine behind it
+# would. Nothing else of this machine goes in.
+network_ca=""
+if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+  cat /usr/local/share/ca-certificates/*.crt >"$root/etc/network-ca.crt"
+  network_ca="NODE_EXTRA_CA_CERTS=/etc/network-ca.crt"
+fi
 mkdir -p "$root/root/rths"
 git archive --format=tar HEAD | tar -x -C "$root/root/rths"
 note "fresh root at $root with the files of $(git rev-parse --short HEAD)"
@@ -114,7 +122,7 @@ times=()
 run_command() {
   local name=$1 command=$2 start=$SECONDS rc=0
   note "running $command in the fresh root (log: $cache/$name.log)"
-  in_root "$root" "export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin
+  in_root "$root" "export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin $network_ca
     cd /root/rths && exec bash -c '$command'" "${drop[@]}" >"$cache/$name.log" 2>&1 || rc=$?
   times+=("$(printf '%-20s %6d s  exit %d' "$name" $((SECONDS - start)) "$rc")")
   ((rc == 0)) || status=1
