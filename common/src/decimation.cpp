@@ -74,15 +74,18 @@ std::vector<std::size_t> decimate_path(std::span<const double> x, std::span<cons
     y_max = std::max(y_max, y[i]);
   }
   // A pixel in each axis's unit; an axis without extent (0) never moves, so never keeps a point.
-  const auto pixel = [](double low, double high, std::size_t pixels) {
-    return high > low ? (high - low) / static_cast<double>(std::max<std::size_t>(pixels, 1)) : 0.0;
+  const auto pixel = [](double extent, std::size_t pixels) {
+    return extent > 0 ? extent / static_cast<double>(std::max<std::size_t>(pixels, 1)) : 0.0;
   };
-  const double x_pixel = pixel(x_min, x_max, width);
-  const double y_pixel = pixel(y_min, y_max, height);
-  std::vector<std::size_t> kept;
-  // The step grows to at most the whole picture, where only the ends and the non-finite points stay.
-  for (double step = 0.5; kept.empty() || (kept.size() > max_points && step < 2.0 * static_cast<double>(width));
-       step *= 1.5) {
+  const double x_pixel = pixel(x_max - x_min, width);
+  const double y_pixel = pixel(y_max - y_min, height);
+  // The step (in pixels) grows by half each round from half a pixel to at most the whole picture,
+  // where only the ends and the non-finite points stay.
+  const double largest_step = 2.0 * static_cast<double>(width);
+  double step = 0.5;
+  std::vector<std::size_t> kept = thin_path(x, y, n, step * x_pixel, step * y_pixel);
+  while (kept.size() > max_points && step < largest_step) {
+    step *= 1.5;
     kept = thin_path(x, y, n, step * x_pixel, step * y_pixel);
   }
   return kept;

@@ -254,7 +254,7 @@ void Connection::next_chunk() {
   write_then_close();
 }
 
-void Connection::stream(std::string first_events) {
+void Connection::stream(const std::string& first_events) {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kStreaming;
   timer_.cancel();

@@ -95,7 +95,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::list<std::shared_ptr<Connection>>::iterator self;
 
   void respond(int status, std::string_view type, std::string_view body);
-  void stream(std::string first_events);
+  void stream(const std::string& first_events);
   // A regular file, never through a symbolic link (O_NOFOLLOW); 404 otherwise.
   void send_file(const std::filesystem::path& file, std::string_view type);
   // Answers once the check says done or after `within`, polling it.

@@ -46,15 +46,17 @@ const char* dropped_name(Dropped d) {
 TelemetryHub::TelemetryHub(const SecretKey& console_key, HubLimits limits, Time now)
     : keys_(telemetry_frame::derive_keys(console_key)),
       limits_(limits),
+      renewed_at_(now),
+      forced_at_(now - std::chrono::hours(1)),
       admissions_(static_cast<double>(limits.new_runs_burst)),
       admitted_at_(now),
       sequence_(static_cast<std::uint64_t>(
           std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch())
               .count())) {
+  // Two secrets drawn at the start (the previous one too, so that nothing echoes a zero challenge);
+  // renewals count from 0.
+  randombytes_buf(previous_.data(), previous_.size());
   randombytes_buf(current_.data(), current_.size());
-  renew_challenge(now);
-  renewals_ = 0;
-  forced_at_ = now - std::chrono::hours(1);
 }
 
 void TelemetryHub::renew_challenge(Time now) {
@@ -65,7 +67,7 @@ void TelemetryHub::renew_challenge(Time now) {
 }
 
 telemetry_frame::Challenge TelemetryHub::challenge_for(const Secret& secret, const telemetry_frame::RunId& run,
-                                                       const std::string& source) const {
+                                                       const std::string& source) {
   crypto_generichash_state state;
   crypto_generichash_init(&state, secret.data(), secret.size(), telemetry_frame::kChallengeBytes);
   crypto_generichash_update(&state, run.data(), run.size());

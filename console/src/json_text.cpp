@@ -293,7 +293,7 @@ class StrictJson {
           for (std::size_t k = at_ + 2; k < at_ + 6; ++k) {
             const auto h = static_cast<unsigned char>(s_[k]);
             if (std::isxdigit(h) == 0) return false;
-            unit = unit * 16 + static_cast<unsigned>(h <= '9' ? h - '0' : (h | 0x20U) - 'a' + 10);
+            unit = unit * 16 + (h <= '9' ? static_cast<unsigned>(h - '0') : (h | 0x20U) - 'a' + 10);
           }
           if (out != nullptr) out->push_back(static_cast<char16_t>(unit));
           at_ += 6;

@@ -86,10 +86,10 @@ rths::CommandLine command_line(Options& o) {
               "measured displacement, force, tracking error, the Smith model error, the network and the\n"
               "loop timing, each node's state, and a Stop button that stops the test as SIGINT at the\n"
               "numerical node does. With --replay RUN_DIR the page scrubs through a finished run folder.");
-  const auto number = [&o](const char* name, double& target, rths::NumberRange range) {
+  const auto number = [&o](const char* name, double& target, const rths::NumberRange& range) {
     return once(o, name, [&target, range](const std::string& v) { target = rths::parse_number(v, range); });
   };
-  const auto whole = [&o](const char* name, long long& target, rths::WholeRange range) {
+  const auto whole = [&o](const char* name, long long& target, const rths::WholeRange& range) {
     return once(o, name, [&target, range](const std::string& v) { target = rths::parse_whole(v, range); });
   };
   const auto path = [&o](const char* name, std::filesystem::path& target) {

@@ -93,9 +93,9 @@ class Server final : public ConnectionOwner {
     load_page();
     if (o.replay.empty()) {
       udp_.emplace(io_, udp::endpoint(asio::ip::make_address(o.telemetry_host), o.telemetry_port));
-      udp_->non_blocking(true);
-      receive_buffer_ = raise_receive_buffer(*udp_);
-      udp_fd_ = udp_->native_handle();
+      telemetry_socket().non_blocking(true);
+      receive_buffer_ = raise_receive_buffer(telemetry_socket());
+      udp_fd_ = telemetry_socket().native_handle();
       if (!o.key) {
         throw std::logic_error("a live console needs its key");
       }
@@ -109,7 +109,8 @@ class Server final : public ConnectionOwner {
     const std::string page = host_port(acceptor_.local_endpoint().address(), acceptor_.local_endpoint().port());
     std::printf("serving http://%s/\n", page.c_str());
     const std::string telemetry =
-        udp_ ? host_port(udp_->local_endpoint().address(), udp_->local_endpoint().port()) : std::string();
+        udp_ ? host_port(telemetry_socket().local_endpoint().address(), telemetry_socket().local_endpoint().port())
+             : std::string();
     if (udp_) {
       std::printf("telemetry on %s\n", telemetry.c_str());
     }
@@ -121,7 +122,7 @@ class Server final : public ConnectionOwner {
     if (udp_) receive();
     schedule_tick();
     io_.run();
-    return {hub_ ? hub_->accepted() : 0, hub_ ? hub_->dropped_total() : 0};
+    return {hub_ ? hub().accepted() : 0, hub_ ? hub().dropped_total() : 0};
   }
 
   void forget(const std::shared_ptr<Connection>& c) override { connections_.erase(c->self); }
@@ -146,6 +147,21 @@ class Server final : public ConnectionOwner {
     std::string type;
     std::string body;
   };
+
+  // The live console's hub and telemetry socket; a replay has neither, and never reaches the code
+  // that uses them.
+  TelemetryHub& hub() {
+    if (!hub_) throw std::logic_error("rths-console: the telemetry hub used in a replay");
+    return *hub_;
+  }
+  [[nodiscard]] const TelemetryHub& hub() const {
+    if (!hub_) throw std::logic_error("rths-console: the telemetry hub used in a replay");
+    return *hub_;
+  }
+  udp::socket& telemetry_socket() {
+    if (!udp_) throw std::logic_error("rths-console: the telemetry socket used in a replay");
+    return *udp_;
+  }
 
   ServerOptions options_;
   const std::atomic<bool>& stop_;
@@ -224,31 +240,32 @@ void Server::accept() {
 
 void Server::take_datagram(std::size_t n) {
   const std::string source = host_port(sender_.address(), sender_.port());
-  auto outcome = hub_->accept(std::string_view(datagram_.data(), n), source, Clock::now());
+  auto outcome = hub().accept(std::string_view(datagram_.data(), n), source, Clock::now());
   for (const auto& send : outcome.sends) send_udp(send.to, send.frame);
   if (!outcome.dropped) broadcast("data: " + outcome.body + "\n\n");
-  if (hub_->table_version() != table_version_) {
-    table_version_ = hub_->table_version();
+  if (hub().table_version() != table_version_) {
+    table_version_ = hub().table_version();
     broadcast("event: console\ndata: " + status_json() + "\n\n");
   }
 }
 
 void Server::receive() {
-  udp_->async_receive_from(asio::buffer(datagram_), sender_, [this](const asio::error_code& ec, std::size_t n) {
-    if (ec == asio::error::operation_aborted) return;
-    if (!ec) {
-      take_datagram(n);
-      // A burst is taken in one go (the socket is non-blocking), up to a bound that lets the
-      // page's requests in between.
-      asio::error_code again;
-      for (int more = 0; more < 256; ++more) {
-        const std::size_t m = udp_->receive_from(asio::buffer(datagram_), sender_, 0, again);
-        if (again) break;
-        take_datagram(m);
-      }
-    }
-    receive();
-  });
+  telemetry_socket().async_receive_from(
+      asio::buffer(datagram_), sender_, [this](const asio::error_code& ec, std::size_t n) {
+        if (ec == asio::error::operation_aborted) return;
+        if (!ec) {
+          take_datagram(n);
+          // A burst is taken in one go (the socket is non-blocking), up to a bound that lets the
+          // page's requests in between.
+          asio::error_code again;
+          for (int more = 0; more < 256; ++more) {
+            const std::size_t m = telemetry_socket().receive_from(asio::buffer(datagram_), sender_, 0, again);
+            if (again) break;
+            take_datagram(m);
+          }
+        }
+        receive();
+      });
 }
 
 void Server::send_udp(const std::string& to, const std::string& frame) {
@@ -259,7 +276,8 @@ void Server::send_udp(const std::string& to, const std::string& frame) {
   const udp::endpoint endpoint(asio::ip::make_address(host, ec),
                                static_cast<std::uint16_t>(std::stoul(to.substr(colon + 1))));
   if (!ec) {
-    udp_->send_to(asio::buffer(frame), endpoint, 0, ec);  // non-blocking: a full buffer loses it, as UDP may
+    telemetry_socket().send_to(asio::buffer(frame), endpoint, 0,
+                               ec);  // non-blocking: a full buffer loses it, as UDP may
   }
 }
 
@@ -280,13 +298,13 @@ void Server::schedule_tick() {
 void Server::on_tick() {
   if (stop_.load()) {
     acceptor_.close();
-    if (udp_) udp_->close();
+    if (udp_) telemetry_socket().close();
     while (!connections_.empty()) connections_.front()->close();
     return;
   }
   const auto now = Clock::now();
   if (hub_) {
-    for (const auto& s : hub_->tick(now)) send_udp(s.to, s.frame);
+    for (const auto& s : hub().tick(now)) send_udp(s.to, s.frame);
     if (now - status_sent_ >= kStatusEvery) {
       status_sent_ = now;
       broadcast("event: console\ndata: " + status_json() + "\n\n");
@@ -330,7 +348,7 @@ std::string Server::status_json() const {
   const auto now = Clock::now();
   std::string nodes;
   std::string stops;
-  for (const NodeSeen& n : hub_->nodes()) {
+  for (const NodeSeen& n : hub().nodes()) {
     nodes += fmt::format(R"({}{{"node":{},"run":"{}","source":"{}","state":{},"datagrams":{},"heard_s_ago":{:.3f}}})",
                          nodes.empty() ? "" : ",", json_string(n.node), n.run, n.source, json_string(n.state),
                          n.datagrams, std::chrono::duration<double>(now - n.last_heard).count());
@@ -344,18 +362,18 @@ std::string Server::status_json() const {
   std::string dropped;
   for (std::size_t d = 0; d < kDroppedKinds; ++d) {
     dropped += fmt::format(R"({}"{}":{})", d == 0 ? "" : ",", dropped_name(static_cast<Dropped>(d)),
-                           hub_->dropped(static_cast<Dropped>(d)));
+                           hub().dropped(static_cast<Dropped>(d)));
   }
   return fmt::format(
       R"({{"accepted":{},"dropped":{{{}}},"dropped_total":{},"kernel_dropped":{},"receive_buffer":{},"nodes":[{}],)"
       R"("stops":[{}],"streams":{},"connections":{}}})",
-      hub_->accepted(), dropped, hub_->dropped_total(), kernel_drops(udp_fd_), receive_buffer_, nodes, stops,
+      hub().accepted(), dropped, hub().dropped_total(), kernel_drops(udp_fd_), receive_buffer_, nodes, stops,
       streams(nullptr), connections_.size());
 }
 
 void Server::stop_request(const std::shared_ptr<Connection>& c) {
   std::vector<TelemetryHub::StopTarget> targets;
-  for (const auto& s : hub_->request_stop(Clock::now(), targets)) {
+  for (const auto& s : hub().request_stop(Clock::now(), targets)) {
     send_udp(s.to, s.frame);
   }
   for (const auto& t : targets) {
@@ -368,14 +386,14 @@ void Server::stop_request(const std::shared_ptr<Connection>& c) {
   c->answer_when(
       [this, targets] {
         return std::all_of(targets.begin(), targets.end(),
-                           [this](const auto& t) { return hub_->stop_acknowledged(t.run); });
+                           [this](const auto& t) { return hub().stop_acknowledged(t.run); });
       },
       Clock::now() + kStopAnswerWithin,
       [this, c, targets] {
         std::string sent;
         bool all = !targets.empty();
         for (const auto& t : targets) {
-          const bool acked = hub_->stop_acknowledged(t.run);
+          const bool acked = hub().stop_acknowledged(t.run);
           all = all && acked;
           sent += fmt::format(R"({}{{"node":{},"run":"{}","source":"{}","acknowledged":{},"heard_s_ago":{:.3f}}})",
                               sent.empty() ? "" : ",", json_string(t.node), t.run, t.source, acked ? "true" : "false",
@@ -445,7 +463,7 @@ void Server::handle(const std::shared_ptr<Connection>& c, const Request& r) {
   } else if (r.path == "/api/events" && live) {
     make_room_for_stream(c->client());
     // The newest telemetry of every run, newest run last, within the backlog a stream may hold.
-    const std::vector<std::string> latest = hub_->latest();
+    const std::vector<std::string> latest = hub().latest();
     std::string first = "event: console\ndata: " + status_json() + "\n\n";
     std::size_t from = latest.size();
     for (std::size_t size = first.size(); from > 0 && size + latest[from - 1].size() + 8 <= kMaxStreamBacklog; --from) {
@@ -454,7 +472,7 @@ void Server::handle(const std::shared_ptr<Connection>& c, const Request& r) {
     for (std::size_t i = from; i < latest.size(); ++i) {
       first += "data: " + latest[i] + "\n\n";
     }
-    c->stream(std::move(first));
+    c->stream(first);
   } else if (r.path.starts_with("/run/") && !live) {
     const std::string name = r.path.substr(5);
     const auto files = replay_files(options_.replay);

@@ -442,9 +442,10 @@ RunPlots plot_run(const fs::path& run_dir, const fs::path& out_dir, const PlotOp
             axis_label("xm - u", ch.motion), {{&t, error, "xm - u", "lw 1"}});
     if (has(ch.fm())) {
       const std::string force(force_word(ch.force));
-      loop(scripts, "site_" + ch.label + "_loop", ch.label + ": " + force + "-" + motion + " loop",
-           axis_label("measured " + motion + " xm", ch.motion), axis_label("measured " + force + " fm", ch.force), xm,
-           scaled(column(ch.fm()), ch.force), force + "-" + motion);
+      loop(scripts, "site_" + ch.label + "_loop", fmt::format("{}: {}-{} loop", ch.label, force, motion),
+           axis_label(fmt::format("measured {} xm", motion), ch.motion),
+           axis_label(fmt::format("measured {} fm", force), ch.force), xm, scaled(column(ch.fm()), ch.force),
+           fmt::format("{}-{}", force, motion));
     }
     // The Smith predictor's model error: a remote site's (a local site holds none: all 0).
     if (has(ch.e()) && (remote ? remote->contains(ch.site) : !all_zero(column(ch.e())))) {

@@ -158,8 +158,8 @@ class TelemetryHub {
   void challenge_live_runs(Time now, std::vector<Send>& sends);
   void retire(std::list<NodeSeen>::iterator it, Time now, std::vector<Send>& sends);
   bool admit(Time now);
-  [[nodiscard]] telemetry_frame::Challenge challenge_for(const Secret& secret, const telemetry_frame::RunId& run,
-                                                         const std::string& source) const;
+  [[nodiscard]] static telemetry_frame::Challenge challenge_for(const Secret& secret, const telemetry_frame::RunId& run,
+                                                                const std::string& source);
   std::optional<Send> challenge(const telemetry_frame::RunId& run, const std::string& source, Time now);
   std::string sealed(telemetry_frame::Kind kind, const telemetry_frame::RunId& run,
                      const telemetry_frame::Challenge& echo, std::string_view body);
