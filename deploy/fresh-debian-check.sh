@@ -89,6 +89,9 @@ root=$cache/root
 rm -rf "$root"
 cp -a "$cache/bookworm" "$root"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# The names every installed Debian has for this host (its installer writes /etc/hosts; debootstrap
+# does not), which tests resolve.
+printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$root/etc/hosts"
 # The network's own certificate authorities, as its DNS server: where the way out inspects TLS (a
 # proxy with its own CA, as this machine's has), npm in the root needs them as any machine behind it
 # would. Nothing else of this machine goes in.

@@ -294,7 +294,9 @@ TEST_F(ActuatorCli, AReadOnlyExampleCalibratesToOutAndRunsWithTheSetItPrints) {
   const fs::path installed = dir_ / "installed";
   fs::create_directories(installed / "actuator");
   fs::copy_file(example(kRls), installed / "actuator" / "spring_iisl_rls.textproto");
-  fs::create_directory_symlink(source_dir() / "examples" / "data", installed / "data");
+  // The data copied, not linked: the user must be able to read it wherever the clone is (under
+  // /root, a clone is root's alone).
+  fs::copy(source_dir() / "examples" / "data", installed / "data", fs::copy_options::recursive);
   fs::permissions(installed / "actuator", fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
                   fs::perm_options::remove);
   const fs::path home = dir_ / "home";  // the user's own, writable folder

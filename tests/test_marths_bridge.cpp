@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@
 
 #include "process.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "spring_bridge.hpp"
 #include "test_support.hpp"
 
 namespace rths {
@@ -50,44 +52,50 @@ TEST_F(MarthsBridge, TheFramePlantThroughTheBridgeAndTheTargetMatchesTheSimulate
   const std::vector<std::string> sets{"realtime.insecure=true", "duration_s=8",
                                       "site[iisl].actuator_plant.noise.displacement_sd_m=0",
                                       "site[iisl].link.forward.delay_s=0", "site[iisl].link.backward.delay_s=0"};
-  std::vector<std::string> target_args{config(),
-                                       "--site",
-                                       "iisl",
-                                       "--listen",
-                                       "127.0.0.1:0",
-                                       "--out",
-                                       (dir_ / "target").string(),
-                                       "--realtime-priority",
-                                       "70",
-                                       "--watchdog-s",
-                                       "0.02"};
+  std::vector<std::string> target_args{config(),   "--site",       "iisl",
+                                       "--listen", "127.0.0.1:0",  "--realtime-priority",
+                                       "70",       "--watchdog-s", test::kSpringBridgeWatchdogS};
   for (const auto& s : sets) target_args.insert(target_args.end(), {"--set", s});
-  std::optional<Process> target;
-  target.emplace("rths-target", target_args, dir_ / "target");
-  const std::string target_at = target->wait_for_line("listening on ", std::chrono::seconds(10));
-  ASSERT_FALSE(target_at.empty()) << target->err();
-
-  std::vector<std::string> run_args{"loopback",
-                                    config(),
-                                    "--out",
-                                    (dir_ / "run").string(),
-                                    "--quiet",
-                                    "--set",
-                                    "site[iisl].driver.udp_bridge.target=" + target_at};
   std::vector<std::string> virtual_args{"run", config(), "--out", (dir_ / "virtual").string(), "--quiet"};
-  for (const auto& s : sets) {
-    run_args.insert(run_args.end(), {"--set", s});
-    virtual_args.insert(virtual_args.end(), {"--set", s});
+  for (const auto& s : sets) virtual_args.insert(virtual_args.end(), {"--set", s});
+  // As the spring's bridge tests: a run that missed more replies than the comparison assumes measured
+  // the machine, and is made again; after kSpringBridgeAttempts such runs the test skips saying so.
+  std::filesystem::path attempt_dir;
+  std::optional<Process> target;
+  for (int attempt = 1;; ++attempt) {
+    attempt_dir = dir_ / ("attempt" + std::to_string(attempt));
+    std::filesystem::create_directories(attempt_dir);
+    std::vector<std::string> args = target_args;
+    args.insert(args.end(), {"--out", (attempt_dir / "target").string()});
+    target.emplace("rths-target", args, attempt_dir / "target");
+    const std::string target_at = target->wait_for_line("listening on ", std::chrono::seconds(10));
+    ASSERT_FALSE(target_at.empty()) << target->err();
+    std::vector<std::string> run_args{"loopback",
+                                      config(),
+                                      "--out",
+                                      (attempt_dir / "run").string(),
+                                      "--quiet",
+                                      "--set",
+                                      "site[iisl].driver.udp_bridge.target=" + target_at};
+    for (const auto& s : sets) run_args.insert(run_args.end(), {"--set", s});
+    Process run("rths-numerical", run_args, attempt_dir / "numerical");
+    const int exit_code = run.wait(std::chrono::seconds(90));
+    target->signal(SIGINT);
+    ASSERT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
+    const bool overloaded = exit_code == kExitCompleted
+                                ? !test::bridge_kept_time(test::read_site_summary(attempt_dir / "run/site_iisl.json"))
+                                : test::missed_replies_abort(run.err());
+    if (!overloaded) {
+      ASSERT_EQ(exit_code, kExitCompleted) << run.err();
+      break;
+    }
+    if (attempt == test::kSpringBridgeAttempts) GTEST_SKIP() << test::kSpringBridgeOverload;
   }
-  Process run("rths-numerical", run_args, dir_ / "numerical");
-  ASSERT_EQ(run.wait(std::chrono::seconds(90)), kExitCompleted) << run.err();
-  target->signal(SIGINT);
-  ASSERT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
   Process simulated("rths-numerical", virtual_args, dir_ / "simulated");
   ASSERT_EQ(simulated.wait(std::chrono::seconds(60)), kExitCompleted) << simulated.err();
 
   for (const std::string dof : {"x1_m", "x2_m", "x3_m"}) {
-    const auto bridged = test::csv_column(dir_ / "run/numerical.csv", dof);
+    const auto bridged = test::csv_column(attempt_dir / "run/numerical.csv", dof);
     const auto simulated_run = test::csv_column(dir_ / "virtual/numerical.csv", dof);
     ASSERT_EQ(bridged.size(), simulated_run.size()) << dof;
     const double reference = test::peak(simulated_run);
@@ -105,7 +113,7 @@ TEST_F(MarthsBridge, TheFramePlantThroughTheBridgeAndTheTargetMatchesTheSimulate
   // the site did.
   EXPECT_NE(target->out().find(" 0 stroke clamps"), std::string::npos) << target->out();
   EXPECT_NE(target->out().find(" 0 after the trip"), std::string::npos) << target->out();
-  const auto strokes = test::csv_column(dir_ / "target/target_iisl.csv", "displacement1_m");
+  const auto strokes = test::csv_column(attempt_dir / "target/target_iisl.csv", "displacement1_m");
   ASSERT_FALSE(strokes.empty());
   EXPECT_GT(test::peak(strokes), 1e-3);
 }
