@@ -13,9 +13,28 @@ namespace {
 
 // A cursor over a JSON text that steps over whole values, enough to find an object's top-level
 // fields; anything it does not understand ends the walk (the field is then "absent").
-class JsonWalk {
+// A cursor over JSON text: the blank between tokens and single characters, for both readers below.
+class JsonCursor {
+ protected:
+  explicit JsonCursor(std::string_view text) : s_(text) {}
+  void skip_blank() {
+    while (at_ < s_.size() && (s_[at_] == ' ' || s_[at_] == '\t' || s_[at_] == '\n' || s_[at_] == '\r')) ++at_;
+  }
+  bool take(char c) {
+    if (at_ < s_.size() && s_[at_] == c) {
+      ++at_;
+      return true;
+    }
+    return false;
+  }
+
+  std::string_view s_;
+  std::size_t at_ = 0;
+};
+
+class JsonWalk : JsonCursor {
  public:
-  explicit JsonWalk(std::string_view text) : s_(text) {}
+  explicit JsonWalk(std::string_view text) : JsonCursor(text) {}
 
   // The top-level value of key in the object the text is: [begin, end) of its text.
   std::optional<std::string_view> field(std::string_view key) {
@@ -174,34 +193,19 @@ class JsonWalk {
     }
     return at_ > begin;
   }
-  void skip_blank() {
-    while (at_ < s_.size() && (s_[at_] == ' ' || s_[at_] == '\t' || s_[at_] == '\n' || s_[at_] == '\r')) {
-      ++at_;
-    }
-  }
-  bool take(char c) {
-    if (at_ < s_.size() && s_[at_] == c) {
-      ++at_;
-      return true;
-    }
-    return false;
-  }
-
-  std::string_view s_;
-  std::size_t at_ = 0;
 };
 
 // A strict reader of JSON (RFC 8259) that only says whether the text is valid, so that the hub and
 // the page's JSON.parse read a body alike: a duplicate key (the hub would see the first, JSON.parse
 // the last), a number JSON has not (NaN, Infinity, 1e999 which JSON.parse makes Infinity) or
 // invalid UTF-8 makes the whole body refused.
-class StrictJson {
+class StrictJson : JsonCursor {
  public:
-  explicit StrictJson(std::string_view text) : s_(text) {}
+  explicit StrictJson(std::string_view text) : JsonCursor(text) {}
   bool object() {
-    blank();
+    skip_blank();
     if (at_ >= s_.size() || s_[at_] != '{' || !value(0)) return false;
-    blank();
+    skip_blank();
     return at_ == s_.size();
   }
 
@@ -220,29 +224,29 @@ class StrictJson {
   bool members(int depth) {
     ++at_;
     std::set<std::u16string> keys;
-    blank();
+    skip_blank();
     if (take('}')) return true;
     while (true) {
-      blank();
+      skip_blank();
       std::u16string key;
       if (!string(&key) || !keys.insert(std::move(key)).second) return false;
-      blank();
+      skip_blank();
       if (!take(':')) return false;
-      blank();
+      skip_blank();
       if (!value(depth + 1)) return false;
-      blank();
+      skip_blank();
       if (take('}')) return true;
       if (!take(',')) return false;
     }
   }
   bool elements(int depth) {
     ++at_;
-    blank();
+    skip_blank();
     if (take(']')) return true;
     while (true) {
-      blank();
+      skip_blank();
       if (!value(depth + 1)) return false;
-      blank();
+      skip_blank();
       if (take(']')) return true;
       if (!take(',')) return false;
     }
@@ -347,19 +351,6 @@ class StrictJson {
     }
     return 0;
   }
-  void blank() {
-    while (at_ < s_.size() && (s_[at_] == ' ' || s_[at_] == '\t' || s_[at_] == '\n' || s_[at_] == '\r')) ++at_;
-  }
-  bool take(char c) {
-    if (at_ < s_.size() && s_[at_] == c) {
-      ++at_;
-      return true;
-    }
-    return false;
-  }
-
-  std::string_view s_;
-  std::size_t at_ = 0;
 };
 
 }  // namespace
