@@ -82,9 +82,11 @@ TEST_F(MarthsBridge, TheFramePlantThroughTheBridgeAndTheTargetMatchesTheSimulate
     const int exit_code = run.wait(std::chrono::seconds(90));
     target->signal(SIGINT);
     ASSERT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
+    const std::filesystem::path site_summary = attempt_dir / "run/site_iisl.json";
     const bool overloaded = exit_code == kExitCompleted
-                                ? !test::bridge_kept_time(test::read_site_summary(attempt_dir / "run/site_iisl.json"))
-                                : test::missed_replies_abort(run.err());
+                                ? !test::bridge_kept_time(test::read_site_summary(site_summary))
+                                : test::missed_replies_abort(run.err()) ||
+                                      test::interlock_on_an_overloaded_machine(run.err(), site_summary);
     if (!overloaded) {
       ASSERT_EQ(exit_code, kExitCompleted) << run.err();
       break;
