@@ -311,7 +311,7 @@ TEST(Newmark, HarmonicGroundMotionFromRestMatchesClosedForm) {
 }
 
 TEST(Rk4, HeldInterfaceForceIsFirstOrder) {
-  // The numerical node holds F over each step (DESIGN §3): a force sampled at t_k and held acts on
+  // The numerical node holds F over each step (docs/architecture.md §3): a force sampled at t_k and held acts on
   // average dt/2 late, so the response lags by dt/2, an error of about (dt/2) max|x'|, first order.
   constexpr double kDuration = 5.0;
   constexpr double kForcing = 15.0;

@@ -81,7 +81,7 @@ TEST(VirtualChannel, EmptyDatagramIsDroppedAndTheNextOneStillArrives) {
 }
 
 TEST(VirtualChannel, ZeroDelayCommandArrivesForTheNextStep) {
-  // The command computed in numerical step k is the target of step k + 1 (DESIGN §3).
+  // The command computed in numerical step k is the target of step k + 1 (docs/architecture.md §3).
   const auto a = run_channel(constant(0.0), 10);
   EXPECT_TRUE(a[0].empty());
   for (std::int64_t k = 1; k < 10; ++k) {

@@ -1,4 +1,4 @@
-// What the nodes do with packets they must not use (DESIGN §5): a numerical node and one site over
+// What the nodes do with packets they must not use (docs/architecture.md §5): a numerical node and one site over
 // an in-memory link, as the virtual-time runner builds them, with hand-made packets added.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The peer-loss rule both real-time nodes apply (DESIGN §5), on synthetic times: no clock involved.
+// The peer-loss rule both real-time nodes apply (docs/architecture.md §5), on synthetic times: no clock involved.
 #include <gtest/gtest.h>
 
 #include "rths/common/peer_watchdog.hpp"

@@ -385,7 +385,7 @@ std::string voltage_name(const ::testing::TestParamInfo<double>& info) {
 
 class BoucWenAgainstReference : public ::testing::TestWithParam<double> {};
 
-// Seed 002 Fig. 11 motion, model A. The model holds x and x' over each step (DESIGN §3), so its
+// Seed 002 Fig. 11 motion, model A. The model holds x and x' over each step (docs/architecture.md §3), so its
 // state lags the continuously driven reference by about dt/2: the force difference is O(dt),
 // about omega dt / 2 = 0.77 % of the force for a pure phase lag at 2.5 Hz and 1024 Hz. Measured:
 // 1.05 % (0 V) and 0.82 % (3 V) at 1024 Hz, 0.52 % and 0.41 % at 2048 Hz, ratios 2.01 and 2.01.

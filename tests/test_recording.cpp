@@ -1,4 +1,4 @@
-// Records that survive a crash (DESIGN §7): the CSV streamed by RecordWriter holds exactly what the
+// Records that survive a crash (docs/architecture.md §7): the CSV streamed by RecordWriter holds exactly what the
 // Recorder holds, reaches the file while the run goes on, is complete after any orderly stop, and a
 // node killed with kill -9 leaves its log and its record up to about the last second.
 #include <gtest/gtest.h>

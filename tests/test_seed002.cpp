@@ -27,7 +27,7 @@ std::vector<std::string> with(std::vector<std::string> a, const std::vector<std:
 }
 
 // --- Exactness: with the prediction model equal to the specimen the modified Smith predictor
-// removes the network from the loop entirely (seed 002 Eq. 4, DESIGN §3): every floor
+// removes the network from the loop entirely (seed 002 Eq. 4, docs/architecture.md §3): every floor
 // displacement must equal the monolithic reference to rounding, for any delay and jitter.
 struct ExactCase {
   const char* example;

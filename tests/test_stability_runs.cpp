@@ -4,7 +4,7 @@
 // the 2-DOF frame, a 55834.4 N/m spring at floor 1 behind a modified Smith predictor whose model is
 // (1 + e) times the specimen).
 //
-// The delay the loop sees in virtual time. The numerical node's step k (DESIGN §3) uses the newest
+// The delay the loop sees in virtual time. The numerical node's step k (docs/architecture.md §3) uses the newest
 // feedback, integrates over [t_k, t_k + dt) with the force held, and sends x_{k+1} for step k + 1 at
 // phase 2k of the VirtualClock; a site's step j runs at phase 2j - 1 (half a period ahead). A leg
 // of n steps (delay_s = n / rate_hz) delivers a datagram sent at phase p at p + 2n, and a datagram is

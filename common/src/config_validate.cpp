@@ -38,7 +38,7 @@ namespace {
 namespace pb = google::protobuf;
 using pb::FieldDescriptor;
 
-// Step rates above this are beyond any actuator loop the middleware serves (DESIGN §3 runs 1 kHz).
+// Step rates above this are beyond any actuator loop the middleware serves (docs/architecture.md §3 runs 1 kHz).
 constexpr double kMaxRateHz = 100e3;
 // Symmetry of M and K is checked relative to the largest entry: the matrices come from tables
 // typed by hand or converted units, so exact equality would reject rounding in the last digit.

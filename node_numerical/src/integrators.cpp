@@ -248,7 +248,7 @@ class ExplicitAcceleration {
 };
 
 // Classical RK4 on z = [x; v], z' = [v; M^-1 (F - C v - K x) - Gamma a_g(t)] (seed 002 Eq. 7), F
-// held over the step as the numerical node holds the interface force (DESIGN §3 step 3).
+// held over the step as the numerical node holds the interface force (docs/architecture.md §3 step 3).
 template <class B>
 class Rk4Integrator final : public Integrator {
  public:

@@ -172,7 +172,7 @@ void NumericalNode::drain(std::size_t s) {
       continue;
     }
     if (status != DecodeStatus::kOk) {
-      continue;  // newest wins (DESIGN §3 numerical step 1): older feedback is counted, not used
+      continue;  // newest wins (docs/architecture.md §3 numerical step 1): older feedback is counted, not used
     }
     // Only a new authentic packet is a sign of life.
     st.last_valid_receive_ns = site.link->last_receive_ns();
@@ -309,7 +309,7 @@ void NumericalNode::step(std::int64_t k) {
     SiteRuntime& rt = runtime_[s];
     interface_motion(s);
     if (site.is_local()) {
-      // An in-process site: its measured force is used directly (DESIGN §3 numerical step 2).
+      // An in-process site: its measured force is used directly (docs/architecture.md §3 numerical step 2).
       if (!site.local->step(rt.motion, rt.measured, dt_s_) && !tripped_site_) {
         tripped_site_ = s;  // the site's interlock: the run stops after this step
       }

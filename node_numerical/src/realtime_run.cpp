@@ -1,4 +1,4 @@
-// The real-time mode of Experiment (DESIGN §4-§5): handshake, step loop on the wall clock, safe stop.
+// The real-time mode of Experiment (docs/architecture.md §4-§5): handshake, step loop on the wall clock, safe stop.
 #include <algorithm>
 #include <array>
 #include <chrono>

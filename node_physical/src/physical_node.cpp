@@ -82,7 +82,7 @@ bool PhysicalNode::drain() {
       continue;
     }
     if (status != DecodeStatus::kOk) {
-      continue;  // newest wins (DESIGN §3 physical step 1): an older command is never applied
+      continue;  // newest wins (docs/architecture.md §3 physical step 1): an older command is never applied
     }
     // Only a new authentic packet is a sign of life (a replayed or reordered one proves nothing).
     last_valid_receive_ns_ = link_.last_receive_ns();

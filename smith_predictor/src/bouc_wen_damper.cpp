@@ -120,7 +120,7 @@ BoucWenDamper::Rates BoucWenDamper::rates(const State& state, double x_m, double
 
 template <bool kNIsTwo>
 void BoucWenDamper::advance(double x_m, double xdot_m_per_s, double dt_s) {
-  // Classical RK4, motion held over the step (DESIGN §3).
+  // Classical RK4, motion held over the step (docs/architecture.md §3).
   const double h = dt_s / static_cast<double>(parameters_.substeps);
   const double half_h = 0.5 * h;
   const double sixth_h = h / 6.0;

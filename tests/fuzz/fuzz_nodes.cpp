@@ -13,7 +13,7 @@
 //   flags bits 3-5 steps to run after delivering it (0-7)
 // then a few steps more, so that everything sent is received.
 //
-// Findings (DESIGN §5: bad input is dropped and counted, never crashes a node; nothing reaches an
+// Findings (docs/architecture.md §5: bad input is dropped and counted, never crashes a node; nothing reaches an
 // actuator unchecked; a non-finite value stops the run): a crash or sanitizer report; a non-finite
 // command reaching one of the site's actuators; a non-finite received value reaching the
 // numerical node's force estimate without stopping the node in that step.

@@ -22,7 +22,7 @@ struct PacketFate {
 // std::runtime_error naming the file and line of anything else, or a trace without delays.
 std::vector<double> read_delay_trace(const std::filesystem::path& file);
 
-// The impairment one direction of a link imposes (DESIGN §4, proto `Impairment`): loss (independent
+// The impairment one direction of a link imposes (docs/architecture.md §4, proto `Impairment`): loss (independent
 // or Gilbert-Elliott), a delay from a constant, uniform, normal, shifted-Pareto, gamma or empirical
 // model, duplication, order kept or not. One implementation shared by the in-memory links and the
 // relay. Delays, losses, duplicates and the duplicates' delays each draw from their own stream of

@@ -6,12 +6,12 @@
 
 namespace rths {
 
-// Largest datagram a link carries; bigger ones are dropped and counted (DESIGN §5). Below the
+// Largest datagram a link carries; bigger ones are dropped and counted (docs/architecture.md §5). Below the
 // Ethernet MTU so that no packet is ever fragmented.
 constexpr std::size_t kMaxDatagramBytes = 1400;
 
 // One end of a bidirectional datagram channel between two nodes. The in-memory links of virtual
-// time and the UDP links of real time implement it, so a node never knows which it has (DESIGN §4).
+// time and the UDP links of real time implement it, so a node never knows which it has (docs/architecture.md §4).
 // Neither call blocks or allocates.
 class Link {
  public:

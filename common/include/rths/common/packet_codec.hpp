@@ -37,7 +37,7 @@ constexpr std::size_t kHandshakeNonceBytes = 24;
 // meaningful before authentication: the rest is whatever the sender wrote.
 std::optional<FrameHeader> read_frame_header(std::span<const std::byte> datagram);
 
-// Why a received datagram was or was not used (DESIGN §5: dropped and counted, never fatal). Only
+// Why a received datagram was or was not used (docs/architecture.md §5: dropped and counted, never fatal). Only
 // kOk is a sign of life (a new authentic packet of this session); kStale and kDuplicate are
 // authentic but not new, and their envelope is readable (a late stop is still a stop).
 enum class DecodeStatus {

@@ -5,7 +5,7 @@
 
 namespace rths {
 
-// When a silent peer counts as lost (DESIGN §5), the same rule at both ends: no valid packet for
+// When a silent peer counts as lost (docs/architecture.md §5), the same rule at both ends: no valid packet for
 // longer than the timeout, counted from the later of its last packet and the grace start. A node
 // that was itself stalled (lateness beyond half the timeout: a host or VM pause stalls every process
 // alike) restarts the grace, so a pause is not mistaken for a dead peer. No allocation, no clock

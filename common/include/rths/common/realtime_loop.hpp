@@ -26,7 +26,7 @@ class WallClock final : public Clock {
 
 // How a node process asks for real-time service: rate, spinning, SCHED_FIFO, locked memory, CPU.
 struct RealtimeOptions {
-  double rate_hz = 1024;        // DESIGN §3: dt = 1 / rate_hz
+  double rate_hz = 1024;        // docs/architecture.md §3: dt = 1 / rate_hz
   std::int64_t spin_ns = 0;     // busy-wait this long before each deadline instead of sleeping through it
   int priority = 0;             // SCHED_FIFO priority 1..99; 0 = leave the scheduler alone
   bool lock_memory = false;     // mlockall and a pre-faulted stack: no page fault inside the loop

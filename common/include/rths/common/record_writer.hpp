@@ -15,7 +15,7 @@
 namespace rths {
 
 // Streams a Recorder to a CSV file while the run records it, from a thread of its own, so that a
-// run killed at any moment leaves its time history up to the last flush (DESIGN §7).
+// run killed at any moment leaves its time history up to the last flush (docs/architecture.md §7).
 //
 // Design:
 // - The step only calls Recorder::record() (no lock, no allocation, no I/O); the writer thread reads

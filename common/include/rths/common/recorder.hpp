@@ -16,7 +16,7 @@ struct Column {
 
 // A node's time history, one row per step.
 //
-// Design (DESIGN §7: a stopped run still leaves complete files up to the stop):
+// Design (docs/architecture.md §7: a stopped run still leaves complete files up to the stop):
 // - Storage for every row of the run is reserved before the run, so record() never allocates
 //   (STYLE: the step loop allocates nothing), takes no lock and does no I/O. The evaluation reads
 //   the columns from this store after the run.

@@ -8,7 +8,7 @@
 namespace rths {
 
 // What a site is, as both ends derive it from their configs: rate, channels, stroke limits,
-// compensation mode and the prediction models' digest (DESIGN §5: the two Smith parts must hold the
+// compensation mode and the prediction models' digest (docs/architecture.md §5: the two Smith parts must hold the
 // same model). Exchanged in hello/welcome before any motion. model_description is the canonical text
 // of the site's models (describe_site_models of smith_predictor/prediction_model.hpp, which both
 // nodes call); the digest is taken over it.

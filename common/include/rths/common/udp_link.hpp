@@ -15,7 +15,7 @@
 namespace rths {
 
 // What happened to the datagrams of one UdpLink. Nothing on the network is ever thrown: bad or
-// unexpected datagrams are dropped and counted (DESIGN §5), and these counters say where they went.
+// unexpected datagrams are dropped and counted (docs/architecture.md §5), and these counters say where they went.
 struct UdpCounters {
   std::uint64_t sent = 0;            // handed to the kernel
   std::uint64_t send_errors = 0;     // refused by the kernel (EAGAIN, ENOBUFS, an ICMP error reported late), too big
@@ -26,7 +26,7 @@ struct UdpCounters {
   std::uint64_t receive_errors = 0;  // ICMP errors (ECONNREFUSED: nobody listens at the peer), empty datagrams
 };
 
-// A Link over a UDP socket for the real-time modes (DESIGN §4). The socket is non-blocking and the
+// A Link over a UDP socket for the real-time modes (docs/architecture.md §4). The socket is non-blocking and the
 // node drains it once per step, so send() and receive() are single system calls that never block
 // and never allocate; everything that can allocate (resolving names, binding) happens in the
 // constructor and set_peer().

@@ -97,7 +97,7 @@ struct RunReport {
   [[nodiscard]] const ResponseMetrics& response(const std::string& name) const;
 };
 
-// A whole experiment in virtual time (DESIGN §4): the numerical node and every remote site stepped
+// A whole experiment in virtual time (docs/architecture.md §4): the numerical node and every remote site stepped
 // in lockstep on a simulated clock, packets encoded, impaired and decoded on in-memory links; then
 // the monolithic reference (every site in process, no network) and the evaluation against it.
 class Experiment {
@@ -120,7 +120,7 @@ class Experiment {
 
   // Runs the hybrid simulation and the reference, then evaluates.
   const RunReport& run();
-  // Real time (DESIGN §4): handshake with every remote site, the step loop on the wall clock, stop,
+  // Real time (docs/architecture.md §4): handshake with every remote site, the step loop on the wall clock, stop,
   // then the reference over the steps that ran and the evaluation. Never throws for what a peer does:
   // report().exit_code says how it ended. live_status prints a status line to stderr while it runs.
   const RunReport& run_realtime(const std::atomic<bool>& stop, bool live_status);
@@ -143,7 +143,7 @@ class Experiment {
   std::int64_t run_hybrid_steps(std::int64_t first, std::int64_t last,
                                 std::vector<std::int64_t>* numerical_step_ns = nullptr);
 
-  // Opens the run folder of DESIGN §7 before the run: writes config.textproto and starts streaming
+  // Opens the run folder of docs/architecture.md §7 before the run: writes config.textproto and starts streaming
   // numerical.csv and (virtual time) every site_<name>.csv while the run records them, so a killed
   // run leaves all but its last fraction of a second (RecordWriter). Without this call a run writes
   // no file and starts no thread (studies). The folder must exist.

@@ -96,7 +96,7 @@ std::string channel_label(const std::string& site, std::size_t channels, std::si
 // The record's label of a multi-axial site's actuator: "<site>_a1", "<site>_a2", ...
 std::string actuator_label(const std::string& site, std::size_t actuator);
 
-// The numerical substructure and its Smith predictor parts (DESIGN §3, numerical step). The same
+// The numerical substructure and its Smith predictor parts (docs/architecture.md §3, numerical step). The same
 // object runs in virtual and real time: only the clock and the links it is handed differ.
 class NumericalNode {
  public:
@@ -144,7 +144,7 @@ class NumericalNode {
   void use_session(std::size_t s, const SessionKeys& keys);
   // Whether site s's frames are sealed (a handshake's keys), as every frame on a socket must be.
   [[nodiscard]] bool sealed(std::size_t s) const { return runtime_[s].codec->sealed(); }
-  // Start-of-session traffic for remote sites and the end of the test (DESIGN §5).
+  // Start-of-session traffic for remote sites and the end of the test (docs/architecture.md §5).
   void send_to_site(std::size_t s, const wire::Envelope& body);
   void send_stop(std::size_t s, const std::string& reason, bool abort);
   [[nodiscard]] const std::vector<NumericalSite>& sites() const { return sites_; }

@@ -7,7 +7,7 @@
 
 namespace rths {
 
-// Local actuator controller of one channel (DESIGN §3 physical step 2): turns the target interface
+// Local actuator controller of one channel (docs/architecture.md §3 physical step 2): turns the target interface
 // motion into the actuator command, using the previous measurement.
 class ActuatorController {
  public:

@@ -25,7 +25,7 @@ struct PhysicalNodeStats {
   std::uint64_t commands_used = 0;
 };
 
-// A physical site (DESIGN §3, physical step): receives targets, runs its actuator channels, and
+// A physical site (docs/architecture.md §3, physical step): receives targets, runs its actuator channels, and
 // returns the Smith part-2 model error with the measurements. Knows nothing of the structure.
 class PhysicalNode {
  public:
@@ -34,7 +34,7 @@ class PhysicalNode {
     std::uint32_t site_id = 0;
     double rate_hz = 1024.0;
     std::size_t max_rows = 0;
-    // What to do in a step without a new command (DESIGN §3 physical step 1), and for how many
+    // What to do in a step without a new command (docs/architecture.md §3 physical step 1), and for how many
     // steps at most a target is extrapolated before it is held.
     config::HoldPolicy hold = config::HOLD;
     std::int64_t max_extrapolated_steps = 0;

@@ -46,7 +46,7 @@ class Plant {
 // returns the specimen under that same step's command (its force at the step's end, the
 // PredictionModel contract), with no sampling delay at all. This is the idealisation the monolithic
 // reference, the seed 002 virtual studies and their reference values (docs/reference-values.md)
-// assume, and what makes e = 0 exactly with an exact prediction model (DESIGN §3).
+// assume, and what makes e = 0 exactly with an exact prediction model (docs/architecture.md §3).
 class IdealActuatorPlant final : public Plant {
  public:
   explicit IdealActuatorPlant(std::unique_ptr<PredictionModel> specimen) : specimen_(std::move(specimen)) {}

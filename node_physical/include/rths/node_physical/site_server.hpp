@@ -22,7 +22,7 @@ struct SiteServerOptions {
   TelemetryOptions telemetry;
 };
 
-// One physical site in real time (DESIGN §3-§5): listens, agrees the session terms with the numerical
+// One physical site in real time (docs/architecture.md §3-§5): listens, agrees the session terms with the numerical
 // node's hello (refusing with the differing field named), starts at the agreed instant, steps on the
 // wall clock, and stops safely on a stop/abort, a silent peer, a stroke-limit breach or stop_flag.
 // Writes site_<name>.csv and site_<name>.json into out_dir in every case. Returns an ExitCode.

@@ -13,7 +13,7 @@ namespace rths {
 // plus an accumulator spring k1. States: the internal displacement y, the evolutionary variable z
 // (a displacement here, so alpha is a stiffness) and the filtered voltage u.
 //
-// With the imposed x and x' held over a step (DESIGN §3), the states are integrated by classical
+// With the imposed x and x' held over a step (docs/architecture.md §3), the states are integrated by classical
 // RK4 with `substeps` substeps. z's equation stiffens with speed: on its plateau (n = 2) its rate is
 // -2 sqrt(A (gamma + beta)) |x' - y'|, and RK4 is stable for |rate h| < 2.785. For seed 002's
 // dampers, 4 substeps at 1024 Hz are accurate (1e-7 against 256 substeps) up to |x' - y'| of about

@@ -15,7 +15,7 @@ struct ChannelFeedback {
 };
 
 // Numerical side of one remote channel: turns the newest feedback and the current interface
-// motion into the force estimate the integrator uses over the step (DESIGN §3 numerical step 2).
+// motion into the force estimate the integrator uses over the step (docs/architecture.md §3 numerical step 2).
 class ForceEstimator {
  public:
   ForceEstimator() = default;

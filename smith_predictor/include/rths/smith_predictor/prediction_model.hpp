@@ -22,7 +22,7 @@ struct InterfaceMotion {
 // The same classes serve as virtual specimens and as the Smith predictor's prediction models,
 // which is what makes the model error exactly zero when the two share parameters.
 //
-// Timing contract (DESIGN §3): step() holds the motion of t_k over [t_k, t_k + dt), advances the
+// Timing contract (docs/architecture.md §3): step() holds the motion of t_k over [t_k, t_k + dt), advances the
 // internal state across the step and returns the force the specimen develops under that motion at
 // the end of it; the caller holds that force over the step. Reading the force from the state at t_k
 // instead would let a hysteretic force lag its motion by one step: on the seed 002 damper at 3 V
