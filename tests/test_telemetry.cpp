@@ -183,15 +183,26 @@ TEST(Telemetry, ThePublisherSendsSealedFramesAtItsRateWithIncreasingSequence) {
   }
 }
 
+// A numerical node's publisher at 200 Hz, started towards a fake console that holds its key, counting
+// the stops it takes.
+struct StartedPublisher {
+  StartedPublisher() {
+    pub.on_stop([this] { ++stops; });
+    pub.start();
+  }
+  SecretKey key = random_key();
+  FakeConsole console{key};
+  std::atomic<int> stops{0};
+  TelemetryPublisher pub{"numerical", options(console.address(), 200.0, key)};
+};
+
 // The stop request counts only sealed with the console's key, addressed to this run, echoing the
 // challenge the publisher holds, from the console's address; it is acknowledged in the next frame.
 TEST(Telemetry, AStopCountsOnlyAuthenticatedForThisRunFreshAndFromTheConsole) {
-  const SecretKey key = random_key();
-  FakeConsole console(key);
-  std::atomic<int> stops{0};
-  TelemetryPublisher pub("numerical", options(console.address(), 200.0, key));
-  pub.on_stop([&] { ++stops; });
-  pub.start();
+  StartedPublisher started;
+  FakeConsole& console = started.console;
+  TelemetryPublisher& pub = started.pub;
+  std::atomic<int>& stops = started.stops;
   ASSERT_TRUE(console.next());
   console.link.adopt_last_source();  // answer the publisher, as rths-console does
   frame::Challenge challenge{};
@@ -236,12 +247,10 @@ TEST(Telemetry, AStopCountsOnlyAuthenticatedForThisRunFreshAndFromTheConsole) {
 // recorded this run's challenges and sends the old ones again cannot make the run echo a challenge
 // the console no longer takes (the console would drop every frame of it), nor repeat a stop.
 TEST(Telemetry, TheConsolesFramesAreTakenOnlyInIncreasingOrder) {
-  const SecretKey key = random_key();
-  FakeConsole console(key);
-  std::atomic<int> stops{0};
-  TelemetryPublisher pub("numerical", options(console.address(), 200.0, key));
-  pub.on_stop([&] { ++stops; });
-  pub.start();
+  StartedPublisher started;
+  FakeConsole& console = started.console;
+  TelemetryPublisher& pub = started.pub;
+  std::atomic<int>& stops = started.stops;
   ASSERT_TRUE(console.next());
   console.link.adopt_last_source();
   frame::Challenge older{};
@@ -779,21 +788,29 @@ TEST_F(TelemetryNodes, TheTargetEmulatorPublishesItsTickRows) {
   EXPECT_NE(d.find(R"("watchdog_tripped":)"), std::string::npos) << d;
 }
 
+// A command line of each node that takes --console, short of its console options; rths-target last.
+struct NodeCommand {
+  std::string program;
+  std::vector<std::string> args;
+};
+std::vector<NodeCommand> nodes_taking_console() {
+  const std::string config = test::example("seed002/spring.textproto").string();
+  return {
+      {"rths-numerical", {"loopback", config}},
+      {"rths-physical", {"serve", config, "--site", "spring", "--listen", "127.0.0.1:0"}},
+      {"rths-relay", {config, "--site", "spring", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9"}},
+      {"rths-target",
+       {test::example("hardware/spring_bridge.textproto").string(), "--site", "spring", "--listen", "127.0.0.1:0"}},
+  };
+}
+
 // Every node that takes --console refuses it without --console-key, and a key file others can
 // read, with one line and exit code 2, before anything runs.
 TEST_F(TelemetryNodes, ConsoleWithoutItsKeyIsABadCommandLine) {
   const auto open_key = dir_ / "open.key";
   write_key_file(open_key);
   std::filesystem::permissions(open_key, std::filesystem::perms::group_read, std::filesystem::perm_options::add);
-  const std::string config = test::example("seed002/spring.textproto").string();
-  const struct {
-    std::string program;
-    std::vector<std::string> args;
-  } nodes[] = {
-      {"rths-numerical", {"loopback", config}},
-      {"rths-physical", {"serve", config, "--site", "spring", "--listen", "127.0.0.1:0"}},
-      {"rths-relay", {config, "--site", "spring", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9"}},
-  };
+  const std::vector<NodeCommand> nodes = nodes_taking_console();
   int i = 0;
   for (const auto& n : nodes) {
     for (const bool with_open_key : {false, true}) {
@@ -815,17 +832,7 @@ TEST_F(TelemetryNodes, ConsoleWithoutItsKeyIsABadCommandLine) {
 TEST_F(TelemetryNodes, ABadConsoleAddressOrRateIsRefusedWhenTheCommandLineIsRead) {
   const auto key_file = dir_ / "console.key";
   write_key_file(key_file);
-  const std::string config = test::example("seed002/spring.textproto").string();
-  const struct {
-    std::string program;
-    std::vector<std::string> args;
-  } nodes[] = {
-      {"rths-numerical", {"loopback", config}},
-      {"rths-physical", {"serve", config, "--site", "spring", "--listen", "127.0.0.1:0"}},
-      {"rths-relay", {config, "--site", "spring", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9"}},
-      {"rths-target",
-       {test::example("hardware/spring_bridge.textproto").string(), "--site", "spring", "--listen", "127.0.0.1:0"}},
-  };
+  const std::vector<NodeCommand> nodes = nodes_taking_console();
   const struct {
     std::vector<std::string> args;
     std::string says;
