@@ -19,7 +19,7 @@ Usage: deploy/fresh-debian-check.sh [--cache DIR] [--mirror URL] [--fresh-root] 
    --fresh-root makes it again). It has none of this machine's tools: no Node.js, no compiler, no
    git.
 2. Copies it to DIR/root and puts the repository's committed files (git archive HEAD: what a
-   clone holds, nothing of build/ or .cache/) in /root/rths there.
+   clone holds, nothing of build/ or .cache/) in the folder rths at the top of that root.
 3. Chrooted in it (a private mount namespace: nothing stays mounted), as root but without the
    capability to use real-time scheduling or lock memory (setpriv drops CAP_SYS_NICE and
    CAP_IPC_LOCK, as a lab machine's user who was not given them), runs the README's commands:
@@ -86,6 +86,8 @@ cache=$(cd "$cache" && pwd)
 bookworm_root "$cache" "$mirror" "$fresh_root"
 
 root=$cache/root
+# The repository's folder inside the root (at its top: readable by every user the tests become).
+readonly clone=rths
 rm -rf "$root"
 cp -a "$cache/bookworm" "$root"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
@@ -100,8 +102,8 @@ if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
   cat /usr/local/share/ca-certificates/*.crt >"$root/etc/network-ca.crt"
   network_ca="NODE_EXTRA_CA_CERTS=/etc/network-ca.crt"
 fi
-mkdir -p "$root/root/rths"
-git archive --format=tar HEAD | tar -x -C "$root/root/rths"
+mkdir -p "$root/$clone"
+git archive --format=tar HEAD | tar -x -C "$root/$clone"
 note "fresh root at $root with the files of $(git rev-parse --short HEAD)"
 
 loaders=()
@@ -126,7 +128,7 @@ run_command() {
   local name=$1 command=$2 start=$SECONDS rc=0
   note "running $command in the fresh root (log: $cache/$name.log)"
   in_root "$root" "export DEBIAN_FRONTEND=noninteractive LC_ALL=C.UTF-8 HOME=/root PATH=/usr/sbin:/usr/bin:/sbin:/bin $network_ca
-    cd /root/rths && exec bash -c '$command'" "${drop[@]}" >"$cache/$name.log" 2>&1 || rc=$?
+    cd /$clone && exec bash -c '$command'" "${drop[@]}" >"$cache/$name.log" 2>&1 || rc=$?
   times+=("$(printf '%-20s %6d s  exit %d' "$name" $((SECONDS - start)) "$rc")")
   ((rc == 0)) || status=1
   tail -n 12 "$cache/$name.log" | sed "s/^/$SELF: [$name] /" >&2
