@@ -11,8 +11,6 @@ namespace rths::console {
 
 namespace {
 
-// A cursor over a JSON text that steps over whole values, enough to find an object's top-level
-// fields; anything it does not understand ends the walk (the field is then "absent").
 // A cursor over JSON text: the blank between tokens and single characters, for both readers below.
 class JsonCursor {
  protected:
@@ -32,6 +30,8 @@ class JsonCursor {
   std::size_t at_ = 0;
 };
 
+// A walk over a JSON text that steps over whole values, enough to find an object's top-level
+// fields; anything it does not understand ends the walk (the field is then "absent").
 class JsonWalk : JsonCursor {
  public:
   explicit JsonWalk(std::string_view text) : JsonCursor(text) {}

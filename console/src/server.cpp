@@ -276,8 +276,8 @@ void Server::send_udp(const std::string& to, const std::string& frame) {
   const udp::endpoint endpoint(asio::ip::make_address(host, ec),
                                static_cast<std::uint16_t>(std::stoul(to.substr(colon + 1))));
   if (!ec) {
-    telemetry_socket().send_to(asio::buffer(frame), endpoint, 0,
-                               ec);  // non-blocking: a full buffer loses it, as UDP may
+    // Non-blocking: a full buffer loses it, as UDP may.
+    telemetry_socket().send_to(asio::buffer(frame), endpoint, 0, ec);
   }
 }
 
