@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian packages rths needs (only those missing), then configures and builds it.
-# Usage: deploy/setup.sh [--target NAME]... [BUILD_DIR] [--target NAME]... [extra cmake options...]
+# Usage: deploy/setup.sh [--nodes-only] [--target NAME]... [BUILD_DIR] [--target NAME]... [extra cmake options...]
 #   (default BUILD_DIR: build; without --target everything is built, tests included; a --target may
 #   stand before or after BUILD_DIR)
+#   --nodes-only  what building and running the executables needs, no more: no test or benchmark
+#                 libraries, no Node.js and npm for the console's page, the tests not configured (a
+#                 later run without it configures them in the same folder and rebuilds nothing else)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 readonly SELF=${0##*/}
@@ -12,8 +15,12 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/packages.sh"
 targets=()
 build_dir=""
 cmake_options=()
+nodes_only=0
 while [ $# -gt 0 ]; do
-  if [ "$1" = --target ]; then
+  if [ "$1" = --nodes-only ]; then
+    nodes_only=1
+    shift
+  elif [ "$1" = --target ]; then
     [ $# -ge 2 ] || { echo "$SELF: --target needs a value" >&2; exit 2; }
     targets+=(--target "$2")
     shift 2
@@ -29,17 +36,23 @@ build_dir=${build_dir:-build}
 
 # Recommends would pull in about 260 packages (X libraries, documentation) that nothing here uses.
 install_missing --no-install-recommends g++ cmake make pkg-config libasio-dev libeigen3-dev libprotobuf-dev \
-  protobuf-compiler libspdlog-dev libfmt-dev libsodium-dev libgtest-dev libgmock-dev libbenchmark-dev iproute2 \
-  gnuplot-nox parallel libspectra-dev
-# The console's page draws with uPlot, from the npm registry at the version console/web/package-lock.json
-# pins (its only package: the console's browser test drives chromium with no npm package, on Debian's
-# Node.js 18 as on later ones). Node.js and npm from Debian unless the machine has them already (a
-# NodeSource Node.js brings its own npm). npm's warnings are printed, not hidden.
-command -v npm >/dev/null || install_missing --no-install-recommends npm
-if [[ ! -f console/web/node_modules/.package-lock.json ||
-  console/web/package-lock.json -nt console/web/node_modules/.package-lock.json ]]; then
-  (cd console/web && npm ci --no-audit --no-fund) ||
-    echo "$SELF: npm ci in console/web failed: rths-console will say uPlot is missing" >&2
+  protobuf-compiler libspdlog-dev libfmt-dev libsodium-dev libspectra-dev gnuplot-nox
+if ((nodes_only)); then
+  cmake_options=(-DRTHS_BUILD_TESTS=OFF "${cmake_options[@]+"${cmake_options[@]}"}")
+else
+  install_missing --no-install-recommends libgtest-dev libgmock-dev libbenchmark-dev iproute2 parallel
+  cmake_options=(-DRTHS_BUILD_TESTS=ON "${cmake_options[@]+"${cmake_options[@]}"}")
+  # The console's page draws with uPlot, from the npm registry at the version
+  # console/web/package-lock.json pins (its only package: the console's browser test drives chromium
+  # with no npm package, on Debian's Node.js 18 as on later ones). Node.js and npm from Debian unless
+  # the machine has them already (a NodeSource Node.js brings its own npm). npm's warnings are
+  # printed, not hidden.
+  command -v npm >/dev/null || install_missing --no-install-recommends npm
+  if [[ ! -f console/web/node_modules/.package-lock.json ||
+    console/web/package-lock.json -nt console/web/node_modules/.package-lock.json ]]; then
+    (cd console/web && npm ci --no-audit --no-fund) ||
+      echo "$SELF: npm ci in console/web failed: rths-console will say uPlot is missing" >&2
+  fi
 fi
 
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "${cmake_options[@]+"${cmake_options[@]}"}" >/dev/null
