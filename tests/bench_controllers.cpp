@@ -16,8 +16,12 @@
 #include <vector>
 
 #include "experiment.pb.h"
-#include "rths/node_physical/actuator_controller.hpp"
-#include "rths/node_physical/controllers.hpp"
+#include "node_physical/controllers/actuator_controller.hpp"
+#include "node_physical/controllers/iir_filter.hpp"
+#include "node_physical/controllers/model_feedforward.hpp"
+#include "node_physical/controllers/pass_through.hpp"
+#include "node_physical/controllers/polynomial_extrapolation.hpp"
+#include "node_physical/controllers/rls_compensator.hpp"
 
 namespace {
 

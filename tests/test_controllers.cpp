@@ -26,9 +26,15 @@
 
 #include "alloc_counter.hpp"
 #include "experiment.pb.h"
+#include "node_physical/controllers/actuator_controller.hpp"
+#include "node_physical/controllers/iir_filter.hpp"
+#include "node_physical/controllers/model_feedforward.hpp"
+#include "node_physical/controllers/pass_through.hpp"
+#include "node_physical/controllers/polynomial_extrapolation.hpp"
+#include "node_physical/controllers/rls_compensator.hpp"
 #include "results.pb.h"
-#include "rths/node_physical/actuator_controller.hpp"
-#include "rths/node_physical/controllers.hpp"
+#include "rths/common/component_registry.hpp"
+#include "rths/common/problems.hpp"
 
 namespace rths {
 namespace {
@@ -341,10 +347,19 @@ TEST(ModelFeedforward, IsTheFirOfBackwardDifferences) {
   double sum = 0.0;
   for (const double c : controller.fir()) sum += c;
   EXPECT_NEAR(sum, 1.0, 1e-6);  // unit static gain (the FIR's terms are ~1e9 here)
+  // Beyond its arrays the constructor refuses; a model without static gain is the rules' to refuse.
   const std::array<double, 1> too_short{1.0};
   EXPECT_THROW(ModelFeedforwardController(too_short, kDt), std::invalid_argument);
-  const std::array<double, 2> no_gain{1.0, 0.0};
-  EXPECT_THROW(ModelFeedforwardController(no_gain, kDt), std::invalid_argument);
+  const std::array<double, 5> too_long{1.0, 1.0, 1.0, 1.0, 1.0};
+  EXPECT_THROW(ModelFeedforwardController(too_long, kDt), std::invalid_argument);
+  config::Controller no_gain;
+  no_gain.mutable_feedforward()->add_denominator(1.0);
+  no_gain.mutable_feedforward()->add_denominator(0.0);
+  Problems problems;
+  const Checker check(problems);
+  check.section([&] { check_component(no_gain, "kind", ComponentContext{.rate_hz = kRateHz}, check); });
+  EXPECT_EQ(problems.lines(),
+            std::vector<std::string>{"feedforward.denominator: ends in 0; expected a0 != 0 (static gain)"});
 }
 
 // Target through the inverse, then through the model G(s) = a0 / (s + a0) discretised exactly under

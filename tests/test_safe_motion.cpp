@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "node_physical/controllers/pass_through.hpp"
 #include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
-#include "rths/node_physical/controllers.hpp"
+#include "node_physical/controllers/actuator_controller.hpp"
 #include "rths/node_physical/physical_substructure.hpp"
 #include "rths/node_physical/setup_driver.hpp"
 

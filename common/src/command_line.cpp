@@ -595,12 +595,22 @@ std::optional<int> start_run_log(const std::string& program, const std::filesyst
   return std::nullopt;
 }
 
+void log_config_error(const ConfigError& error) {
+  // A config's problems come one per line (their text escaped by ConfigError): one log line each.
+  std::string_view rest = error.what();
+  for (std::size_t end = rest.find('\n'); end != std::string_view::npos; end = rest.find('\n')) {
+    spdlog::error("{}", rest.substr(0, end));
+    rest.remove_prefix(end + 1);
+  }
+  spdlog::error("{}", rest);
+}
+
 int run_logged(const std::function<int()>& body) {
   int code = 1;
   try {
     code = body();
   } catch (const ConfigError& e) {
-    spdlog::error("{}", e.what());
+    log_config_error(e);
     code = 2;
   } catch (const std::exception& e) {
     spdlog::error("{}", e.what());

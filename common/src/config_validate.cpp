@@ -1,6 +1,7 @@
-// What a parsed experiment must mean before anything is built from it. Each check stops at the
-// first problem with one line that names the field, where it was written and what was expected
-// (STYLE.md, "Errors that teach"): the run must not find out halfway through.
+// What a parsed experiment must mean before anything is built from it. Every problem is one line
+// that names the field, where it was written and what was expected ("Errors that teach"); all of
+// a config's problems are reported in one run (Problems, Checker), and the run must not find out
+// halfway through.
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
@@ -17,18 +18,21 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string_view>
 #include <unordered_map>
 
 #include "rths/common/address.hpp"
+#include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/frame_force_checks.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/linear_system.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/matrix_market.hpp"
+#include "rths/common/problems.hpp"
 #include "rths/common/setup_checks.hpp"
 #include "rths/common/structural_modes.hpp"
 
@@ -73,29 +77,6 @@ constexpr double kMaxBridgeOpenTimeoutS = 60.0;
 constexpr double kMaxBridgeMissedSeconds = 1.0;
 
 using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-class Checker {
- public:
-  Checker(std::string source_name, const FieldLocations* where) : source_(std::move(source_name)), where_(where) {}
-
-  [[noreturn]] void fail(const std::string& path, const std::string& what) const {
-    std::string head;
-    if (where_ != nullptr) {
-      head = where_->prefix(source_, path);
-    } else if (!source_.empty()) {
-      head = source_ + ": ";
-    }
-    throw ConfigError(head + path + ": " + what);
-  }
-
-  void require(bool ok, const std::string& path, const std::string& what) const {
-    if (!ok) fail(path, what);
-  }
-
- private:
-  std::string source_;
-  const FieldLocations* where_;
-};
 
 std::string child(const std::string& parent, std::string_view field) {
   return parent.empty() ? std::string(field) : fmt::format("{}.{}", parent, field);
@@ -901,67 +882,11 @@ void check_actuator(const config::Actuator& actuator, const std::string& path, c
                 fmt::format("is {}, expected >= 0 N (0: none)", limits.force_n()));
 }
 
-void check_rls(const config::RlsCompensator& rls, const std::string& path, const Checker& check) {
-  const auto taps = static_cast<int>(rls.taps());
-  check.require(taps >= 1 && taps <= 8, child(path, "taps"), fmt::format("is {}, expected 1..8 taps", taps));
-  check.require(
-      rls.forgetting_factor() > 0 && rls.forgetting_factor() <= 1, child(path, "forgetting_factor"),
-      fmt::format("is {}, expected a forgetting factor in (0, 1] (seed 001 uses 1)", rls.forgetting_factor()));
-  check.require(rls.filter_order() >= 1 && rls.filter_order() <= 8, child(path, "filter_order"),
-                fmt::format("is {}, expected a Butterworth order 1..8", rls.filter_order()));
-  check.require(rls.filter_cutoff_hz() > 0, child(path, "filter_cutoff_hz"),
-                fmt::format("is {}, expected a cutoff > 0 Hz", rls.filter_cutoff_hz()));
-  check.require(rls.signal_scale() > 0, child(path, "signal_scale"),
-                fmt::format("is {}, expected > 0 (1000: millimetres)", rls.signal_scale()));
-  check.require(rls.initial_covariance_scale() > 0, child(path, "initial_covariance_scale"),
-                fmt::format("is {}, expected > 0", rls.initial_covariance_scale()));
-  check.require(rls.divergence_limit() > 0, child(path, "divergence_limit"),
-                fmt::format("is {}, expected > 0", rls.divergence_limit()));
-  check.require(rls.adaptation_threshold_m() >= 0, child(path, "adaptation_threshold_m"),
-                fmt::format("is {}, expected >= 0 m", rls.adaptation_threshold_m()));
-  const bool inline_values = rls.initial_ff_size() > 0 || rls.initial_covariance_size() > 0;
-  check.require(!(inline_values && rls.has_calibration_path()), child(path, "calibration_path"),
-                "is given with initial_ff/initial_covariance; expected one source of the initial values");
-  check.require(rls.initial_ff_size() == 0 || rls.initial_ff_size() == taps, child(path, "initial_ff"),
-                fmt::format("has {} entries, expected taps = {}", rls.initial_ff_size(), taps));
-  check.require(rls.initial_covariance_size() == 0 || rls.initial_covariance_size() == taps * taps,
-                child(path, "initial_covariance"),
-                fmt::format("has {} entries, expected taps x taps = {}", rls.initial_covariance_size(), taps * taps));
-}
-
-void check_controller(const config::Controller& controller, const std::string& path, double rate_hz,
-                      const Checker& check) {
-  switch (controller.kind_case()) {
-    case config::Controller::kExtrapolation: {
-      const auto& ex = controller.extrapolation();
-      const std::string at = child(path, "extrapolation");
-      check.require(ex.has_delay_s() && ex.delay_s() >= 0, child(at, "delay_s"),
-                    fmt::format("is {}, expected the delay to compensate (s, >= 0)", ex.delay_s()));
-      check.require(ex.order() >= 1 && ex.order() <= 5, child(at, "order"),
-                    fmt::format("is {}, expected a polynomial order 1..5", ex.order()));
-      break;
-    }
-    case config::Controller::kFeedforward: {
-      const auto& ff = controller.feedforward();
-      const std::string at = child(path, "feedforward.denominator");
-      check.require(ff.denominator_size() >= 2 && ff.denominator_size() <= 4, at,
-                    fmt::format("has {} coefficients, expected 2..4 (a model of order 1..3, highest power first)",
-                                ff.denominator_size()));
-      check.require(ff.denominator(ff.denominator_size() - 1) != 0, at, "ends in 0; expected a0 != 0 (static gain)");
-      break;
-    }
-    case config::Controller::kRls: {
-      check_rls(controller.rls(), child(path, "rls"), check);
-      const double nyquist = rate_hz / 2;
-      check.require(controller.rls().filter_cutoff_hz() < nyquist, child(path, "rls.filter_cutoff_hz"),
-                    fmt::format("is {}, expected below the Nyquist frequency {} Hz",
-                                controller.rls().filter_cutoff_hz(), nyquist));
-      break;
-    }
-    case config::Controller::kPassThrough:
-    case config::Controller::KIND_NOT_SET:
-      break;
-  }
+// A channel's or an actuator's controller, by the rules its component registered.
+void check_controller(const config::Experiment& experiment, const config::Site& site,
+                      const config::Controller& controller, const std::string& path, const Checker& check) {
+  const ComponentContext context{.rate_hz = experiment.rate_hz(), .experiment = &experiment, .site = &site};
+  check_component(controller, "kind", context, check.at(path));
 }
 
 // A limit is given and positive, or absent (none); a channel with an actuator needs all three, since
@@ -1383,8 +1308,8 @@ void check_multi_axial(const config::Experiment& experiment, const config::Site&
             static_cast<std::size_t>(given) == actuators, child(at, "decentralised.actuator"),
             fmt::format("has {} controller(s), expected one per actuator of the setup ({})", given, actuators));
         for (int i = 0; i < given; ++i) {
-          check_controller(controller.decentralised().actuator(i), element(child(at, "decentralised.actuator"), i),
-                           experiment.rate_hz(), check);
+          check_controller(experiment, site, controller.decentralised().actuator(i),
+                           element(child(at, "decentralised.actuator"), i), check);
         }
         break;
       }
@@ -1485,7 +1410,7 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
     check_interlock_limits(channel, channel_path, check);
     check_tracking_limit(channel, channel_path, experiment.rate_hz(), check);
     if (channel.has_controller()) {
-      check_controller(channel.controller(), child(channel_path, "controller"), experiment.rate_hz(), check);
+      check_controller(experiment, site, channel.controller(), child(channel_path, "controller"), check);
     }
   }
 
@@ -1633,6 +1558,18 @@ void check_keys_and_hold(const config::Experiment& experiment, const Checker& ch
                 fmt::format("is {}, expected > 0 and <= 1 s (a site extrapolates a held target at most this long)",
                             extrapolation));
 }
+// The config oneofs whose members are registered components: validation walks into them by their
+// rules. A program that validates configs without every component's library linked (whole) would
+// pass what it cannot check: it stops at its first config instead.
+void require_registered_components() {
+  static std::once_flag checked;
+  std::call_once(checked, [] {
+    for (const pb::Descriptor* member : registry::member_types(*config::Controller::descriptor(), "kind")) {
+      if (!has_component_rules(*member)) registry::unregistered(*member, "controller");
+    }
+  });
+}
+
 }  // namespace
 
 std::string site_name_problem(std::string_view name) {
@@ -1646,44 +1583,61 @@ std::string site_name_problem(std::string_view name) {
 }
 
 void validate(const config::Experiment& experiment, const std::string& source_name, const FieldLocations* where) {
-  const Checker check(source_name, where);
-  check_finite(experiment, "", check);
+  require_registered_components();
+  Problems problems(source_name, where);
+  const Checker check(problems);
+  // A number that is not finite makes every rule about it meaningless: those problems alone.
+  if (!check.section([&] { check_finite(experiment, "", check); })) problems.throw_if_any();
 
-  check.require(experiment.rate_hz() > 0 && experiment.rate_hz() <= kMaxRateHz, "rate_hz",
-                fmt::format("is {}, expected a step rate > 0 and <= {} Hz", experiment.rate_hz(), kMaxRateHz));
-  check.require(
-      experiment.duration_s() >= 0, "duration_s",
-      fmt::format("is {}, expected >= 0 s (0 runs to the end of the ground motion)", experiment.duration_s()));
-
-  check.require(experiment.has_structure(), "structure",
-                "missing; expected structure { dofs: ... mass_kg: [...] stiffness_n_per_m: [...] }");
-  check_structure(experiment.structure(), experiment.integrator(), check);
+  // Sections whose rules stand alone, each reported; a section that others rely on (the step rate,
+  // the structure, every site) is checked first and the dependent ones only when it passed.
+  const bool rate_ok =
+      check.expect(experiment.rate_hz() > 0 && experiment.rate_hz() <= kMaxRateHz, "rate_hz",
+                   fmt::format("is {}, expected a step rate > 0 and <= {} Hz", experiment.rate_hz(), kMaxRateHz));
+  check.expect(experiment.duration_s() >= 0, "duration_s",
+               fmt::format("is {}, expected >= 0 s (0 runs to the end of the ground motion)", experiment.duration_s()));
+  const bool structure_ok = check.section([&] {
+    check.require(experiment.has_structure(), "structure",
+                  "missing; expected structure { dofs: ... mass_kg: [...] stiffness_n_per_m: [...] }");
+    check_structure(experiment.structure(), experiment.integrator(), check);
+  });
   const bool alpha_integrator =
       experiment.integrator() == config::KR_ALPHA || experiment.integrator() == config::GENERALIZED_ALPHA;
-  check.require(!experiment.has_rho_infinity() || alpha_integrator, "rho_infinity",
-                fmt::format("is set, but integrator {} takes no rho_infinity; expected integrator: KR_ALPHA or "
-                            "GENERALIZED_ALPHA, or no rho_infinity",
-                            config::Integrator_Name(experiment.integrator())));
-  check.require(experiment.rho_infinity() >= 0.0 && experiment.rho_infinity() <= 1.0, "rho_infinity",
-                fmt::format("is {}, expected a spectral radius from 0 (the high modes damped out) to 1 (no numerical "
-                            "damping)",
-                            experiment.rho_infinity()));
+  check.expect(!experiment.has_rho_infinity() || alpha_integrator, "rho_infinity",
+               fmt::format("is set, but integrator {} takes no rho_infinity; expected integrator: KR_ALPHA or "
+                           "GENERALIZED_ALPHA, or no rho_infinity",
+                           config::Integrator_Name(experiment.integrator())));
+  check.expect(experiment.rho_infinity() >= 0.0 && experiment.rho_infinity() <= 1.0, "rho_infinity",
+               fmt::format("is {}, expected a spectral radius from 0 (the high modes damped out) to 1 (no numerical "
+                           "damping)",
+                           experiment.rho_infinity()));
 
-  check.require(
-      experiment.has_ground_motion(), "ground_motion",
-      "missing; expected ground_motion { record { path: \"...\" unit: G } } or ground_motion { synthetic { } }");
-  check_ground_motion(experiment.ground_motion(), check);
+  check.section([&] {
+    check.require(
+        experiment.has_ground_motion(), "ground_motion",
+        "missing; expected ground_motion { record { path: \"...\" unit: G } } or ground_motion { synthetic { } }");
+    check_ground_motion(experiment.ground_motion(), check);
+  });
 
-  check.require(experiment.site_size() >= 1, "site",
-                "missing; expected at least one site { name: \"...\" influence: [...] channel { specimen { ... } } }");
-  for (int i = 0; i < experiment.site_size(); ++i) check_site(experiment, i, check);
-  check_distinct_addresses(experiment, check);
-  if (experiment.structure().has_reduction()) check_reduction(experiment, check);
-  check_realtime(experiment.realtime(), experiment.rate_hz(), check);
-  check.require(experiment.output().memory_budget_mb() > 0, "output.memory_budget_mb",
-                fmt::format("is {:g}, expected a memory budget > 0 MB for the run's records",
-                            experiment.output().memory_budget_mb()));
-  check_keys_and_hold(experiment, check);
+  const bool some_site = check.expect(
+      experiment.site_size() >= 1, "site",
+      "missing; expected at least one site { name: \"...\" influence: [...] channel { specimen { ... } } }");
+  if (rate_ok && structure_ok && some_site) {
+    bool sites_ok = true;
+    for (int i = 0; i < experiment.site_size(); ++i) {
+      sites_ok = check.section([&] { check_site(experiment, i, check); }) && sites_ok;
+    }
+    if (sites_ok) {
+      check.section([&] { check_distinct_addresses(experiment, check); });
+      if (experiment.structure().has_reduction()) check.section([&] { check_reduction(experiment, check); });
+    }
+  }
+  check.section([&] { check_keys_and_hold(experiment, check); });
+  if (rate_ok) check.section([&] { check_realtime(experiment.realtime(), experiment.rate_hz(), check); });
+  check.expect(experiment.output().memory_budget_mb() > 0, "output.memory_budget_mb",
+               fmt::format("is {:g}, expected a memory budget > 0 MB for the run's records",
+                           experiment.output().memory_budget_mb()));
+  problems.throw_if_any();
 }
 
 }  // namespace rths

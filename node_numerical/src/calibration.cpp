@@ -4,9 +4,9 @@
 
 #include <fmt/format.h>
 
+#include "node_physical/controllers/rls_compensator.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
-#include "rths/node_physical/controllers.hpp"
 
 namespace rths {
 

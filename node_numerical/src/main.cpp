@@ -553,7 +553,7 @@ int main(int argc, char** argv) {
       draw_plots(out, o.quiet);
     }
   } catch (const rths::ConfigError& e) {
-    spdlog::error("{}", e.what());
+    rths::log_config_error(e);
     code = rths::kExitBadInput;
   } catch (const std::exception& e) {
     spdlog::error("run failed: {}", e.what());

@@ -5,9 +5,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include "node_physical/controllers/pass_through.hpp"
 #include "rths/common/results.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
-#include "rths/node_physical/controllers.hpp"
 
 namespace rths {
 

@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "rths/node_physical/controllers.hpp"
+#include "node_physical/controllers/actuator_controller.hpp"
 #include "rths/node_physical/frame_plant_model.hpp"
 #include "rths/node_physical/ukf_controller.hpp"
 

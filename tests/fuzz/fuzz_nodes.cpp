@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "node_physical/controllers/actuator_controller.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/impairment.hpp"
@@ -40,7 +41,6 @@
 #include "rths/node_numerical/numerical_node.hpp"
 #include "rths/node_numerical/structure.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
-#include "rths/node_physical/controllers.hpp"
 #include "rths/node_physical/physical_node.hpp"
 #include "rths/node_physical/physical_substructure.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"

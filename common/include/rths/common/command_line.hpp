@@ -17,6 +17,8 @@
 
 namespace rths {
 
+class ConfigError;
+
 // A bad command line, as one line that names the option or argument and what was expected
 // ("--jobs: expected a whole number from 1 to 1024, got '-3'"). Printed as "PROGRAM: error: WHAT";
 // the program exits 2 without doing anything.
@@ -166,9 +168,13 @@ std::shared_ptr<spdlog::logger> start_logging(const std::string& program, const 
 std::optional<int> start_run_log(const std::string& program, const std::filesystem::path& dir,
                                  const std::string& log_name, bool quiet);
 
-// Runs a program's body: a ConfigError becomes exit 2 and any other exception exit 1, each logged as
-// one error line; the log is flushed in every case.
+// Runs a program's body: a ConfigError becomes exit 2 (logged by log_config_error) and any other
+// exception exit 1 (one error line); the log is flushed in every case.
 int run_logged(const std::function<int()>& body);
+
+// Logs a config's problems as error lines, one each (a config with several has a line counting them
+// first).
+void log_config_error(const ConfigError& error);
 
 // SIGINT and SIGTERM set the returned flag (the step loops read it and stop safely) instead of
 // killing the process, so recordings are flushed.

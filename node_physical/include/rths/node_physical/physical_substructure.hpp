@@ -8,9 +8,9 @@
 #include <google/protobuf/repeated_ptr_field.h>
 
 #include "experiment.pb.h"
+#include "node_physical/controllers/actuator_controller.hpp"
 #include "results.pb.h"
 #include "rths/common/metrics.hpp"
-#include "rths/node_physical/actuator_controller.hpp"
 #include "rths/node_physical/interlock.hpp"
 #include "rths/node_physical/plant.hpp"
 #include "rths/node_physical/plant_driver.hpp"

@@ -2,21 +2,11 @@
 
 #include <memory>
 
+#include "node_physical/interfaces/measurement.hpp"
 #include "results.pb.h"
 #include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {
-
-// What the site's sensors read at a step's tick.
-struct Measurement {
-  double displacement_m = 0.0;
-  // The actuator's velocity (as a velocity transducer or the controller's own estimate reads it).
-  double velocity_m_per_s = 0.0;
-  double force_n = 0.0;
-  // No new reading came this step (a bridge's reply missing): the values are the last reading,
-  // repeated. A controller that learns from the measurement must not learn from it.
-  bool held = false;
-};
 
 // Whatever sits behind one actuator channel: actuator dynamics, the specimen, the sensors. A
 // virtual plant in software now; hardware adapters implement the same interface later.

@@ -10,7 +10,7 @@
 #include <Eigen/Dense>
 
 #include "experiment.pb.h"
-#include "rths/node_physical/controllers.hpp"
+#include "node_physical/controllers/iir_filter.hpp"
 #include "rths/node_physical/frame_plant_model.hpp"
 #include "rths/node_physical/site_controller.hpp"
 

@@ -1,0 +1,134 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <typeinfo>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+
+#include "experiment.pb.h"
+#include "rths/common/problems.hpp"
+
+namespace rths {
+
+// What a component's rules and its factory may need beside its own config message: the step rate,
+// and the experiment and site it is part of (nullptr where there is none, as for a controller built
+// on its own).
+struct ComponentContext {
+  double rate_hz = 0.0;
+  const config::Experiment* experiment = nullptr;
+  const config::Site* site = nullptr;
+};
+
+// The registry of components (docs/architecture.md, "Components"): every plant, driver, controller,
+// model... registers itself in its own source file, keyed by its config message, with its rules (the
+// only statement of them) and its factory. A config oneof then needs no switch: the member it holds
+// names the component.
+//
+// Registration happens before main (a namespace-scope initialiser in the component's file, whose
+// library is linked whole); the index by message is built at the first lookup, after every
+// registration and without calling into protobuf during static initialisation.
+namespace registry {
+
+using Descriptor = google::protobuf::Descriptor;
+using Message = google::protobuf::Message;
+using Rules = std::function<void(const Message&, const ComponentContext&, const Checker&)>;
+
+// The messages and rules registered so far, in registration order; what an index is built from.
+template <class Entry>
+struct Table {
+  std::vector<std::pair<const Descriptor* (*)(), Entry>> entries;
+  std::unordered_map<const Descriptor*, const Entry*> index;
+  std::once_flag indexed;  // lookups may come from several threads (a study's runs)
+
+  void add(const Descriptor* (*message)(), Entry entry) { entries.emplace_back(message, std::move(entry)); }
+  const Entry* find(const Descriptor& message) {
+    std::call_once(indexed, [this] {
+      for (const auto& [descriptor, entry] : entries) index.emplace(descriptor(), &entry);
+    });
+    const auto it = index.find(&message);
+    return it == index.end() ? nullptr : it->second;
+  }
+};
+
+Table<Rules>& rules();
+
+// The member a oneof holds (nullptr when none): the config of the component it names.
+const Message* member(const Message& holder, std::string_view oneof);
+// Its field name, for error paths ("rls" in controller.rls.taps).
+std::string member_name(const Message& holder, std::string_view oneof);
+// The message types a oneof can hold: what a test compares with the registry.
+std::vector<const Descriptor*> member_types(const Descriptor& holder, std::string_view oneof);
+
+[[noreturn]] void unregistered(const Descriptor& message, const char* product);
+
+}  // namespace registry
+
+// Whether `message` has registered rules (tests: every component a oneof can hold must).
+bool has_component_rules(const google::protobuf::Descriptor& message);
+
+// Checks the component that `holder`'s oneof holds by its registered rules, at the member's path
+// below `check`. False when the oneof holds none (the caller says whether that is allowed).
+bool check_component(const google::protobuf::Message& holder, std::string_view oneof, const ComponentContext& context,
+                     const Checker& check);
+
+// The factories of one interface (ActuatorController, PlantDriver...), keyed by config message.
+template <class Product>
+class ComponentFactories {
+ public:
+  using Make = std::function<std::unique_ptr<Product>(const google::protobuf::Message&, const ComponentContext&)>;
+
+  static void add(const google::protobuf::Descriptor* (*message)(), Make make) {
+    table().add(message, std::move(make));
+  }
+  [[nodiscard]] static bool has(const google::protobuf::Descriptor& message) {
+    return table().find(message) != nullptr;
+  }
+  // The component `config` describes (a validated config). A message no component registered is
+  // a program error (a component without its registration): std::logic_error.
+  static std::unique_ptr<Product> make(const google::protobuf::Message& config, const ComponentContext& context) {
+    const Make* make = table().find(*config.GetDescriptor());
+    if (make == nullptr) registry::unregistered(*config.GetDescriptor(), typeid(Product).name());
+    return (*make)(config, context);
+  }
+  // The component a oneof holds; nullptr when it holds none.
+  static std::unique_ptr<Product> make_member(const google::protobuf::Message& holder, std::string_view oneof,
+                                              const ComponentContext& context) {
+    const google::protobuf::Message* config = registry::member(holder, oneof);
+    return config == nullptr ? nullptr : make(*config, context);
+  }
+
+ private:
+  static registry::Table<Make>& table() {
+    static registry::Table<Make> t;
+    return t;
+  }
+};
+
+// Registers a component: one statement in its source file,
+//   const bool kRegistered = register_component<config::RlsCompensator, ActuatorController>(validate, make);
+// `validate` states every rule of the config (expect() for each that stands alone, so that all
+// problems are reported); `make` builds the component from a config that passed them. noexcept: it
+// runs before main, where only running out of memory could stop it, and that ends the program.
+template <class Config, class Product>
+bool register_component(void (*validate)(const Config&, const ComponentContext&, const Checker&),
+                        std::unique_ptr<Product> (*make)(const Config&, const ComponentContext&)) noexcept {
+  registry::rules().add(&Config::descriptor,
+                        [validate](const google::protobuf::Message& m, const ComponentContext& c, const Checker& k) {
+                          validate(dynamic_cast<const Config&>(m), c, k);
+                        });
+  ComponentFactories<Product>::add(&Config::descriptor,
+                                   [make](const google::protobuf::Message& m, const ComponentContext& c) {
+                                     return make(dynamic_cast<const Config&>(m), c);
+                                   });
+  return true;
+}
+
+}  // namespace rths
