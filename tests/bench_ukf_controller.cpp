@@ -15,8 +15,8 @@
 #include <string>
 
 #include "experiment.pb.h"
-#include "rths/node_physical/frame_plant_model.hpp"
-#include "rths/node_physical/ukf_controller.hpp"
+#include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/controllers/ukf_controller.hpp"
 #include "zoh_frame_plant.hpp"
 
 namespace {

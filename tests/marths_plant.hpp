@@ -3,7 +3,7 @@
 #include <numbers>
 
 #include "experiment.pb.h"
-#include "rths/node_physical/frame_plant_model.hpp"
+#include "node_physical/controllers/frame_plant_model.hpp"
 
 namespace rths::test {
 

@@ -18,6 +18,7 @@
 #include "alloc_counter.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
+#include "node_physical/controllers/site_controller.hpp"
 #include "results.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
@@ -75,6 +76,40 @@ TEST(ComponentRegistry, EveryControllerTheConfigCanNameHasRulesAFactoryAndASampl
     EXPECT_TRUE(ComponentFactories<ActuatorController>::has(*type)) << type->full_name();
   }
   for (const std::string& member : members()) EXPECT_EQ(samples().count(member), 1U) << member << ": no sample";
+}
+
+TEST(ComponentRegistry, EverySiteControllerAndActuatorPlantTheConfigCanNameIsRegistered) {
+  for (const pb::Descriptor* type : registry::member_types(*config::SiteController::descriptor(), "kind")) {
+    EXPECT_TRUE(has_component_rules(*type)) << type->full_name();
+    EXPECT_TRUE(ComponentFactories<SiteController>::has(*type)) << type->full_name();
+  }
+  for (const pb::Descriptor* type : registry::member_types(*config::ActuatorPlant::descriptor(), "kind")) {
+    EXPECT_TRUE(has_component_rules(*type)) << type->full_name();
+  }
+}
+
+// A site controller's rules see its site: the UKF starts from the site's plant unless given a model,
+// and its filter's cutoff is bounded by the site's step rate.
+TEST(ComponentRegistry, ASiteControllersRulesSeeItsSite) {
+  config::Site site;
+  config::SiteController& controller = *site.mutable_actuator_controller();
+  controller.mutable_ukf()->set_filter_order(2);
+  controller.mutable_ukf()->set_filter_cutoff_hz(600);
+  Problems problems;
+  const Checker check(problems);
+  check.section([&] {
+    check_component(controller, "kind", ComponentContext{.rate_hz = kRateHz, .site = &site},
+                    check.at("actuator_controller"));
+  });
+  ASSERT_EQ(problems.size(), 2U);
+  EXPECT_NE(problems.lines()[0].find("actuator_controller.ukf.initial_model: missing, and the site has no "
+                                     "actuator_plant"),
+            std::string::npos)
+      << problems.lines()[0];
+  EXPECT_NE(problems.lines()[1].find("actuator_controller.ukf.filter_cutoff_hz: is 600, expected a cutoff > 0 Hz "
+                                     "below half the step rate (512 Hz)"),
+            std::string::npos)
+      << problems.lines()[1];
 }
 
 // The registry builds the controller the config names: its report is the same member of the report's

@@ -17,9 +17,9 @@
 
 #include "alloc_counter.hpp"
 #include "experiment.pb.h"
+#include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/controllers/ukf_controller.hpp"
 #include "results.pb.h"
-#include "rths/node_physical/frame_plant_model.hpp"
-#include "rths/node_physical/ukf_controller.hpp"
 #include "zoh_frame_plant.hpp"
 
 namespace {

@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "rths/node_physical/frame_plant_model.hpp"
+#include "node_physical/controllers/frame_plant_model.hpp"
 
 namespace rths::test {
 

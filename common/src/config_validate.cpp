@@ -1202,65 +1202,6 @@ void check_frame_prediction(const config::Site& site, const std::string& path, c
   }
 }
 
-void check_frame_plant(const config::TwoActuatorFramePlant& plant, const std::string& path, const Checker& check) {
-  const pb::Descriptor& type = *config::TwoActuatorFramePlant::GetDescriptor();
-  const pb::Reflection& reflection = *config::TwoActuatorFramePlant::GetReflection();
-  for (int f = 0; f < type.field_count(); ++f) {
-    const pb::FieldDescriptor& field = *type.field(f);
-    if (field.cpp_type() != pb::FieldDescriptor::CPPTYPE_DOUBLE) continue;
-    const bool root = field.name().ends_with("_rad_per_s");
-    const std::string at = child(path, field.name());
-    check.require(reflection.HasField(plant, &field), at,
-                  root ? "missing; expected the root's magnitude (rad/s, > 0; seed 000 Eqs. 25-26 times 2 pi)"
-                       : "missing; expected the entry's gain (nonzero; seed 000's errata: k12 4.5394e6, k22 1.9238e7)");
-    const double value = reflection.GetDouble(plant, &field);
-    check.require(std::isfinite(value) && (root ? value > 0 : value != 0), at,
-                  fmt::format("is {}, expected {}", value, root ? "a root magnitude > 0 rad/s" : "a nonzero gain"));
-  }
-  if (plant.has_uncertainty()) {
-    const auto& u = plant.uncertainty();
-    check.require(u.seed() != 0, child(child(path, "uncertainty"), "seed"),
-                  "is 0, expected a seed from 1 (the run summaries say 0 for the nominal plant)");
-    for (const auto& [name, sd] :
-         {std::pair{"column1_zero_sd", u.column1_zero_sd()}, std::pair{"column1_pole_sd", u.column1_pole_sd()},
-          std::pair{"column2_sd", u.column2_sd()}, std::pair{"frame_pole_sd", u.frame_pole_sd()}}) {
-      check.require(sd >= 0 && sd <= 0.2, child(child(path, "uncertainty"), name),
-                    fmt::format("is {}, expected a relative standard deviation from 0 to 0.2 (seed 001 Table 1: "
-                                "0.03 to 0.06; beyond 0.2 a root may draw negative)",
-                                sd));
-    }
-  }
-}
-
-void check_ukf(const config::UkfInverseDynamics& ukf, const config::Site& site, const std::string& path,
-               const Checker& check) {
-  if (ukf.has_initial_model()) {
-    check_frame_plant(ukf.initial_model(), child(path, "initial_model"), check);
-  } else {
-    check.require(site.actuator_plant().has_two_actuator_frame(), child(path, "initial_model"),
-                  "missing, and the site has no actuator_plant { two_actuator_frame } to start from; expected the "
-                  "model the estimate starts from");
-  }
-  for (const auto& [name, value, zero_allowed] : {std::tuple{"initial_covariance", ukf.initial_covariance(), false},
-                                                  std::tuple{"process_noise", ukf.process_noise(), true},
-                                                  std::tuple{"measurement_noise", ukf.measurement_noise(), false},
-                                                  std::tuple{"signal_scale", ukf.signal_scale(), false}}) {
-    check.require(std::isfinite(value) && (zero_allowed ? value >= 0 : value > 0), child(path, name),
-                  fmt::format("is {}, expected a finite value {}", value, zero_allowed ? ">= 0" : "> 0"));
-  }
-  check.require(ukf.alpha() > 0 && ukf.alpha() <= 1, child(path, "alpha"),
-                fmt::format("is {}, expected the sigma points' spread in (0, 1] (seed 003: 0.4)", ukf.alpha()));
-  check.require(std::isfinite(ukf.beta()) && std::isfinite(ukf.kappa()), path, "beta and kappa must be finite");
-  check.require(ukf.filter_order() <= 8, child(path, "filter_order"),
-                fmt::format("is {}, expected 0 (no filter) to 8", ukf.filter_order()));
-  if (ukf.filter_order() > 0) {
-    check.require(ukf.filter_cutoff_hz() > 0, child(path, "filter_cutoff_hz"),
-                  fmt::format("is {}, expected a cutoff > 0 Hz below half the step rate", ukf.filter_cutoff_hz()));
-  }
-}
-
-// A multi-axial site (seed 000's maRTHS benchmark): the actuator plant, the actuator controller and the
-// force model live behind the site's setup.
 void check_multi_axial(const config::Experiment& experiment, const config::Site& site, const std::string& path,
                        const Checker& check) {
   for (const auto& [name, given] : {std::pair{"actuator_plant", site.has_actuator_plant()},
@@ -1285,7 +1226,9 @@ void check_multi_axial(const config::Experiment& experiment, const config::Site&
                   "has no plant; expected two_actuator_frame { ... } (seed 000 Eqs. 19-26)");
     check.require(actuators == 2, at,
                   fmt::format("two_actuator_frame drives two actuators, the setup has {}", actuators));
-    check_frame_plant(site.actuator_plant().two_actuator_frame(), child(at, "two_actuator_frame"), check);
+    check_component(site.actuator_plant(), "kind",
+                    ComponentContext{.rate_hz = experiment.rate_hz(), .experiment = &experiment, .site = &site},
+                    check.at(at));
     const double sd = site.actuator_plant().noise().displacement_sd_m();
     check.require(std::isfinite(sd) && sd >= 0, child(at, "noise.displacement_sd_m"),
                   fmt::format("is {}, expected a standard deviation >= 0 m", sd));
@@ -1301,23 +1244,15 @@ void check_multi_axial(const config::Experiment& experiment, const config::Site&
                     "is given with the site's actuator_controller; expected one or the other");
     }
     const config::SiteController& controller = site.actuator_controller();
-    switch (controller.kind_case()) {
-      case config::SiteController::kDecentralised: {
-        const int given = controller.decentralised().actuator_size();
-        check.require(
-            static_cast<std::size_t>(given) == actuators, child(at, "decentralised.actuator"),
-            fmt::format("has {} controller(s), expected one per actuator of the setup ({})", given, actuators));
-        for (int i = 0; i < given; ++i) {
-          check_controller(experiment, site, controller.decentralised().actuator(i),
-                           element(child(at, "decentralised.actuator"), i), check);
-        }
-        break;
-      }
-      case config::SiteController::kUkf:
-        check_ukf(controller.ukf(), site, child(at, "ukf"), check);
-        break;
-      case config::SiteController::KIND_NOT_SET:
-        check.fail(at, "has no controller; expected decentralised { actuator { ... } ... } or ukf { ... }");
+    // One controller per actuator of the setup: the site's rule; each controller's are its own.
+    check.require(!controller.has_decentralised() ||
+                      static_cast<std::size_t>(controller.decentralised().actuator_size()) == actuators,
+                  child(at, "decentralised.actuator"),
+                  fmt::format("has {} controller(s), expected one per actuator of the setup ({})",
+                              controller.decentralised().actuator_size(), actuators));
+    const ComponentContext context{.rate_hz = experiment.rate_hz(), .experiment = &experiment, .site = &site};
+    if (!check_component(controller, "kind", context, check.at(at))) {
+      check.fail(at, "has no controller; expected decentralised { actuator { ... } ... } or ukf { ... }");
     }
   }
   if (site.has_force_model()) {
@@ -1564,8 +1499,11 @@ void check_keys_and_hold(const config::Experiment& experiment, const Checker& ch
 void require_registered_components() {
   static std::once_flag checked;
   std::call_once(checked, [] {
-    for (const pb::Descriptor* member : registry::member_types(*config::Controller::descriptor(), "kind")) {
-      if (!has_component_rules(*member)) registry::unregistered(*member, "controller");
+    for (const pb::Descriptor* holder : {config::Controller::descriptor(), config::SiteController::descriptor(),
+                                         config::ActuatorPlant::descriptor()}) {
+      for (const pb::Descriptor* member : registry::member_types(*holder, "kind")) {
+        if (!has_component_rules(*member)) registry::unregistered(*member, "component");
+      }
     }
   });
 }

@@ -131,4 +131,15 @@ bool register_component(void (*validate)(const Config&, const ComponentContext&,
   return true;
 }
 
+// Registers the rules of a config message whose component is built elsewhere (for now) or is a
+// part of others (a plant model both a plant and a controller's estimate start from).
+template <class Config>
+bool register_rules(void (*validate)(const Config&, const ComponentContext&, const Checker&)) noexcept {
+  registry::rules().add(&Config::descriptor,
+                        [validate](const google::protobuf::Message& m, const ComponentContext& c, const Checker& k) {
+                          validate(dynamic_cast<const Config&>(m), c, k);
+                        });
+  return true;
+}
+
 }  // namespace rths

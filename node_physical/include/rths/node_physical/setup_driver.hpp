@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
+#include "node_physical/controllers/site_controller.hpp"
 #include "rths/node_physical/plant_driver.hpp"
 #include "rths/node_physical/setup_transform.hpp"
-#include "rths/node_physical/site_controller.hpp"
 
 namespace rths {
 

@@ -10,9 +10,9 @@
 #include <Eigen/Core>
 
 #include "experiment.pb.h"
+#include "node_physical/controllers/frame_plant_model.hpp"
 #include "results.pb.h"
 #include "rths/common/random.hpp"
-#include "rths/node_physical/frame_plant_model.hpp"
 #include "rths/node_physical/plant_driver.hpp"
 
 namespace rths {

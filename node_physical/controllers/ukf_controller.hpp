@@ -10,9 +10,9 @@
 #include <Eigen/Dense>
 
 #include "experiment.pb.h"
+#include "node_physical/controllers/frame_plant_model.hpp"
 #include "node_physical/controllers/iir_filter.hpp"
-#include "rths/node_physical/frame_plant_model.hpp"
-#include "rths/node_physical/site_controller.hpp"
+#include "node_physical/controllers/site_controller.hpp"
 
 namespace rths {
 

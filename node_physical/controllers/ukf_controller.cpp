@@ -1,9 +1,10 @@
-#include "rths/node_physical/ukf_controller.hpp"
+#include "node_physical/controllers/ukf_controller.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -490,4 +491,44 @@ std::unique_ptr<SiteController> make_ukf_controller(const config::UkfInverseDyna
   return std::make_unique<UkfInverseDynamicsController>(parameters, initial, rate_hz);
 }
 
+namespace {
+
+void validate(const config::UkfInverseDynamics& ukf, const ComponentContext& context, const Checker& check) {
+  if (ukf.has_initial_model()) {
+    validate_frame_plant_model(ukf.initial_model(), check.at("initial_model"));
+  } else {
+    check.expect(context.site != nullptr && context.site->actuator_plant().has_two_actuator_frame(), "initial_model",
+                 "missing, and the site has no actuator_plant { two_actuator_frame } to start from; expected the "
+                 "model the estimate starts from");
+  }
+  for (const auto& [name, value, zero_allowed] : {std::tuple{"initial_covariance", ukf.initial_covariance(), false},
+                                                  std::tuple{"process_noise", ukf.process_noise(), true},
+                                                  std::tuple{"measurement_noise", ukf.measurement_noise(), false},
+                                                  std::tuple{"signal_scale", ukf.signal_scale(), false}}) {
+    check.expect(std::isfinite(value) && (zero_allowed ? value >= 0 : value > 0), name,
+                 fmt::format("is {}, expected a finite value {}", value, zero_allowed ? ">= 0" : "> 0"));
+  }
+  check.expect(ukf.alpha() > 0 && ukf.alpha() <= 1, "alpha",
+               fmt::format("is {}, expected the sigma points' spread in (0, 1] (seed 003: 0.4)", ukf.alpha()));
+  check.expect(std::isfinite(ukf.beta()) && std::isfinite(ukf.kappa()), "", "beta and kappa must be finite");
+  check.expect(ukf.filter_order() <= IirFilter::kMaxOrder, "filter_order",
+               fmt::format("is {}, expected 0 (no filter) to {}", ukf.filter_order(), IirFilter::kMaxOrder));
+  if (ukf.filter_order() > 0) {
+    check.expect(ukf.filter_cutoff_hz() > 0 && ukf.filter_cutoff_hz() < context.rate_hz / 2, "filter_cutoff_hz",
+                 fmt::format("is {}, expected a cutoff > 0 Hz below half the step rate ({} Hz)", ukf.filter_cutoff_hz(),
+                             context.rate_hz / 2));
+  }
+}
+
+// The estimate starts from the configured model, else from the site's plant as identified (its
+// nominal: the uncertainty is what the estimate must find).
+std::unique_ptr<SiteController> make(const config::UkfInverseDynamics& ukf, const ComponentContext& context) {
+  const FramePlantModel initial = FramePlantModel::from_config(
+      ukf.has_initial_model() ? ukf.initial_model() : context.site->actuator_plant().two_actuator_frame());
+  return make_ukf_controller(ukf, initial, context.rate_hz);
+}
+
+[[maybe_unused]] const bool kRegistered = register_site_controller<config::UkfInverseDynamics>(validate, make);
+
+}  // namespace
 }  // namespace rths

@@ -5,8 +5,10 @@
 #include <string>
 
 #include "experiment.pb.h"
+#include "node_physical/interfaces/measurement.hpp"
 #include "results.pb.h"
-#include "rths/node_physical/plant.hpp"
+#include "rths/common/component_registry.hpp"
+#include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {
 
@@ -38,7 +40,17 @@ class SiteController {
   [[nodiscard]] virtual std::string warning() const { return {}; }
 };
 
-// The site's actuator controller from its config (Site.actuator_controller, validated).
+// The site's actuator controller from its config (Site.actuator_controller, validated): the one
+// registered for the message its oneof holds (register_site_controller).
 std::unique_ptr<SiteController> make_site_controller(const config::Site& site, double rate_hz);
+
+// Registers a site controller: its rules (the only statement of them) and its factory, keyed by its
+// config message; the context has the site (its plant, its setup). One statement in its source file.
+template <class Config>
+bool register_site_controller(void (*validate)(const Config&, const ComponentContext&, const Checker&),
+                              std::unique_ptr<SiteController> (*make)(const Config&,
+                                                                      const ComponentContext&)) noexcept {
+  return register_component<Config, SiteController>(validate, make);
+}
 
 }  // namespace rths

@@ -4,6 +4,7 @@
 #include <complex>
 
 #include "experiment.pb.h"
+#include "rths/common/problems.hpp"
 
 namespace rths {
 
@@ -28,5 +29,10 @@ struct FramePlantModel {
   // H_ij(0).
   [[nodiscard]] double static_gain(int i, int j) const;
 };
+
+// The rules of a two-actuator frame plant's model (config TwoActuatorFramePlant): every root and
+// gain given, finite, roots positive and gains nonzero, the uncertainty's deviations bounded. The
+// plant (actuator_plant { two_actuator_frame }) and the UKF's initial model are both checked by them.
+void validate_frame_plant_model(const config::TwoActuatorFramePlant& plant, const Checker& check);
 
 }  // namespace rths

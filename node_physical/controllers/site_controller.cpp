@@ -1,4 +1,4 @@
-#include "rths/node_physical/site_controller.hpp"
+#include "node_physical/controllers/site_controller.hpp"
 
 #include <stdexcept>
 #include <utility>
@@ -7,8 +7,6 @@
 #include <fmt/format.h>
 
 #include "node_physical/controllers/actuator_controller.hpp"
-#include "rths/node_physical/frame_plant_model.hpp"
-#include "rths/node_physical/ukf_controller.hpp"
 
 namespace rths {
 namespace {
@@ -43,30 +41,31 @@ class DecentralisedController final : public SiteController {
   std::vector<std::unique_ptr<ActuatorController>> controllers_;
 };
 
+// The rules of each actuator's controller; how many there must be is the site's rule (one per
+// actuator of its setup).
+void validate(const config::DecentralisedControllers& decentralised, const ComponentContext& context,
+              const Checker& check) {
+  for (int i = 0; i < decentralised.actuator_size(); ++i) {
+    check_component(decentralised.actuator(i), "kind", context, check.at("actuator", i));
+  }
+}
+
+std::unique_ptr<SiteController> make(const config::DecentralisedControllers& decentralised,
+                                     const ComponentContext& context) {
+  std::vector<std::unique_ptr<ActuatorController>> each;
+  for (const config::Controller& c : decentralised.actuator()) each.push_back(make_controller(c, context.rate_hz));
+  return std::make_unique<DecentralisedController>(std::move(each));
+}
+
+[[maybe_unused]] const bool kRegistered = register_site_controller<config::DecentralisedControllers>(validate, make);
+
 }  // namespace
 
 std::unique_ptr<SiteController> make_site_controller(const config::Site& site, double rate_hz) {
-  const config::SiteController& controller = site.actuator_controller();
-  switch (controller.kind_case()) {
-    case config::SiteController::kDecentralised: {
-      std::vector<std::unique_ptr<ActuatorController>> each;
-      for (const config::Controller& c : controller.decentralised().actuator()) {
-        each.push_back(make_controller(c, rate_hz));
-      }
-      return std::make_unique<DecentralisedController>(std::move(each));
-    }
-    case config::SiteController::kUkf: {
-      // The estimate starts from the configured model, else from the site's plant as identified (its
-      // nominal: the uncertainty is what the estimate must find).
-      const config::UkfInverseDynamics& ukf = controller.ukf();
-      const FramePlantModel initial = FramePlantModel::from_config(
-          ukf.has_initial_model() ? ukf.initial_model() : site.actuator_plant().two_actuator_frame());
-      return make_ukf_controller(ukf, initial, rate_hz);
-    }
-    case config::SiteController::KIND_NOT_SET:
-      break;
-  }
-  throw std::invalid_argument("actuator_controller: has no controller the site can build");
+  std::unique_ptr<SiteController> made = ComponentFactories<SiteController>::make_member(
+      site.actuator_controller(), "kind", ComponentContext{.rate_hz = rate_hz, .site = &site});
+  if (made == nullptr) throw std::invalid_argument("actuator_controller: has no controller the site can build");
+  return made;
 }
 
 }  // namespace rths
