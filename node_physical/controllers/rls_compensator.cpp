@@ -282,8 +282,8 @@ RlsInitialisation rls_least_squares(std::span<const double> command, std::span<c
 namespace {
 
 void validate(const config::RlsCompensator& rls, const ComponentContext& context, const Checker& check) {
-  const auto taps = static_cast<int>(rls.taps());
-  check.expect(taps >= 1 && taps <= RlsCompensator::kMaxTaps, "taps",
+  const std::uint64_t taps = rls.taps();  // its square fits: the checks never overflow, whatever the config says
+  check.expect(taps >= 1 && taps <= static_cast<std::uint64_t>(RlsCompensator::kMaxTaps), "taps",
                fmt::format("is {}, expected 1..{} taps", taps, RlsCompensator::kMaxTaps));
   check.expect(rls.forgetting_factor() > 0 && rls.forgetting_factor() <= 1, "forgetting_factor",
                fmt::format("is {}, expected a forgetting factor in (0, 1] (seed 001 uses 1)", rls.forgetting_factor()));
@@ -304,9 +304,11 @@ void validate(const config::RlsCompensator& rls, const ComponentContext& context
   const bool inline_values = rls.initial_ff_size() > 0 || rls.initial_covariance_size() > 0;
   check.expect(!(inline_values && rls.has_calibration_path()), "calibration_path",
                "is given with initial_ff/initial_covariance; expected one source of the initial values");
-  check.expect(rls.initial_ff_size() == 0 || rls.initial_ff_size() == taps, "initial_ff",
+  const auto ff_size = static_cast<std::uint64_t>(rls.initial_ff_size());
+  const auto covariance_size = static_cast<std::uint64_t>(rls.initial_covariance_size());
+  check.expect(ff_size == 0 || ff_size == taps, "initial_ff",
                fmt::format("has {} entries, expected taps = {}", rls.initial_ff_size(), taps));
-  check.expect(rls.initial_covariance_size() == 0 || rls.initial_covariance_size() == taps * taps, "initial_covariance",
+  check.expect(covariance_size == 0 || covariance_size == taps * taps, "initial_covariance",
                fmt::format("has {} entries, expected taps x taps = {}", rls.initial_covariance_size(), taps * taps));
 }
 
