@@ -23,6 +23,7 @@
 #include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/problems.hpp"
+#include "test_support.hpp"
 
 namespace rths {
 namespace {
@@ -58,10 +59,7 @@ std::vector<std::string> members() {
 
 // The problems the registered rules find in `controller` (an empty list: valid).
 std::vector<std::string> problems_of(const config::Controller& controller) {
-  Problems problems;
-  const Checker check(problems);
-  check.section([&] { check_component(controller, "kind", ComponentContext{.rate_hz = kRateHz}, check); });
-  return problems.lines();
+  return test::component_problems(controller, ComponentContext{.rate_hz = kRateHz});
 }
 
 InterfaceMotion target_at(int step) {
@@ -95,21 +93,17 @@ TEST(ComponentRegistry, ASiteControllersRulesSeeItsSite) {
   config::SiteController& controller = *site.mutable_actuator_controller();
   controller.mutable_ukf()->set_filter_order(2);
   controller.mutable_ukf()->set_filter_cutoff_hz(600);
-  Problems problems;
-  const Checker check(problems);
-  check.section([&] {
-    check_component(controller, "kind", ComponentContext{.rate_hz = kRateHz, .site = &site},
-                    check.at("actuator_controller"));
-  });
+  const std::vector<std::string> problems =
+      test::component_problems(controller, ComponentContext{.rate_hz = kRateHz, .site = &site}, "actuator_controller");
   ASSERT_EQ(problems.size(), 2U);
-  EXPECT_NE(problems.lines()[0].find("actuator_controller.ukf.initial_model: missing, and the site has no "
-                                     "actuator_plant"),
+  EXPECT_NE(problems[0].find("actuator_controller.ukf.initial_model: missing, and the site has no "
+                             "actuator_plant"),
             std::string::npos)
-      << problems.lines()[0];
-  EXPECT_NE(problems.lines()[1].find("actuator_controller.ukf.filter_cutoff_hz: is 600, expected a cutoff > 0 Hz "
-                                     "below half the step rate (512 Hz)"),
+      << problems[0];
+  EXPECT_NE(problems[1].find("actuator_controller.ukf.filter_cutoff_hz: is 600, expected a cutoff > 0 Hz "
+                             "below half the step rate (512 Hz)"),
             std::string::npos)
-      << problems.lines()[1];
+      << problems[1];
 }
 
 // The registry builds the controller the config names: its report is the same member of the report's

@@ -34,7 +34,7 @@
 #include "node_physical/controllers/rls_compensator.hpp"
 #include "results.pb.h"
 #include "rths/common/component_registry.hpp"
-#include "rths/common/problems.hpp"
+#include "test_support.hpp"
 
 namespace rths {
 namespace {
@@ -355,10 +355,7 @@ TEST(ModelFeedforward, IsTheFirOfBackwardDifferences) {
   config::Controller no_gain;
   no_gain.mutable_feedforward()->add_denominator(1.0);
   no_gain.mutable_feedforward()->add_denominator(0.0);
-  Problems problems;
-  const Checker check(problems);
-  check.section([&] { check_component(no_gain, "kind", ComponentContext{.rate_hz = kRateHz}, check); });
-  EXPECT_EQ(problems.lines(),
+  EXPECT_EQ(test::component_problems(no_gain, ComponentContext{.rate_hz = kRateHz}),
             std::vector<std::string>{"feedforward.denominator: ends in 0; expected a0 != 0 (static gain)"});
 }
 

@@ -9,11 +9,23 @@
 
 #include <fmt/format.h>
 
+#include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
+#include "rths/common/problems.hpp"
 #include "rths/common/recorder.hpp"
 #include "rths/common/session_keys.hpp"
 
 namespace rths::test {
+
+// The problems the registered rules find in the component `holder`'s oneof holds, each line's path
+// under `path` (empty: valid).
+inline std::vector<std::string> component_problems(const google::protobuf::Message& holder,
+                                                   const ComponentContext& context, const std::string& path = {}) {
+  Problems problems;
+  const Checker check(problems, path);
+  check.section([&] { check_component(holder, "kind", context, check); });
+  return problems.lines();
+}
 
 // A parameterised case's label as a test name: "missing ground-motion file" -> MissingGroundMotionFile.
 inline std::string camel_case(const char* label) {

@@ -8,12 +8,17 @@ namespace rths {
 namespace registry {
 namespace {
 
+// The member a oneof holds (nullptr: none), a message field: the config of the component it names.
 const google::protobuf::FieldDescriptor* held_field(const Message& holder, std::string_view oneof) {
   const google::protobuf::OneofDescriptor* const group = holder.GetDescriptor()->FindOneofByName(std::string(oneof));
   if (group == nullptr) {
     throw std::logic_error(fmt::format("{} has no oneof {}", holder.GetDescriptor()->full_name(), oneof));
   }
-  return holder.GetReflection()->GetOneofFieldDescriptor(holder, group);
+  const google::protobuf::FieldDescriptor* const field = holder.GetReflection()->GetOneofFieldDescriptor(holder, group);
+  if (field != nullptr && field->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
+    throw std::logic_error(fmt::format("{}: a component oneof holds messages only", field->full_name()));
+  }
+  return field;
 }
 
 }  // namespace
@@ -25,11 +30,7 @@ Table<Rules>& rules() {
 
 const Message* member(const Message& holder, std::string_view oneof) {
   const google::protobuf::FieldDescriptor* const field = held_field(holder, oneof);
-  if (field == nullptr) return nullptr;
-  if (field->type() != google::protobuf::FieldDescriptor::TYPE_MESSAGE) {
-    throw std::logic_error(fmt::format("{}: a component oneof holds messages only", field->full_name()));
-  }
-  return &holder.GetReflection()->GetMessage(holder, field);
+  return field == nullptr ? nullptr : &holder.GetReflection()->GetMessage(holder, field);
 }
 
 std::string member_name(const Message& holder, std::string_view oneof) {
@@ -60,11 +61,12 @@ bool has_component_rules(const google::protobuf::Descriptor& message) {
 
 bool check_component(const google::protobuf::Message& holder, std::string_view oneof, const ComponentContext& context,
                      const Checker& check) {
-  const google::protobuf::Message* const config = registry::member(holder, oneof);
-  if (config == nullptr) return false;
-  const registry::Rules* const rules = registry::rules().find(*config->GetDescriptor());
-  if (rules == nullptr) registry::unregistered(*config->GetDescriptor(), "component");
-  (*rules)(*config, context, check.at(registry::member_name(holder, oneof)));
+  const google::protobuf::FieldDescriptor* const field = registry::held_field(holder, oneof);
+  if (field == nullptr) return false;
+  const google::protobuf::Message& config = holder.GetReflection()->GetMessage(holder, field);
+  const registry::Rules* const rules = registry::rules().find(*config.GetDescriptor());
+  if (rules == nullptr) registry::unregistered(*config.GetDescriptor(), "component");
+  (*rules)(config, context, check.at(field->name()));
   return true;
 }
 

@@ -112,25 +112,6 @@ class ComponentFactories {
   }
 };
 
-// Registers a component: one statement in its source file,
-//   const bool kRegistered = register_component<config::RlsCompensator, ActuatorController>(validate, make);
-// `validate` states every rule of the config (expect() for each that stands alone, so that all
-// problems are reported); `make` builds the component from a config that passed them. noexcept: it
-// runs before main, where only running out of memory could stop it, and that ends the program.
-template <class Config, class Product>
-bool register_component(void (*validate)(const Config&, const ComponentContext&, const Checker&),
-                        std::unique_ptr<Product> (*make)(const Config&, const ComponentContext&)) noexcept {
-  registry::rules().add(&Config::descriptor,
-                        [validate](const google::protobuf::Message& m, const ComponentContext& c, const Checker& k) {
-                          validate(dynamic_cast<const Config&>(m), c, k);
-                        });
-  ComponentFactories<Product>::add(&Config::descriptor,
-                                   [make](const google::protobuf::Message& m, const ComponentContext& c) {
-                                     return make(dynamic_cast<const Config&>(m), c);
-                                   });
-  return true;
-}
-
 // Registers the rules of a config message whose component is built elsewhere (for now) or is a
 // part of others (a plant model both a plant and a controller's estimate start from).
 template <class Config>
@@ -139,6 +120,22 @@ bool register_rules(void (*validate)(const Config&, const ComponentContext&, con
                         [validate](const google::protobuf::Message& m, const ComponentContext& c, const Checker& k) {
                           validate(dynamic_cast<const Config&>(m), c, k);
                         });
+  return true;
+}
+
+// Registers a component: one statement in its source file,
+//   const bool kRegistered = register_component<config::RlsCompensator, ActuatorController>(validate, make);
+// `validate` states every rule of the config (expect() for each that stands alone, so that all
+// problems are reported); `make` builds the component from a config that passed them. noexcept: it
+// runs before main, where only running out of memory could stop it, and that ends the program.
+template <class Config, class Product>
+bool register_component(void (*validate)(const Config&, const ComponentContext&, const Checker&),
+                        std::unique_ptr<Product> (*make)(const Config&, const ComponentContext&)) noexcept {
+  register_rules<Config>(validate);
+  ComponentFactories<Product>::add(&Config::descriptor,
+                                   [make](const google::protobuf::Message& m, const ComponentContext& c) {
+                                     return make(dynamic_cast<const Config&>(m), c);
+                                   });
   return true;
 }
 
