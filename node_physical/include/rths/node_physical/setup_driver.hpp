@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "node_physical/controllers/site_controller.hpp"
-#include "rths/node_physical/plant_driver.hpp"
+#include "rths/node_physical/site_plants.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 
 namespace rths {
