@@ -973,7 +973,7 @@ void check_driver(const config::Site& site, const std::string& path, double rate
   // Real equipment starts and stops on ramps, never by a jump.
   check.require(site.has_safe_motion(), child(path, "safe_motion"),
                 fmt::format("missing; site \"{}\" drives equipment, expected safe_motion {{ start_ramp_s: ... "
-                            "stop_hold_s: ... stop_velocity_m_per_s: ... }} (README: start and stop ramps)",
+                            "stop_hold_s: ... stop_velocity_m_per_s: ... }} (docs/running.md: start and stop ramps)",
                             site.name()));
   const std::string at = child(path, "driver");
   check.require(site.placement() != config::LOCAL, at,

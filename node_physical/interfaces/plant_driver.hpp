@@ -30,6 +30,28 @@ inline constexpr std::uint32_t kReplyMissing = 1U << 0;  // no reply this step: 
 inline constexpr std::uint32_t kReplyLate = 1U << 1;     // a stale reply (an earlier counter) was discarded
 }  // namespace driver_status
 
+// The actuators behind a setup transformation (SetupDriver): their number, and each one's last
+// stroke target (from the setup), stroke command (what was sent, after an actuator controller) and
+// reading. Recorded and evaluated per actuator, beside the site's channels.
+class ActuatorSpace {
+ public:
+  ActuatorSpace() = default;
+  ActuatorSpace(const ActuatorSpace&) = delete;
+  ActuatorSpace& operator=(const ActuatorSpace&) = delete;
+  ActuatorSpace(ActuatorSpace&&) = delete;
+  ActuatorSpace& operator=(ActuatorSpace&&) = delete;
+  virtual ~ActuatorSpace() = default;
+
+  [[nodiscard]] virtual std::size_t actuators() const = 0;
+  [[nodiscard]] virtual std::span<const InterfaceMotion> actuator_targets() const = 0;
+  [[nodiscard]] virtual std::span<const InterfaceMotion> actuator_commands() const = 0;
+  [[nodiscard]] virtual std::span<const Measurement> actuator_measured() const = 0;
+  // What the run summaries say about actuator i's controller (nothing without one) and the warning
+  // the operator must hear of (empty: none); after the run.
+  virtual void report_actuator_controller(std::size_t actuator, results::ControllerReport& out) const = 0;
+  [[nodiscard]] virtual std::string actuator_controller_warning() const = 0;
+};
+
 // Everything behind the actuator channels of one site, driven once per site step: the simulated
 // plants (one per channel) or a driver to the laboratory's equipment (a real-time target over a
 // UDP bridge, ...). The physical step around it -- interlock, controllers, Smith part 2, records --
@@ -102,21 +124,16 @@ class PlantDriver {
   // hot path, after the run.
   virtual void report(std::size_t channel, results::PlantReport& out) const = 0;
 
-  // A driver behind a setup transformation (SetupDriver) speaks actuators: their number (0: the
-  // channels are the actuators), and each one's last stroke target (from the setup), stroke command
-  // (what was sent, after an actuator controller) and reading. Recorded and evaluated per actuator.
-  [[nodiscard]] virtual std::size_t actuators() const { return 0; }
-  [[nodiscard]] virtual std::span<const InterfaceMotion> actuator_targets() const { return {}; }
-  [[nodiscard]] virtual std::span<const InterfaceMotion> actuator_commands() const { return {}; }
-  [[nodiscard]] virtual std::span<const Measurement> actuator_measured() const { return {}; }
-  // What the run summaries say about actuator i's controller (nothing without one) and the warning
-  // the operator must hear of (empty: none); after the run.
-  virtual void report_actuator_controller(std::size_t actuator, results::ControllerReport& out) const {
-    (void)actuator;
-    (void)out;
-  }
-  [[nodiscard]] virtual std::string actuator_controller_warning() const { return {}; }
+  // The setup's actuators when the driver speaks them (a driver behind a setup transformation,
+  // SetupDriver); nullptr when the channels are the actuators.
+  [[nodiscard]] virtual const ActuatorSpace* actuator_space() const { return nullptr; }
 };
+
+// How many actuators a driver speaks beside its channels (0: the channels are the actuators).
+inline std::size_t actuators_of(const PlantDriver& driver) {
+  const ActuatorSpace* space = driver.actuator_space();
+  return space == nullptr ? 0 : space->actuators();
+}
 
 // Registers a driver to equipment: its rules (the only statement of them) and its factory, keyed by
 // its config message, a member of config::Driver's oneof. One statement in the driver's source file
