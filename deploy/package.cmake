@@ -36,7 +36,7 @@ install(FILES ${PROJECT_SOURCE_DIR}/console/web/node_modules/uplot/dist/uPlot.ii
 # run on this machine, not part of the examples.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/examples/ DESTINATION ${CMAKE_INSTALL_DATADIR}/rths/examples
         PATTERN "*.calibration.textproto" EXCLUDE PATTERN ".gitattributes" EXCLUDE)
-# The schemas document every config and results field with its unit (README "The run folder"), and any
+# The schemas document every config and results field with its unit (docs/results.md, "The run folder"), and any
 # protobuf library reads the results into typed messages with them.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/proto/ DESTINATION ${CMAKE_INSTALL_DATADIR}/rths/proto
         FILES_MATCHING PATTERN "*.proto")

@@ -286,7 +286,7 @@ std::optional<int> numerical_as_a_user(const std::vector<std::string>& args, con
   return child.wait_for(std::chrono::seconds(120));
 }
 
-// An installed example is read-only (README, "The Debian package"): calibrate cannot write the
+// An installed example is read-only (docs/installing.md, "The Debian package"): calibrate cannot write the
 // calibration_path beside it, says so at once with what to do (exit 2, before the calibration runs),
 // writes where --out says, and prints the --set with which the run then reads it.
 TEST_F(ActuatorCli, AReadOnlyExampleCalibratesToOutAndRunsWithTheSetItPrints) {

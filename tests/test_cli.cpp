@@ -330,10 +330,10 @@ std::set<std::string> synopses(const std::string& text) {
   return collapsed;
 }
 
-// The README's usage blocks hold every usage line of every executable's --help, so that no command
-// or option goes undocumented there.
-TEST_F(Cli, ReadmeShowsTheUsageOfEveryCommand) {
-  const std::set<std::string> readme = synopses(slurp(test::source_dir() / "README.md"));
+// The usage blocks of docs/usage.md, the page of every executable's command lines, hold every usage
+// line of every executable's --help, so that no command or option goes undocumented there.
+TEST_F(Cli, UsagePageShowsTheUsageOfEveryCommand) {
+  const std::set<std::string> usage_page = synopses(slurp(test::source_dir() / "docs" / "usage.md"));
   for (const Tool& tool : tools()) {
     test::Process help(tool.program, {"--help"}, dir_ / tool.program);
     ASSERT_EQ(help.wait(std::chrono::seconds(10)), 0) << tool.program;
@@ -343,7 +343,7 @@ TEST_F(Cli, ReadmeShowsTheUsageOfEveryCommand) {
     const std::set<std::string> lines = synopses(text.substr(usage + 7, text.find("\n\n", usage) - usage - 7));
     EXPECT_GE(lines.size(), 2U) << tool.program;
     for (const auto& line : lines) {
-      EXPECT_TRUE(readme.contains(line)) << "README.md has no usage line\n  " << line;
+      EXPECT_TRUE(usage_page.contains(line)) << "docs/usage.md has no usage line\n  " << line;
     }
   }
 }

@@ -97,7 +97,7 @@ TEST(Loss, ExactModelStaysExactUnderEveryLoss) {
 }
 
 TEST(Loss, WrongModelDegradesSmoothlyAndIsReported) {
-  // +30 % model error, 50 ms round trip: 5.571 % without loss (README, seed 002 Fig. 7: 6.5 %).
+  // +30 % model error, 50 ms round trip: 5.571 % without loss (docs/validation.md, seed 002 Fig. 7: 6.5 %).
   const Outcome clean = run_virtual({kPlus30});
   expect_completed(clean.report, "no loss");
   const double j0 = clean.report.response("x2").j_peak_pct;

@@ -536,7 +536,7 @@ ShellRun study_in(const std::filesystem::path& cwd, const std::string& args, con
 constexpr std::array<const char*, 2> kSmallPlots{"x2_peak_error_vs_delay_by_model_error.png",
                                                  "x2_peak_error_vs_model_error_by_delay.png"};
 
-// The README's `rths-study run STUDY --out runs/linear` and the default folder are relative to where
+// docs/studies.md's `rths-study run STUDY --out runs/linear` and the default folder are relative to where
 // the user stands: gnuplot, started in the study folder, must still find its log and draw every PNG.
 TEST_F(StudyTest, RelativeAndDefaultFoldersGetTheirPlots) {
   if (!on_path("gnuplot")) {

@@ -2,7 +2,7 @@
 
 namespace rths {
 
-// Process exit codes of rths-numerical and rths-physical (README "Exit codes"): a script can tell why
+// Process exit codes of rths-numerical and rths-physical (docs/running.md, "Exit codes"): a script can tell why
 // a test ended without reading logs. Every code but 1 and 2 follows a safe stop with recordings flushed.
 enum ExitCode : int {
   kExitCompleted = 0,     // every step ran
