@@ -268,14 +268,34 @@ INSTANTIATE_TEST_SUITE_P(
                   kSafeMotion + "  setup { matrix { actuators: 2 value: [0.7071, 0.7071, -0.7071, 0.7071] } }\n",
                   "site[0].setup.stroke_limit_m: has 0 values; a site with a driver moves real actuators, expected "
                   "each one's stroke limit (2 values"},
-        BadBridge{"an actuator of the setup without its command", kSafeMotion,
-                  kSafeMotion +
-                      "  setup { matrix { actuators: 3 value: [1, 0, 0, 1, 0.7071, 0.7071] } stroke_limit_m: [0.1, "
-                      "0.1, 0.1] }\n",
-                  "udp_bridge.command: has no COMMAND of actuator 2; expected one per actuator (the stroke command)"},
         BadBridge{"datagram beyond 1400 bytes", kCommand1, kCommand1 + paddings(),
                   "udp_bridge.command: lays out 1420 bytes; expected at most 1400"}),
     [](const ::testing::TestParamInfo<BadBridge>& p) { return test::camel_case(p.param.label); });
+
+// A third actuator in the setup that neither datagram carries: both directions' problems in one run,
+// each on its own line (the bridge's rules go on past the first).
+TEST(BridgeConfig, AnActuatorMissingFromBothDatagramsIsReportedForEach) {
+  const test::ScratchFolder dir("rths_bridge_config");
+  std::string text = bridge_config();
+  const auto at = text.find(kSafeMotion);
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, kSafeMotion.size(),
+               kSafeMotion +
+                   "  setup { matrix { actuators: 3 value: [1, 0, 0, 1, 0.7071, 0.7071] } stroke_limit_m: [0.1, 0.1, "
+                   "0.1] }\n");
+  const Result r = layout(dir.path(), text);
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find("rths-physical: error: 2 problems:\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("udp_bridge.command: has no COMMAND of actuator 2; expected one per actuator (the stroke "
+                       "command)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("udp_bridge.reply: has no DISPLACEMENT of actuator 2; expected one per actuator (the measured "
+                       "stroke)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out, "");
+}
 
 }  // namespace
 }  // namespace rths

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "rths/node_physical/bridge_layout.hpp"
+#include "node_physical/drivers/bridge_layout.hpp"
 
 namespace rths {
 namespace {

@@ -22,7 +22,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/udp_link.hpp"
-#include "rths/node_physical/bridge_layout.hpp"
+#include "node_physical/drivers/bridge_layout.hpp"
 #include "spring_bridge.hpp"
 #include "test_support.hpp"
 

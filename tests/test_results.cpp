@@ -24,7 +24,7 @@
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/results.hpp"
 #include "rths/node_numerical/experiment.hpp"
-#include "rths/node_physical/udp_bridge.hpp"
+#include "node_physical/drivers/udp_bridge.hpp"
 #include "test_support.hpp"
 
 namespace rths {

@@ -18,7 +18,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "bridge_layouts.hpp"
-#include "rths/node_physical/bridge_layout.hpp"
+#include "node_physical/drivers/bridge_layout.hpp"
 #include "rths/target/target_emulator.hpp"
 
 namespace rths {

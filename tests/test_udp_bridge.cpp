@@ -22,8 +22,8 @@
 #include "alloc_counter.hpp"
 #include "bridge_layouts.hpp"
 #include "rths/common/udp_link.hpp"
-#include "rths/node_physical/bridge_layout.hpp"
-#include "rths/node_physical/udp_bridge.hpp"
+#include "node_physical/drivers/bridge_layout.hpp"
+#include "node_physical/drivers/udp_bridge.hpp"
 
 namespace rths {
 namespace {

@@ -70,11 +70,6 @@ constexpr double kMaxStopHoldS = 60.0;
 // smoothing longer than 10 s would watch a delay long after it destabilised the test.
 constexpr double kMaxGuardModelError = 10.0;
 constexpr double kMaxGuardSmoothingS = 10.0;
-// UDP bridge bounds (proto/experiment.proto, UdpBridge). The probe's answer comes within milliseconds
-// from a target that runs; a minute covers a target still booting. Missed replies beyond one second of
-// steps leave the site's interlock watching a measurement that old.
-constexpr double kMaxBridgeOpenTimeoutS = 60.0;
-constexpr double kMaxBridgeMissedSeconds = 1.0;
 
 using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
@@ -973,129 +968,12 @@ void check_safe_motion(const config::Experiment& experiment, const config::Site&
   }
 }
 
-// The fields of one direction of a UDP bridge (command: site -> target, reply: target -> site).
-// A per-channel field names a channel of the site, or with a setup transformation an actuator
-// (`carried` = "channel" or "actuator", `count` of them).
-// load_cells: the reply must carry each channel's force (false for a site whose force model gives it).
-void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::BridgeField>& fields, const std::string& path,
-                         bool outgoing, int count, std::string_view carried, bool load_cells, const Checker& check) {
-  using config::BridgeField;
-  const std::string_view direction = outgoing ? "command" : "reply";
-  const std::vector<BridgeField::Quantity> allowed =
-      outgoing ? std::vector{BridgeField::PADDING,  BridgeField::COUNTER,      BridgeField::COMMAND,
-                             BridgeField::VELOCITY, BridgeField::ACCELERATION, BridgeField::ENABLE}
-               : std::vector{BridgeField::PADDING,         BridgeField::COUNTER,        BridgeField::VELOCITY,
-                             BridgeField::DISPLACEMENT,    BridgeField::FORCE,          BridgeField::STATUS,
-                             BridgeField::APPLIED_COUNTER, BridgeField::APPLIED_COMMAND};
-  std::string allowed_names;
-  for (const auto q : allowed) {
-    allowed_names += (allowed_names.empty() ? "" : ", ") + BridgeField::Quantity_Name(q);
-  }
-  const auto per_channel = [](BridgeField::Quantity q) {
-    return q != BridgeField::COUNTER && q != BridgeField::ENABLE && q != BridgeField::PADDING &&
-           q != BridgeField::APPLIED_COUNTER;
-  };
-  // The first field of each (quantity, channel): a second one is named with it.
-  std::map<std::pair<int, std::uint32_t>, int> first;
-  std::size_t bytes = 0;
-  for (int i = 0; i < fields.size(); ++i) {
-    const BridgeField& f = fields.Get(i);
-    const std::string at = element(path, i);
-    check.require(f.has_quantity(), child(at, "quantity"), fmt::format("missing; expected one of {}", allowed_names));
-    const BridgeField::Quantity q = f.quantity();
-    const std::string name = BridgeField::Quantity_Name(q);
-    check.require(
-        std::find(allowed.begin(), allowed.end(), q) != allowed.end(), child(at, "quantity"),
-        fmt::format("is {}, which the {} datagram does not carry; expected one of {}", name, direction, allowed_names));
-    if (per_channel(q)) {
-      check.require(f.channel() < static_cast<std::uint32_t>(count), child(at, "channel"),
-                    fmt::format("is {}, expected {} of the site{}, 0 to {}", f.channel(),
-                                carried == "channel" ? "a channel" : "an actuator",
-                                carried == "channel" ? "" : "'s setup", count - 1));
-    } else {
-      check.require(!f.has_channel(), child(at, "channel"),
-                    fmt::format("is given, but {} belongs to the datagram, not to a channel; leave it out", name));
-    }
-    check.require(f.scale() != 0, child(at, "scale"),
-                  "is 0; expected a finite, non-zero factor (wire value = SI value x scale + offset)");
-    const bool integer = f.type() == BridgeField::INT32 || f.type() == BridgeField::UINT32;
-    const bool counter = q == BridgeField::COUNTER || q == BridgeField::APPLIED_COUNTER;
-    if (counter) {
-      check.require(f.type() == BridgeField::UINT32, child(at, "type"),
-                    fmt::format("is {}; {} is UINT32", BridgeField::Type_Name(f.type()), name));
-    }
-    if (q == BridgeField::STATUS) {
-      check.require(integer, child(at, "type"),
-                    fmt::format("is {}; a status word is a bit field: expected INT32 or UINT32",
-                                BridgeField::Type_Name(f.type())));
-    }
-    if (counter || q == BridgeField::STATUS) {
-      check.require(f.scale() == 1 && f.offset() == 0, child(at, f.scale() != 1 ? "scale" : "offset"),
-                    fmt::format("is given; {} is carried as it is (scale 1, offset 0)", name));
-    }
-    if (q == BridgeField::ENABLE && integer) {
-      // Enable's two wire values must fit its type: it never saturates.
-      const double low = f.type() == BridgeField::INT32 ? -2147483648.0 : 0.0;
-      const double high = f.type() == BridgeField::INT32 ? 2147483647.0 : 4294967295.0;
-      for (const double wire : {f.offset(), f.scale() + f.offset()}) {
-        check.require(std::round(wire) >= low && std::round(wire) <= high, child(at, "offset"),
-                      fmt::format("puts ENABLE's wire value {:g} outside {} ({:g} to {:g})", wire,
-                                  BridgeField::Type_Name(f.type()), low, high));
-      }
-    }
-    if (q != BridgeField::PADDING) {
-      const auto key = std::pair{static_cast<int>(q), per_channel(q) ? f.channel() : 0U};
-      if (const auto seen = first.find(key); seen != first.end()) {
-        check.fail(child(at, "quantity"),
-                   fmt::format("is a second {}{} (also {}[{}]); expected one", name,
-                               per_channel(q) ? fmt::format(" of {} {}", carried, f.channel()) : std::string(),
-                               direction, seen->second));
-      }
-      first.emplace(key, i);
-    }
-    bytes += f.type() == BridgeField::DOUBLE ? 8 : 4;
-  }
-  const auto require_one = [&](BridgeField::Quantity q, int channel, std::string_view why) {
-    const auto key = std::pair{static_cast<int>(q), channel < 0 ? 0U : static_cast<std::uint32_t>(channel)};
-    if (first.contains(key)) return;
-    const std::string name = BridgeField::Quantity_Name(q);
-    check.fail(path, channel < 0 ? fmt::format("has no {}; expected one {}", name, why)
-                                 : fmt::format("has no {} of {} {}; expected one per {} {}", name, carried, channel,
-                                               carried, why));
-  };
-  require_one(BridgeField::COUNTER, -1,
-              outgoing ? "UINT32 field with the step counter" : "UINT32 field echoing the counter answered");
-  // Bridge protocol 2 (docs/plant-drivers.md): the site disarms the target with ENABLE 0, and the
-  // reply says which command the target holds, so that the site sees when it is not its own.
-  if (outgoing) {
-    require_one(BridgeField::ENABLE, -1,
-                "(1 in every step, 0 in a probe and in the disarm that ends a test; bridge protocol 2)");
-  } else {
-    require_one(BridgeField::APPLIED_COUNTER, -1,
-                "UINT32 field with the counter of the command the target holds in force (bridge protocol 2: the "
-                "site stops when it is not the one it sent)");
-  }
-  const bool strokes = carried != "channel";
-  for (int c = 0; c < count; ++c) {
-    if (outgoing) {
-      require_one(BridgeField::COMMAND, c, strokes ? "(the stroke command)" : "(the displacement command)");
-    } else {
-      require_one(BridgeField::DISPLACEMENT, c, strokes ? "(the measured stroke)" : "(the measured displacement)");
-      if (load_cells) require_one(BridgeField::FORCE, c, strokes ? "(the load cell's force)" : "(the measured force)");
-      require_one(BridgeField::APPLIED_COMMAND, c, "(the command the target holds in force; bridge protocol 2)");
-    }
-  }
-  check.require(
-      bytes <= kMaxDatagramBytes, path,
-      fmt::format("lays out {} bytes; expected at most {} (one unfragmented UDP datagram)", bytes, kMaxDatagramBytes));
-}
-
 // The site's driver: the equipment behind its channels.
 void check_driver(const config::Site& site, const std::string& path, double rate_hz, const Checker& check) {
   // Real equipment starts and stops on ramps, never by a jump.
   check.require(site.has_safe_motion(), child(path, "safe_motion"),
                 fmt::format("missing; site \"{}\" drives equipment, expected safe_motion {{ start_ramp_s: ... "
-                            "stop_hold_s: ... stop_velocity_m_per_s: ... }} (README: start and stop ramps)",
+                            "stop_hold_s: ... stop_velocity_m_per_s: ... }} (docs/running.md: start and stop ramps)",
                             site.name()));
   const std::string at = child(path, "driver");
   check.require(site.placement() != config::LOCAL, at,
@@ -1117,50 +995,16 @@ void check_driver(const config::Site& site, const std::string& path, double rate
                     "stroke_limit_m, velocity_limit_m_per_s and force_limit_n (> 0)");
     }
   }
-  const config::UdpBridge& bridge = site.driver().udp_bridge();
-  const std::string b = child(at, "udp_bridge");
-  check.require(bridge.has_target(), child(b, "target"),
-                R"(missing; expected the real-time target's "host:port" (e.g. "192.168.7.5:47100"))");
-  HostPort target;
-  try {
-    target = parse_host_port(bridge.target());
-  } catch (const std::invalid_argument& e) {
-    check.fail(child(b, "target"), e.what());
-  }
-  check.require(target.port != 0, child(b, "target"),
-                fmt::format("\"{}\" has port 0; expected the port the target listens on (1..65535)", bridge.target()));
-  try {
-    (void)parse_host_port(bridge.bind());
-  } catch (const std::invalid_argument& e) {
-    check.fail(child(b, "bind"), e.what());
-  }
-  const double step_s = 1.0 / rate_hz;
-  check.require(bridge.reply_timeout_s() > 0 && bridge.reply_timeout_s() <= 0.5 * step_s, child(b, "reply_timeout_s"),
-                fmt::format("is {:g}, expected above 0 and at most half a step ({:g} s at {:g} Hz): the step needs the "
-                            "rest for itself",
-                            bridge.reply_timeout_s(), 0.5 * step_s, rate_hz));
-  const auto max_missed = static_cast<std::uint32_t>(std::ceil(kMaxBridgeMissedSeconds * rate_hz));
-  check.require(bridge.max_missed_replies() >= 1 && bridge.max_missed_replies() <= max_missed,
-                child(b, "max_missed_replies"),
-                fmt::format("is {}, expected 1 to {} (one second of steps at {:g} Hz: the interlock must not watch "
-                            "an older measurement)",
-                            bridge.max_missed_replies(), max_missed, rate_hz));
-  check.require(
-      bridge.open_timeout_s() > 0 && bridge.open_timeout_s() <= kMaxBridgeOpenTimeoutS, child(b, "open_timeout_s"),
-      fmt::format("is {:g}, expected above 0 and at most {:g} s", bridge.open_timeout_s(), kMaxBridgeOpenTimeoutS));
   // With a setup transformation the datagrams carry its actuators, each with its own stroke limit.
-  const auto carried = static_cast<int>(driven_channels(site));
   if (site.has_setup()) {
+    const auto carried = static_cast<int>(driven_channels(site));
     check.require(site.setup().stroke_limit_m_size() == carried, child(path, "setup.stroke_limit_m"),
                   fmt::format("has {} values; a site with a driver moves real actuators, expected each one's stroke "
                               "limit ({} values, m, > 0)",
                               site.setup().stroke_limit_m_size(), carried));
   }
-  const std::string_view unit = site.has_setup() ? "actuator" : "channel";
-  // A multi-axial site's interface forces come from its force model, not from load cells.
-  const bool load_cells = !site.has_force_model();
-  check_bridge_fields(bridge.command(), child(b, "command"), true, carried, unit, load_cells, check);
-  check_bridge_fields(bridge.reply(), child(b, "reply"), false, carried, unit, load_cells, check);
+  // The driver's own rules, by the registry (node_physical/drivers/).
+  check_component(site.driver(), "kind", ComponentContext{rate_hz, nullptr, &site}, check.at(child(path, "driver")));
 }
 
 // The run-time delay guard's settings (the budget itself is planned when the run starts).
@@ -1500,7 +1344,7 @@ void require_registered_components() {
   static std::once_flag checked;
   std::call_once(checked, [] {
     for (const pb::Descriptor* holder : {config::Controller::descriptor(), config::SiteController::descriptor(),
-                                         config::ActuatorPlant::descriptor()}) {
+                                         config::ActuatorPlant::descriptor(), config::Driver::descriptor()}) {
       for (const pb::Descriptor* member : registry::member_types(*holder, "kind")) {
         if (!has_component_rules(*member)) registry::unregistered(*member, "component");
       }

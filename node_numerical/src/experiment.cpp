@@ -483,7 +483,7 @@ void Experiment::evaluate() {
       sr.channels = site.local->report(tracking);
       site.local->log_warnings(site.name);
       sr.tracking = tracking;
-      if (site.local->plants().actuators() > 0) evaluate_multi_axial(site, nullptr, sr);
+      if (actuators_of(site.local->plants()) > 0) evaluate_multi_axial(site, nullptr, sr);
     }
     if (!site.is_local() && mode_ == RunMode::kVirtualTime) {
       const PhysicalNode& node = *physical_[remote];
@@ -491,7 +491,7 @@ void Experiment::evaluate() {
       sr.channels = node.substructure().report(sr.tracking);
       node.substructure().log_warnings(node.name());
       sr.physical_side = node.stats();
-      if (node.substructure().plants().actuators() > 0) evaluate_multi_axial(site, &node, sr);
+      if (actuators_of(node.substructure().plants()) > 0) evaluate_multi_axial(site, &node, sr);
       sr.forward = links_[remote]->forward.counters();
       sr.backward = links_[remote]->backward.counters();
       for (std::size_t c = 0; c < node.recorder().columns(); ++c) {
@@ -546,7 +546,9 @@ void Experiment::evaluate_multi_axial(const NumericalSite& site, const PhysicalN
   MarthsHistories run;
   run.rate_hz = rate_hz_;
   const PlantDriver& plants = remote != nullptr ? remote->substructure().plants() : site.local->plants();
-  for (std::size_t i = 0; i < plants.actuators(); ++i) {
+  // Called for a site whose driver speaks actuators (actuators_of > 0).
+  const ActuatorSpace& space = *plants.actuator_space();
+  for (std::size_t i = 0; i < space.actuators(); ++i) {
     const std::string n = actuator_label(site.name, i);
     const std::string a = "_a" + std::to_string(i + 1);
     run.stroke_target.push_back(remote != nullptr ? column(remote->recorder(), "stroke_target" + a, lead)
@@ -588,16 +590,16 @@ void Experiment::evaluate_multi_axial(const NumericalSite& site, const PhysicalN
         "reference structure at rest: a run that ends before the ground motion moves it)",
         site.name, fmt::format("{}", fmt::join(sr.criteria.undefined, ", ")));
   }
-  for (std::size_t i = 0; i < plants.actuators(); ++i) {
+  for (std::size_t i = 0; i < space.actuators(); ++i) {
     results::Channel& out = *sr.actuators.Add();
     results::TrackingMetrics& t = *out.mutable_tracking();
     t.set_j1_delay_ms(sr.criteria.j1_delay_ms[i]);
     t.set_j2_nrms_pct(sr.criteria.j2_nrms_pct[i]);
     t.set_j3_peak_pct(sr.criteria.j3_peak_pct[i]);
-    plants.report_actuator_controller(i, *out.mutable_controller());
+    space.report_actuator_controller(i, *out.mutable_controller());
     plants.report(i, *out.mutable_plant());
   }
-  if (const std::string w = plants.actuator_controller_warning(); !w.empty()) {
+  if (const std::string w = space.actuator_controller_warning(); !w.empty()) {
     spdlog::warn("site {}: {}", site.name, w);
   }
 }

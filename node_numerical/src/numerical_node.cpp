@@ -41,7 +41,7 @@ std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, cons
     }
     // A multi-axial site's actuators (behind its setup): stroke target, command and reading. An
     // actuator's stroke is a length whatever the DOFs it moves.
-    for (std::size_t i = 0; site.is_local() && i < site.local->plants().actuators(); ++i) {
+    for (std::size_t i = 0; site.is_local() && i < actuators_of(site.local->plants()); ++i) {
       const std::string n = actuator_label(site.name, i);
       cols.push_back({"st_" + n, "m"});
       cols.push_back({"sc_" + n, "m"});
@@ -362,11 +362,11 @@ void NumericalNode::step(std::int64_t k) {
       row_[col++] = rt.newest[c].displacement_m;
     }
     if (!sites_[s].is_local()) continue;
-    const PlantDriver& plants = sites_[s].local->plants();
-    for (std::size_t i = 0; i < plants.actuators(); ++i) {
-      row_[col++] = plants.actuator_targets()[i].displacement_m;
-      row_[col++] = plants.actuator_commands()[i].displacement_m;
-      row_[col++] = plants.actuator_measured()[i].displacement_m;
+    const ActuatorSpace* space = sites_[s].local->plants().actuator_space();
+    for (std::size_t i = 0; space != nullptr && i < space->actuators(); ++i) {
+      row_[col++] = space->actuator_targets()[i].displacement_m;
+      row_[col++] = space->actuator_commands()[i].displacement_m;
+      row_[col++] = space->actuator_measured()[i].displacement_m;
     }
   }
   integrator_->step(state_, total_force_, ground_, t, dt_s_);

@@ -14,7 +14,7 @@
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/setup_checks.hpp"
 #include "rths/common/telemetry.hpp"
-#include "rths/node_physical/bridge_layout.hpp"
+#include "node_physical/drivers/bridge_layout.hpp"
 #include "rths/node_physical/site_server.hpp"
 
 namespace {

@@ -52,7 +52,7 @@ PhysicalNode::PhysicalNode(Setup setup, const SessionKeys& keys, Link& link, con
       part2_(std::move(part2)),
       frame_part2_(std::move(frame_part2)),
       codec_(CodecRole::kSite, setup_.site_id, keys, setup_.rate_hz, clock.now_ns()),
-      recorder_(site_columns(substructure_->channels(), substructure_->plants().actuators(), setup_.channel_kinds),
+      recorder_(site_columns(substructure_->channels(), actuators_of(substructure_->plants()), setup_.channel_kinds),
                 setup_.max_rows),
       dt_s_(1.0 / setup_.rate_hz),
       targets_(substructure_->channels()),
@@ -188,12 +188,13 @@ void PhysicalNode::step(std::int64_t j) {
     r[5] = errors_[c];
     r[6] = static_cast<double>(substructure_->plants().status(c));
   }
-  const PlantDriver& plants = substructure_->plants();
-  for (std::size_t i = 0; i < plants.actuators(); ++i) {
-    double* r = &row_[2 + kSiteColumnsPerChannel * targets_.size() + kColumnsPerActuator * i];
-    r[0] = plants.actuator_targets()[i].displacement_m;
-    r[1] = plants.actuator_commands()[i].displacement_m;
-    r[2] = plants.actuator_measured()[i].displacement_m;
+  if (const ActuatorSpace* space = substructure_->plants().actuator_space()) {
+    for (std::size_t i = 0; i < space->actuators(); ++i) {
+      double* r = &row_[2 + kSiteColumnsPerChannel * targets_.size() + kColumnsPerActuator * i];
+      r[0] = space->actuator_targets()[i].displacement_m;
+      r[1] = space->actuator_commands()[i].displacement_m;
+      r[2] = space->actuator_measured()[i].displacement_m;
+    }
   }
   recorder_.record(row_);
   ++stats_.steps;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "node_physical/interfaces/interlock_trip.hpp"
 #include "rths/node_physical/plant.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 
@@ -20,42 +21,6 @@ struct ChannelLimits {
   double force_n = 0.0;
   double tracking_m = 0.0;
   std::uint32_t tracking_steps = 1;
-};
-
-// What tripped an interlock, kept as plain values so that a trip inside the step allocates nothing;
-// describe() turns it into a sentence after the loop.
-struct InterlockTrip {
-  enum class What {
-    kNone,
-    kTargetNotFinite,
-    kTargetStroke,
-    kTargetVelocity,
-    kCommandNotFinite,
-    kCommandStroke,
-    kMeasurementNotFinite,
-    kMeasuredStroke,
-    kMeasuredForce,
-    // A plant driver's own limits (PlantDriver::check): channel is then the actuator of the site's
-    // setup transformation, from 0.
-    kActuatorStroke,  // the stroke a setup computes from the commands is beyond the actuator's limit
-    kOutsideSetup,    // the commands leave the setup's valid range: no stroke can be computed
-    // The actuator does not do what the site asks:
-    kTrackingError,  // |target - measured| above the tracking limit for its steps in a row
-    // The equipment's reply says it holds another command than the one just sent (PlantDriver::refused):
-    // value the counter it holds, limit the counter sent (channel unused) ...
-    kAppliedCounter,
-    // ... or on channel (the setup's actuator with a setup) the value it holds, limit the one sent.
-    kAppliedCommand,
-  };
-  What what = What::kNone;
-  std::size_t channel = 0;  // from 0
-  double value = 0.0;
-  double limit = 0.0;
-  std::uint32_t steps = 0;  // kTrackingError: the consecutive steps it took
-
-  [[nodiscard]] bool tripped() const { return what != What::kNone; }
-  // "channel 1: target 0.5 m beyond the stroke limit 0.05 m; the actuator holds its last target".
-  [[nodiscard]] std::string describe() const;
 };
 
 // The site's interlock, as a servo-controller's: checked in every step before anything reaches an

@@ -13,7 +13,7 @@
 #include "rths/common/metrics.hpp"
 #include "rths/node_physical/interlock.hpp"
 #include "rths/node_physical/plant.hpp"
-#include "rths/node_physical/plant_driver.hpp"
+#include "rths/node_physical/site_plants.hpp"
 
 namespace rths {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "node_physical/controllers/site_controller.hpp"
-#include "rths/node_physical/plant_driver.hpp"
 #include "rths/node_physical/setup_transform.hpp"
+#include "rths/node_physical/site_plants.hpp"
 
 namespace rths {
 
@@ -48,7 +48,7 @@ class InterfaceForceSource {
                                   double dt_s) = 0;
 };
 
-class SetupDriver final : public PlantDriver {
+class SetupDriver final : public PlantDriver, public ActuatorSpace {
  public:
   // stroke_limits_m: one per actuator (> 0). Throws std::invalid_argument when the counts disagree.
   SetupDriver(std::unique_ptr<SetupTransform> setup, std::vector<double> stroke_limits_m,
@@ -74,6 +74,7 @@ class SetupDriver final : public PlantDriver {
 
   // The strokes last wanted (from the setup), commanded (after the controller) and read, and the
   // load cells' forces (m, m, m, N; one per actuator).
+  [[nodiscard]] const ActuatorSpace* actuator_space() const override { return this; }
   [[nodiscard]] std::size_t actuators() const override { return actuator_commands_.size(); }
   [[nodiscard]] std::span<const InterfaceMotion> actuator_targets() const override { return actuator_targets_; }
   [[nodiscard]] std::span<const InterfaceMotion> actuator_commands() const override { return actuator_commands_; }

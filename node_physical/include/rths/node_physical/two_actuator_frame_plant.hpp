@@ -13,7 +13,7 @@
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "results.pb.h"
 #include "rths/common/random.hpp"
-#include "rths/node_physical/plant_driver.hpp"
+#include "rths/node_physical/site_plants.hpp"
 
 namespace rths {
 

@@ -14,9 +14,9 @@
 #include "rths/common/link.hpp"
 #include "rths/common/realtime_loop.hpp"
 #include "rths/common/udp_link.hpp"
-#include "rths/node_physical/bridge_layout.hpp"
+#include "node_physical/drivers/bridge_layout.hpp"
 #include "rths/node_physical/plant.hpp"
-#include "rths/node_physical/plant_driver.hpp"
+#include "rths/node_physical/site_plants.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 
 namespace rths {

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "experiment.pb.h"
-#include "rths/node_physical/plant_driver.hpp"
+#include "node_physical/interfaces/plant_driver.hpp"
 
 namespace rths {
 

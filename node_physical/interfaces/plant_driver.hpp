@@ -1,18 +1,17 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
-#include <vector>
 
-#include <google/protobuf/repeated_ptr_field.h>
-
-#include "experiment.pb.h"
+#include "node_physical/interfaces/interlock_trip.hpp"
+#include "node_physical/interfaces/measurement.hpp"
 #include "results.pb.h"
-#include "rths/node_physical/interlock.hpp"
-#include "rths/node_physical/plant.hpp"
+#include "rths/common/component_registry.hpp"
+#include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {
 
@@ -30,6 +29,28 @@ namespace driver_status {
 inline constexpr std::uint32_t kReplyMissing = 1U << 0;  // no reply this step: the last measurement is held
 inline constexpr std::uint32_t kReplyLate = 1U << 1;     // a stale reply (an earlier counter) was discarded
 }  // namespace driver_status
+
+// The actuators behind a setup transformation (SetupDriver): their number, and each one's last
+// stroke target (from the setup), stroke command (what was sent, after an actuator controller) and
+// reading. Recorded and evaluated per actuator, beside the site's channels.
+class ActuatorSpace {
+ public:
+  ActuatorSpace() = default;
+  ActuatorSpace(const ActuatorSpace&) = delete;
+  ActuatorSpace& operator=(const ActuatorSpace&) = delete;
+  ActuatorSpace(ActuatorSpace&&) = delete;
+  ActuatorSpace& operator=(ActuatorSpace&&) = delete;
+  virtual ~ActuatorSpace() = default;
+
+  [[nodiscard]] virtual std::size_t actuators() const = 0;
+  [[nodiscard]] virtual std::span<const InterfaceMotion> actuator_targets() const = 0;
+  [[nodiscard]] virtual std::span<const InterfaceMotion> actuator_commands() const = 0;
+  [[nodiscard]] virtual std::span<const Measurement> actuator_measured() const = 0;
+  // What the run summaries say about actuator i's controller (nothing without one) and the warning
+  // the operator must hear of (empty: none); after the run.
+  virtual void report_actuator_controller(std::size_t actuator, results::ControllerReport& out) const = 0;
+  [[nodiscard]] virtual std::string actuator_controller_warning() const = 0;
+};
 
 // Everything behind the actuator channels of one site, driven once per site step: the simulated
 // plants (one per channel) or a driver to the laboratory's equipment (a real-time target over a
@@ -103,49 +124,24 @@ class PlantDriver {
   // hot path, after the run.
   virtual void report(std::size_t channel, results::PlantReport& out) const = 0;
 
-  // A driver behind a setup transformation (SetupDriver) speaks actuators: their number (0: the
-  // channels are the actuators), and each one's last stroke target (from the setup), stroke command
-  // (what was sent, after an actuator controller) and reading. Recorded and evaluated per actuator.
-  [[nodiscard]] virtual std::size_t actuators() const { return 0; }
-  [[nodiscard]] virtual std::span<const InterfaceMotion> actuator_targets() const { return {}; }
-  [[nodiscard]] virtual std::span<const InterfaceMotion> actuator_commands() const { return {}; }
-  [[nodiscard]] virtual std::span<const Measurement> actuator_measured() const { return {}; }
-  // What the run summaries say about actuator i's controller (nothing without one) and the warning
-  // the operator must hear of (empty: none); after the run.
-  virtual void report_actuator_controller(std::size_t actuator, results::ControllerReport& out) const {
-    (void)actuator;
-    (void)out;
-  }
-  [[nodiscard]] virtual std::string actuator_controller_warning() const { return {}; }
+  // The setup's actuators when the driver speaks them (a driver behind a setup transformation,
+  // SetupDriver); nullptr when the channels are the actuators.
+  [[nodiscard]] virtual const ActuatorSpace* actuator_space() const { return nullptr; }
 };
 
-// The simulated plants of a site, one per channel, stepped in turn.
-class SimulatedPlants final : public PlantDriver {
- public:
-  explicit SimulatedPlants(std::vector<std::unique_ptr<Plant>> plants) : plants_(std::move(plants)) {}
-  [[nodiscard]] std::size_t channels() const override { return plants_.size(); }
-  bool exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) override {
-    for (std::size_t c = 0; c < plants_.size(); ++c) {
-      measured[c] = plants_[c]->step(commands[c], dt_s);
-    }
-    return true;
-  }
-  void report(std::size_t channel, results::PlantReport& out) const override { plants_[channel]->report(out); }
-  [[nodiscard]] const Plant& plant(std::size_t channel) const { return *plants_[channel]; }
+// How many actuators a driver speaks beside its channels (0: the channels are the actuators).
+inline std::size_t actuators_of(const PlantDriver& driver) {
+  const ActuatorSpace* space = driver.actuator_space();
+  return space == nullptr ? 0 : space->actuators();
+}
 
- private:
-  std::vector<std::unique_ptr<Plant>> plants_;
-};
-
-// The simulated plants of a site's channels (ideal: every specimen behind an ideal actuator, the
-// monolithic reference's view).
-std::unique_ptr<SimulatedPlants> make_simulated_plants(const config::Site& site, double rate_hz, bool ideal = false);
-// What a site simulates: a multi-axial site's actuator plant behind its setup (with its actuator
-// controller and force model), else its channels' simulated plants.
-std::unique_ptr<PlantDriver> make_site_plants(const config::Site& site, double rate_hz, bool ideal = false);
-// The site's plant driver from its config: the driver to equipment the site names, else its
-// channels' simulated plants. Only a site process (rths-physical) drives equipment: virtual time,
-// in-process sites and calibration always simulate.
-std::unique_ptr<PlantDriver> make_plant_driver(const config::Site& site, double rate_hz);
+// Registers a driver to equipment: its rules (the only statement of them) and its factory, keyed by
+// its config message, a member of config::Driver's oneof. One statement in the driver's source file
+// (docs/architecture.md, "Components"); the factory's context holds the site and its rate.
+template <class Config>
+bool register_driver(void (*validate)(const Config&, const ComponentContext&, const Checker&),
+                     std::unique_ptr<PlantDriver> (*make)(const Config&, const ComponentContext&)) noexcept {
+  return register_component<Config, PlantDriver>(validate, make);
+}
 
 }  // namespace rths

@@ -1,11 +1,10 @@
-#include "rths/node_physical/plant_driver.hpp"
+#include "rths/node_physical/site_plants.hpp"
 
 #include <limits>
 
 #include "rths/node_physical/actuator_plant.hpp"
 #include "rths/node_physical/setup_driver.hpp"
 #include "rths/node_physical/two_actuator_frame_plant.hpp"
-#include "rths/node_physical/udp_bridge.hpp"
 #include "rths/smith_predictor/frame_force_model.hpp"
 
 namespace rths {
@@ -63,17 +62,14 @@ std::unique_ptr<PlantDriver> make_site_plants(const config::Site& site, double r
 }
 
 std::unique_ptr<PlantDriver> make_plant_driver(const config::Site& site, double rate_hz) {
-  // A driver to equipment is added here: one case per member of config::Driver's oneof
-  // (docs/plant-drivers.md). With a setup transformation it drives the setup's actuators.
-  std::unique_ptr<PlantDriver> equipment;
-  switch (site.driver().kind_case()) {
-    case config::Driver::kUdpBridge:
-      equipment = make_udp_bridge(site.driver().udp_bridge(), site, rate_hz);
-      break;
-    case config::Driver::KIND_NOT_SET:
-      // Simulated channel plants model the interface DOFs themselves: a setup has nothing to map;
-      // a multi-axial site's actuator plant sits behind it.
-      return make_site_plants(site, rate_hz);
+  // The driver to equipment the site names, by the registry (node_physical/drivers/): with a setup
+  // transformation it drives the setup's actuators.
+  std::unique_ptr<PlantDriver> equipment =
+      ComponentFactories<PlantDriver>::make_member(site.driver(), "kind", ComponentContext{rate_hz, nullptr, &site});
+  if (equipment == nullptr) {
+    // Simulated channel plants model the interface DOFs themselves: a setup has nothing to map;
+    // a multi-axial site's actuator plant sits behind it.
+    return make_site_plants(site, rate_hz);
   }
   if (!site.has_setup()) {
     return equipment;

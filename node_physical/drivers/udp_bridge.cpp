@@ -1,4 +1,4 @@
-#include "rths/node_physical/udp_bridge.hpp"
+#include "node_physical/drivers/udp_bridge.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -17,13 +18,14 @@
 
 #include <asio/io_context.hpp>
 
+#include "node_physical/drivers/bridge_layout.hpp"
 #include "rths/common/address.hpp"
+#include "rths/common/component_registry.hpp"
 #include "rths/common/latency_histogram.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/realtime_loop.hpp"
 #include "rths/common/setup_checks.hpp"
 #include "rths/common/udp_link.hpp"
-#include "rths/node_physical/bridge_layout.hpp"
 
 namespace rths {
 namespace {
@@ -431,6 +433,63 @@ class UdpBridgeDriver final : public PlantDriver {
   std::uint32_t fault_status_ = 0;  // the status word that stopped the site
   std::size_t fault_channel_ = 0;
 };
+
+// UDP bridge bounds (proto/experiment.proto, UdpBridge). The probe's answer comes within milliseconds
+// from a target that runs; a minute covers a target still booting. Missed replies beyond one second of
+// steps leave the site's interlock watching a measurement that old.
+constexpr double kMaxBridgeOpenTimeoutS = 60.0;
+constexpr double kMaxBridgeMissedSeconds = 1.0;
+
+// The bridge's rules (docs/plant-drivers.md). A driver is part of a site: the datagrams carry the
+// site's channels, or with a setup transformation its actuators.
+void validate(const config::UdpBridge& bridge, const ComponentContext& context, const Checker& check) {
+  if (context.site == nullptr) throw std::logic_error("a UDP bridge's rules need its site");
+  const config::Site& site = *context.site;
+  const double rate_hz = context.rate_hz;
+  check.section([&] {
+    check.require(bridge.has_target(), "target",
+                  R"(missing; expected the real-time target's "host:port" (e.g. "192.168.7.5:47100"))");
+    HostPort target;
+    try {
+      target = parse_host_port(bridge.target());
+    } catch (const std::invalid_argument& e) {
+      check.fail("target", e.what());
+    }
+    check.require(
+        target.port != 0, "target",
+        fmt::format("\"{}\" has port 0; expected the port the target listens on (1..65535)", bridge.target()));
+  });
+  try {
+    (void)parse_host_port(bridge.bind());
+  } catch (const std::invalid_argument& e) {
+    check.expect(false, "bind", e.what());
+  }
+  const double step_s = 1.0 / rate_hz;
+  check.expect(bridge.reply_timeout_s() > 0 && bridge.reply_timeout_s() <= 0.5 * step_s, "reply_timeout_s",
+               fmt::format("is {:g}, expected above 0 and at most half a step ({:g} s at {:g} Hz): the step needs the "
+                           "rest for itself",
+                           bridge.reply_timeout_s(), 0.5 * step_s, rate_hz));
+  const auto max_missed = static_cast<std::uint32_t>(std::ceil(kMaxBridgeMissedSeconds * rate_hz));
+  check.expect(bridge.max_missed_replies() >= 1 && bridge.max_missed_replies() <= max_missed, "max_missed_replies",
+               fmt::format("is {}, expected 1 to {} (one second of steps at {:g} Hz: the interlock must not watch "
+                           "an older measurement)",
+                           bridge.max_missed_replies(), max_missed, rate_hz));
+  check.expect(
+      bridge.open_timeout_s() > 0 && bridge.open_timeout_s() <= kMaxBridgeOpenTimeoutS, "open_timeout_s",
+      fmt::format("is {:g}, expected above 0 and at most {:g} s", bridge.open_timeout_s(), kMaxBridgeOpenTimeoutS));
+  const auto carried = static_cast<int>(driven_channels(site));
+  const std::string_view unit = site.has_setup() ? "actuator" : "channel";
+  // A multi-axial site's interface forces come from its force model, not from load cells.
+  const bool load_cells = !site.has_force_model();
+  check.section([&] { check_bridge_fields(bridge.command(), true, carried, unit, load_cells, check.at("command")); });
+  check.section([&] { check_bridge_fields(bridge.reply(), false, carried, unit, load_cells, check.at("reply")); });
+}
+
+std::unique_ptr<PlantDriver> make(const config::UdpBridge& bridge, const ComponentContext& context) {
+  return make_udp_bridge(bridge, *context.site, context.rate_hz);
+}
+
+[[maybe_unused]] const bool kRegistered = register_driver<config::UdpBridge>(validate, make);
 
 }  // namespace
 

@@ -9,6 +9,7 @@
 #include <google/protobuf/repeated_ptr_field.h>
 
 #include "experiment.pb.h"
+#include "rths/common/problems.hpp"
 
 namespace rths {
 
@@ -106,5 +107,13 @@ class BridgeLayout {
 // the column is headed "actuator" and the protocol says what COMMAND, DISPLACEMENT and FORCE carry.
 std::string bridge_layout_table(const config::UdpBridge& bridge, const std::string& site_name, std::size_t channels,
                                 double rate_hz, bool actuators = false);
+
+// The rules of one direction's fields (command: site -> target, reply: target -> site), the
+// layout's part of a UDP bridge's rules (docs/plant-drivers.md). A per-channel field names a channel
+// of the site, or with a setup transformation an actuator (carried "channel" or "actuator", count of
+// them); load_cells: the reply must carry each one's force (false for a site whose force model gives
+// it). The first broken rule ends the direction's checks.
+void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::BridgeField>& fields, bool outgoing,
+                         int count, std::string_view carried, bool load_cells, const Checker& check);
 
 }  // namespace rths

@@ -1,12 +1,16 @@
-#include "rths/node_physical/bridge_layout.hpp"
+#include "node_physical/drivers/bridge_layout.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <stdexcept>
+#include <utility>
 
 #include <fmt/format.h>
+
+#include "rths/common/link.hpp"
 
 namespace rths {
 namespace {
@@ -416,6 +420,115 @@ std::string bridge_layout_table(const config::UdpBridge& bridge, const std::stri
   out += "\n";
   out += direction_table("reply (target -> site)", reply, actuators);
   return out;
+}
+
+void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::BridgeField>& fields, bool outgoing,
+                         int count, std::string_view carried, bool load_cells, const Checker& check) {
+  using config::BridgeField;
+  const std::string_view direction = outgoing ? "command" : "reply";
+  const std::vector<BridgeField::Quantity> allowed =
+      outgoing ? std::vector{BridgeField::PADDING,  BridgeField::COUNTER,      BridgeField::COMMAND,
+                             BridgeField::VELOCITY, BridgeField::ACCELERATION, BridgeField::ENABLE}
+               : std::vector{BridgeField::PADDING,         BridgeField::COUNTER,        BridgeField::VELOCITY,
+                             BridgeField::DISPLACEMENT,    BridgeField::FORCE,          BridgeField::STATUS,
+                             BridgeField::APPLIED_COUNTER, BridgeField::APPLIED_COMMAND};
+  std::string allowed_names;
+  for (const auto q : allowed) {
+    allowed_names += (allowed_names.empty() ? "" : ", ") + BridgeField::Quantity_Name(q);
+  }
+  const auto per_channel = [](BridgeField::Quantity q) { return BridgeLayout::per_channel(q); };
+  // The first field of each (quantity, channel): a second one is named with it.
+  std::map<std::pair<int, std::uint32_t>, int> first;
+  std::size_t bytes = 0;
+  for (int i = 0; i < fields.size(); ++i) {
+    const BridgeField& f = fields.Get(i);
+    const Checker at = check.at("", i);
+    at.require(f.has_quantity(), "quantity", fmt::format("missing; expected one of {}", allowed_names));
+    const BridgeField::Quantity q = f.quantity();
+    const std::string name = BridgeField::Quantity_Name(q);
+    at.require(
+        std::find(allowed.begin(), allowed.end(), q) != allowed.end(), "quantity",
+        fmt::format("is {}, which the {} datagram does not carry; expected one of {}", name, direction, allowed_names));
+    if (per_channel(q)) {
+      at.require(f.channel() < static_cast<std::uint32_t>(count), "channel",
+                 fmt::format("is {}, expected {} of the site{}, 0 to {}", f.channel(),
+                             carried == "channel" ? "a channel" : "an actuator", carried == "channel" ? "" : "'s setup",
+                             count - 1));
+    } else {
+      at.require(!f.has_channel(), "channel",
+                 fmt::format("is given, but {} belongs to the datagram, not to a channel; leave it out", name));
+    }
+    at.require(f.scale() != 0, "scale",
+               "is 0; expected a finite, non-zero factor (wire value = SI value x scale + offset)");
+    const bool integer = f.type() == BridgeField::INT32 || f.type() == BridgeField::UINT32;
+    const bool counter = q == BridgeField::COUNTER || q == BridgeField::APPLIED_COUNTER;
+    if (counter) {
+      at.require(f.type() == BridgeField::UINT32, "type",
+                 fmt::format("is {}; {} is UINT32", BridgeField::Type_Name(f.type()), name));
+    }
+    if (q == BridgeField::STATUS) {
+      at.require(integer, "type",
+                 fmt::format("is {}; a status word is a bit field: expected INT32 or UINT32",
+                             BridgeField::Type_Name(f.type())));
+    }
+    if (counter || q == BridgeField::STATUS) {
+      at.require(f.scale() == 1 && f.offset() == 0, f.scale() != 1 ? "scale" : "offset",
+                 fmt::format("is given; {} is carried as it is (scale 1, offset 0)", name));
+    }
+    if (q == BridgeField::ENABLE && integer) {
+      // Enable's two wire values must fit its type: it never saturates.
+      const double low = f.type() == BridgeField::INT32 ? -2147483648.0 : 0.0;
+      const double high = f.type() == BridgeField::INT32 ? 2147483647.0 : 4294967295.0;
+      for (const double wire : {f.offset(), f.scale() + f.offset()}) {
+        at.require(std::round(wire) >= low && std::round(wire) <= high, "offset",
+                   fmt::format("puts ENABLE's wire value {:g} outside {} ({:g} to {:g})", wire,
+                               BridgeField::Type_Name(f.type()), low, high));
+      }
+    }
+    if (q != BridgeField::PADDING) {
+      const auto key = std::pair{static_cast<int>(q), per_channel(q) ? f.channel() : 0U};
+      if (const auto seen = first.find(key); seen != first.end()) {
+        at.fail("quantity", fmt::format("is a second {}{} (also {}[{}]); expected one", name,
+                                        per_channel(q) ? fmt::format(" of {} {}", carried, f.channel()) : std::string(),
+                                        direction, seen->second));
+      }
+      first.emplace(key, i);
+    }
+    bytes += BridgeLayout::type_bytes(f.type());
+  }
+  const auto require_one = [&](BridgeField::Quantity q, int channel, std::string_view why) {
+    const auto key = std::pair{static_cast<int>(q), channel < 0 ? 0U : static_cast<std::uint32_t>(channel)};
+    if (first.contains(key)) return;
+    const std::string name = BridgeField::Quantity_Name(q);
+    check.fail("", channel < 0 ? fmt::format("has no {}; expected one {}", name, why)
+                               : fmt::format("has no {} of {} {}; expected one per {} {}", name, carried, channel,
+                                             carried, why));
+  };
+  require_one(BridgeField::COUNTER, -1,
+              outgoing ? "UINT32 field with the step counter" : "UINT32 field echoing the counter answered");
+  // Bridge protocol 2 (docs/plant-drivers.md): the site disarms the target with ENABLE 0, and the
+  // reply says which command the target holds, so that the site sees when it is not its own.
+  if (outgoing) {
+    require_one(BridgeField::ENABLE, -1,
+                "(1 in every step, 0 in a probe and in the disarm that ends a test; bridge protocol 2)");
+  } else {
+    require_one(BridgeField::APPLIED_COUNTER, -1,
+                "UINT32 field with the counter of the command the target holds in force (bridge protocol 2: the "
+                "site stops when it is not the one it sent)");
+  }
+  const bool strokes = carried != "channel";
+  for (int c = 0; c < count; ++c) {
+    if (outgoing) {
+      require_one(BridgeField::COMMAND, c, strokes ? "(the stroke command)" : "(the displacement command)");
+    } else {
+      require_one(BridgeField::DISPLACEMENT, c, strokes ? "(the measured stroke)" : "(the measured displacement)");
+      if (load_cells) require_one(BridgeField::FORCE, c, strokes ? "(the load cell's force)" : "(the measured force)");
+      require_one(BridgeField::APPLIED_COMMAND, c, "(the command the target holds in force; bridge protocol 2)");
+    }
+  }
+  check.require(
+      bytes <= kMaxDatagramBytes, "",
+      fmt::format("lays out {} bytes; expected at most {} (one unfragmented UDP datagram)", bytes, kMaxDatagramBytes));
 }
 
 }  // namespace rths

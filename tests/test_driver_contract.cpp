@@ -1,0 +1,293 @@
+// What every registered driver to equipment must do, whichever it is: tests that run over the
+// registry with a fake of each driver's equipment, so that a driver added to config::Driver's oneof
+// is held to them as soon as it has its fake here (docs/architecture.md, "Components";
+// docs/plant-drivers.md). The UDP bridge's own rules (its counter, stale replies, a foreign sender,
+// the disarm) are in test_udp_bridge.cpp.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/text_format.h>
+
+#include <asio/io_context.hpp>
+
+#include "alloc_counter.hpp"
+#include "bridge_layouts.hpp"
+#include "experiment.pb.h"
+#include "node_physical/drivers/bridge_layout.hpp"
+#include "node_physical/interfaces/plant_driver.hpp"
+#include "results.pb.h"
+#include "rths/common/component_registry.hpp"
+#include "rths/common/udp_link.hpp"
+#include "rths/node_physical/site_plants.hpp"
+#include "test_support.hpp"
+
+namespace rths {
+namespace {
+
+namespace pb = google::protobuf;
+
+constexpr double kRateHz = 1024.0;
+constexpr double kDt = 1.0 / kRateHz;
+
+// The equipment behind a driver, played by the test: one channel whose readings the test sets.
+// Answers are given ahead of the step that takes them (a driver waits a bounded time for its reply;
+// the answer is then already there, and the test needs no clock).
+class Equipment {
+ public:
+  Equipment() = default;
+  Equipment(const Equipment&) = delete;
+  Equipment& operator=(const Equipment&) = delete;
+  Equipment(Equipment&&) = delete;
+  Equipment& operator=(Equipment&&) = delete;
+  virtual ~Equipment() = default;
+
+  // A valid one-channel site whose driver reaches this equipment.
+  [[nodiscard]] virtual config::Site site() const = 0;
+  // Opens the driver against the equipment, which reads `displacement_m` and `force_n`.
+  virtual void open(PlantDriver& driver, double displacement_m, double force_n, std::span<Measurement> measured) = 0;
+  // The answer to step `step` (1, 2, ...): what the sensors read, the command in force the one sent.
+  virtual void answer(std::uint32_t step, double displacement_m, double force_n, double applied_m) = 0;
+  // An answer the driver cannot read: shorter than it expects.
+  virtual void answer_of_wrong_size() = 0;
+  // Forgets what the driver sent so far.
+  virtual void drain() = 0;
+};
+
+// A real-time target behind a UDP bridge, on 127.0.0.1.
+class UdpTarget final : public Equipment {
+ public:
+  UdpTarget() : link_(io_, "127.0.0.1", 0), reply_(bridge().reply(), 1) {}
+
+  [[nodiscard]] config::UdpBridge bridge() const {
+    config::UdpBridge b;
+    EXPECT_TRUE(pb::TextFormat::ParseFromString(test::kOneChannelBridgeLayout, &b));
+    b.set_target("127.0.0.1:" + std::to_string(link_.local_port()));
+    b.set_bind("127.0.0.1:0");
+    b.set_reply_timeout_s(0.0004);
+    b.set_max_missed_replies(1000);
+    b.set_open_timeout_s(2.0);
+    return b;
+  }
+  [[nodiscard]] config::Site site() const override {
+    config::Site s;
+    s.set_name("lab");
+    s.set_placement(config::REMOTE);
+    auto* channel = s.add_channel();
+    channel->set_stroke_limit_m(0.1);
+    channel->set_velocity_limit_m_per_s(1.0);
+    channel->set_force_limit_n(1e5);
+    *s.mutable_driver()->mutable_udp_bridge() = bridge();
+    return s;
+  }
+  void open(PlantDriver& driver, double displacement_m, double force_n, std::span<Measurement> measured) override {
+    std::thread target([&] {
+      std::array<std::byte, kMaxDatagramBytes> probe{};
+      for (int i = 0; i < 20000 && link_.receive(probe) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      link_.adopt_last_source();
+      answer(0, displacement_m, force_n, 0.0);
+    });
+    driver.open(measured);
+    target.join();
+    drain();
+  }
+  void answer(std::uint32_t step, double displacement_m, double force_n, double applied_m) override {
+    BridgeChannel channel;
+    channel.displacement_m = displacement_m;
+    channel.force_n = force_n;
+    channel.applied_m = applied_m;
+    const std::span<std::byte> datagram(tx_.data(), reply_.bytes());
+    reply_.pack(BridgeFrame{step, true, std::span(&channel, 1), step}, datagram);
+    link_.send(datagram);
+  }
+  void answer_of_wrong_size() override { link_.send(std::span<const std::byte>(tx_.data(), reply_.bytes() - 4)); }
+  void drain() override {
+    std::array<std::byte, kMaxDatagramBytes> buffer{};
+    while (link_.receive(buffer) != 0) {
+    }
+  }
+
+ private:
+  asio::io_context io_;
+  UdpLink link_;
+  BridgeLayout reply_;
+  std::array<std::byte, kMaxDatagramBytes> tx_{};
+};
+
+// The fake equipment of each driver the oneof can hold, by member name.
+const std::map<std::string, std::function<std::unique_ptr<Equipment>()>>& fakes() {
+  static const std::map<std::string, std::function<std::unique_ptr<Equipment>()>> e{
+      {"udp_bridge", [] { return std::make_unique<UdpTarget>(); }},
+  };
+  return e;
+}
+
+// A driver opened against its equipment at 12 mm under 345 N.
+struct Rig {
+  std::unique_ptr<Equipment> equipment;
+  config::Site site;
+  std::unique_ptr<PlantDriver> driver;
+  std::array<Measurement, 1> measured{};
+  std::array<InterfaceMotion, 1> commands{};
+
+  explicit Rig(const std::string& member) : equipment(equipment_of(member)), site(equipment->site()) {
+    driver = make_plant_driver(site, kRateHz);
+    equipment->open(*driver, 0.012, 345.0, measured);
+  }
+  static std::unique_ptr<Equipment> equipment_of(const std::string& member) { return fakes().at(member)(); }
+  bool step(double command_m) {
+    commands[0].displacement_m = command_m;
+    return driver->exchange(commands, measured, kDt);
+  }
+};
+
+std::vector<std::string> driver_members() {
+  std::vector<std::string> names;
+  const pb::OneofDescriptor* kind = config::Driver::descriptor()->FindOneofByName("kind");
+  for (int i = 0; i < kind->field_count(); ++i) names.push_back(kind->field(i)->name());
+  return names;
+}
+
+TEST(ComponentRegistry, EveryDriverTheConfigCanNameHasRulesAFactoryAndAFakeOfItsEquipment) {
+  const pb::OneofDescriptor* kind = config::Driver::descriptor()->FindOneofByName("kind");
+  ASSERT_GT(kind->field_count(), 0);
+  for (int i = 0; i < kind->field_count(); ++i) {
+    const pb::FieldDescriptor* member = kind->field(i);
+    EXPECT_TRUE(has_component_rules(*member->message_type())) << member->name();
+    EXPECT_TRUE(ComponentFactories<PlantDriver>::has(*member->message_type())) << member->name();
+    EXPECT_TRUE(fakes().contains(member->name())) << member->name() << ": no fake of its equipment here";
+  }
+}
+
+TEST(DriverContract, TheSiteBuildsTheDriverItNamesWhichReportsAsThatDriver) {
+  for (const std::string& member : driver_members()) {
+    Rig rig(member);
+    EXPECT_TRUE(test::component_problems(rig.site.driver(), ComponentContext{kRateHz, nullptr, &rig.site}).empty());
+    EXPECT_EQ(rig.driver->channels(), 1U) << member;
+    EXPECT_EQ(rig.measured[0].displacement_m, 0.012) << member << ": open() reads where the actuator is";
+    results::PlantReport report;
+    rig.driver->report(0, report);
+    const pb::FieldDescriptor* held = report.GetReflection()->GetOneofFieldDescriptor(
+        report, results::PlantReport::descriptor()->FindOneofByName("kind"));
+    ASSERT_NE(held, nullptr) << member;
+    EXPECT_EQ(held->name(), member);
+  }
+}
+
+TEST(DriverContract, AStepAllocatesNothingAnsweredOrNot) {
+  for (const std::string& member : driver_members()) {
+    Rig rig(member);
+    rig.equipment->answer(1, 0.001, 1.0, 0.0);
+    bool ok = rig.step(0.0);  // the first step, outside the count
+    const std::uint64_t before = test::allocations_on_this_thread();
+    for (std::uint32_t j = 2; j < 200; ++j) {
+      if (j % 7 != 0) rig.equipment->answer(j, 0.001, 1.0, 1e-5 * j);
+      ok = rig.step(1e-5 * j) && ok;
+      rig.equipment->drain();
+    }
+    EXPECT_EQ(test::allocations_on_this_thread(), before) << member;
+    EXPECT_TRUE(ok) << member;
+  }
+}
+
+TEST(DriverContract, OnSilenceItHoldsTheLastMeasurementAndSaysSo) {
+  for (const std::string& member : driver_members()) {
+    Rig rig(member);
+    rig.equipment->answer(1, 0.004, 40.0, 0.002);
+    ASSERT_TRUE(rig.step(0.002)) << member;
+    EXPECT_FALSE(rig.measured[0].held) << member;
+    ASSERT_TRUE(rig.step(0.003)) << member << ": one silent step is not yet a fault";
+    EXPECT_TRUE(rig.measured[0].held) << member << ": a held reading must say so (controllers must not learn from it)";
+    EXPECT_EQ(rig.measured[0].displacement_m, 0.004) << member;
+    EXPECT_EQ(rig.measured[0].force_n, 40.0) << member;
+    EXPECT_NE(rig.driver->status(0) & driver_status::kReplyMissing, 0U) << member;
+  }
+}
+
+TEST(DriverContract, AnAnswerOfTheWrongSizeStopsTheSiteHoldingTheLastMeasurement) {
+  for (const std::string& member : driver_members()) {
+    Rig rig(member);
+    rig.equipment->answer(1, 0.004, 40.0, 0.002);
+    ASSERT_TRUE(rig.step(0.002)) << member;
+    rig.equipment->answer_of_wrong_size();
+    EXPECT_FALSE(rig.step(0.003)) << member;
+    EXPECT_FALSE(rig.driver->fault().empty()) << member << ": a stop says why";
+    EXPECT_EQ(rig.measured[0].displacement_m, 0.004) << member;
+  }
+}
+
+// Whatever a driver's rules accept, its factory builds: every numeric field of its config swept on
+// both sides of its bounds. A constructor's guard that the rules lack (or a rule that lets through
+// what the constructor refuses) turns this red.
+TEST(DriverContract, WhatTheRulesAcceptIsBuilt) {
+  const std::vector<double> values{-1.0, 0.0, 1e-6, 1e-4, 4e-4, 1e-3, 0.5, 1.0, 2.0, 60.0, 61.0, 1024.0, 1025.0, 1e6};
+  for (const std::string& member : driver_members()) {
+    const std::unique_ptr<Equipment> fake = Rig::equipment_of(member);
+    const config::Site base = fake->site();
+    const pb::FieldDescriptor* field_of_member = config::Driver::descriptor()->FindFieldByName(member);
+    const pb::Descriptor* type = field_of_member->message_type();
+    int accepted = 0;
+    int refused = 0;
+    for (int f = 0; f < type->field_count(); ++f) {
+      const pb::FieldDescriptor* field = type->field(f);
+      if (field->is_repeated()) continue;
+      for (const double v : values) {
+        config::Site site = base;
+        pb::Message* message =
+            site.mutable_driver()->GetReflection()->MutableMessage(site.mutable_driver(), field_of_member);
+        const pb::Reflection* r = message->GetReflection();
+        if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_DOUBLE) {
+          r->SetDouble(message, field, v);
+        } else if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_UINT32) {
+          r->SetUInt32(message, field,
+                       v < 0 ? std::numeric_limits<std::uint32_t>::max() : static_cast<std::uint32_t>(v));
+        } else {
+          continue;  // an address or a layout: their own tests
+        }
+        const std::string what = member + " " + field->name() + " = " + std::to_string(v);
+        if (!test::component_problems(site.driver(), ComponentContext{kRateHz, nullptr, &site}).empty()) {
+          ++refused;
+          continue;
+        }
+        ++accepted;
+        EXPECT_NO_THROW((void)make_plant_driver(site, kRateHz)) << what;
+      }
+    }
+    EXPECT_GT(accepted, 0) << member;
+    EXPECT_GT(refused, 0) << member << ": the sweep never crossed a rule";
+  }
+}
+
+// Every broken rule of a driver is reported in one run, each on the field's path.
+TEST(DriverContract, EveryBrokenRuleOfTheBridgeIsReported) {
+  UdpTarget target;
+  config::Site site = target.site();
+  config::UdpBridge& bridge = *site.mutable_driver()->mutable_udp_bridge();
+  bridge.set_reply_timeout_s(0.01);
+  bridge.set_max_missed_replies(0);
+  bridge.set_open_timeout_s(0);
+  bridge.mutable_reply(1)->set_channel(3);
+  const std::vector<std::string> lines =
+      test::component_problems(site.driver(), ComponentContext{kRateHz, nullptr, &site}, "site[0].driver");
+  ASSERT_EQ(lines.size(), 4U) << ::testing::PrintToString(lines);
+  EXPECT_NE(lines[0].find("site[0].driver.udp_bridge.reply_timeout_s"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[1].find("site[0].driver.udp_bridge.max_missed_replies"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[2].find("site[0].driver.udp_bridge.open_timeout_s"), std::string::npos) << lines[2];
+  EXPECT_NE(lines[3].find("site[0].driver.udp_bridge.reply[1].channel"), std::string::npos) << lines[3];
+}
+
+}  // namespace
+}  // namespace rths
