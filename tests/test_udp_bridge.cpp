@@ -21,9 +21,9 @@
 
 #include "alloc_counter.hpp"
 #include "bridge_layouts.hpp"
-#include "rths/common/udp_link.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
+#include "rths/common/udp_link.hpp"
 
 namespace rths {
 namespace {

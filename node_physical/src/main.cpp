@@ -9,12 +9,12 @@
 
 #include <spdlog/spdlog.h>
 
+#include "node_physical/drivers/bridge_layout.hpp"
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/setup_checks.hpp"
 #include "rths/common/telemetry.hpp"
-#include "node_physical/drivers/bridge_layout.hpp"
 #include "rths/node_physical/site_server.hpp"
 
 namespace {

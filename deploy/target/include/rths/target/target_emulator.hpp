@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "experiment.pb.h"
+#include "node_physical/drivers/bridge_layout.hpp"
 #include "rths/common/dof_kind.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/realtime_loop.hpp"
 #include "rths/common/udp_link.hpp"
-#include "node_physical/drivers/bridge_layout.hpp"
 #include "rths/node_physical/plant.hpp"
-#include "rths/node_physical/site_plants.hpp"
 #include "rths/node_physical/setup_transform.hpp"
+#include "rths/node_physical/site_plants.hpp"
 
 namespace rths {
 
