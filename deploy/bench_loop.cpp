@@ -6,25 +6,19 @@
 
 #include <atomic>
 #include <cmath>
-#include <csignal>
 #include <cstdio>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include "rths/common/command_line.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/program.hpp"
 #include "rths/common/realtime_loop.hpp"
 
 namespace {
-
-// Written by the signal handler, read by the loop: necessarily a mutable global.
-std::atomic<bool> g_stop{false};  // NOLINT(cppcoreguidelines-avoid-non-const-global-variables)
-
-extern "C" void on_signal(int /*signal*/) {
-  g_stop.store(true);
-}
 
 struct Options {
   rths::RealtimeOptions rt;
@@ -101,20 +95,11 @@ void report(const rths::RealtimeLoop& loop, const rths::RunResult& result, std::
              s.late, s.steps, share, s.overruns);
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Options opt;
-  rths::CommandLine cli = command_line(opt);
-  if (const auto answered = cli.parse(argc, argv)) {
-    return *answered;
-  }
-
-  std::signal(SIGINT, on_signal);
-  std::signal(SIGTERM, on_signal);
+// The loop as asked, until its end or Ctrl-C; the figures either way.
+int bench(Options& opt, const std::atomic<bool>& stop) {
   bool locked = opt.rt.lock_memory;
   for (const std::string& warning : rths::acquire_realtime(opt.rt)) {
-    std::fprintf(stderr, "rths-bench-loop: warning: %s\n", warning.c_str());
+    spdlog::warn("{}", warning);
     locked = locked && !warning.starts_with("memory lock refused");
   }
 
@@ -126,7 +111,17 @@ int main(int argc, char** argv) {
   EmptyTick tick;
   // Step 0 a few periods ahead, so that start-up does not make it late.
   const std::int64_t start = rths::monotonic_ns() + 4 * loop.step_offset_ns(1);
-  const rths::RunResult result = loop.run(start, 0, steps, tick, g_stop);
+  const rths::RunResult result = loop.run(start, 0, steps, tick, stop);
   report(loop, result, steps);
   return rths::kExitCompleted;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  rths::CommandLine cli = command_line(opt);
+  return rths::run_program(argc, argv, cli, [&opt](const rths::CommandLine&) {
+    return rths::ProgramRun([&opt](const auto& stop) { return bench(opt, stop); }).stop_on_signals();
+  });
 }

@@ -26,6 +26,7 @@
 #include "rths/common/impairment.hpp"
 #include "rths/common/latency_histogram.hpp"
 #include "rths/common/link.hpp"
+#include "rths/common/program.hpp"
 #include "rths/common/realtime_loop.hpp"
 #include "rths/common/results.hpp"
 #include "rths/common/telemetry.hpp"
@@ -341,19 +342,7 @@ site[NAME].address at it); each datagram is forwarded to --to (where rths-physic
 after the delay, loss and duplication of site[NAME].link.forward; the site's answers go back to the
 numerical node (the sender of the first datagram) through site[NAME].link.backward. Delays count
 from the kernel's receive timestamp; order is kept unless the impairment allows reordering.)");
-  cli.option(
-         "site", "NAME",
-         [&o](const std::string& v) {
-           // Checked as the config checks a site's name: it becomes part of the relay's file names.
-           if (v.empty()) throw rths::Expected("a NAME (not empty)");
-           if (!rths::site_name_problem(v).empty()) {
-             throw rths::Expected(
-                 fmt::format("a site name of 1 to {} letters, digits, '_' or '-'", rths::kMaxNameBytes));
-           }
-           o.site = v;
-         },
-         "The site whose link is imposed (site.name in CONFIG).")
-      .required();
+  rths::site_option(cli, o.site, "The site whose link is imposed (site.name in CONFIG).");
   cli.option(
          "listen", "HOST:PORT", [&o](const std::string& v) { o.listen = rths::parse_listen_address(v); },
          "Address the numerical node sends to; port 0 picks a free port (printed as\n"
@@ -372,14 +361,8 @@ from the kernel's receive timestamp; order is kept unless the impairment allows 
   cli.number("spin-us", "US", o.spin_us, {0.0, 1e6, false, "a time in microseconds"},
              "Sleep until this long before each release, then busy-wait to it (default 50,\n"
              "at most 1e6; raise it to the host's wake-up latency, see rths-bench-loop).");
-  cli.option(
-      "console", "HOST:PORT", [&o](const std::string& v) { o.telemetry.console = rths::console_address(v); },
-      "Publish each direction's counters to rths-console listening there. Default: none.");
-  cli.path("console-key", "FILE", o.telemetry.key_file,
-           "(with --console) The console's key file, the one rths-console holds (its --key).");
-  cli.option(
-      "telemetry-hz", "HZ", [&o](const std::string& v) { o.telemetry.rate_hz = rths::telemetry_rate(v); },
-      "Telemetry datagrams per second, from 1 to 1000. Default 50.");
+  rths::console_options(cli, o.telemetry,
+                        "Publish each direction's counters to rths-console listening there. Default: none.");
   cli.flag("quiet", o.quiet, "Print only errors (the summary is still written).").alias("-q");
   cli.epilogue(R"(On exit it prints and writes per direction: received, delivered, lost, duplicated, reordered (released
 while a datagram that arrived earlier was still waiting), dropped_overflow, and the release lateness
@@ -476,17 +459,15 @@ int relay(const std::filesystem::path& config, const Options& o, const std::file
 int main(int argc, char** argv) {
   Options o;
   rths::CommandLine cli = command_line(o);
-  if (const auto answered = cli.parse(argc, argv)) {
-    return *answered;
-  }
-  const std::filesystem::path config = cli.operands().front();
-  const auto out = o.out.empty() ? rths::default_run_folder(config, "-relay-" + o.site) : o.out;
-  if (const auto failed = rths::start_run_log("rths-relay", out, "relay_" + o.site + ".log", o.quiet)) {
-    return *failed;
-  }
-  const auto& stop = rths::install_stop_signals();
-  return rths::run_logged([&] {
-    rths::load_telemetry_key(o.telemetry);
-    return relay(config, o, out, stop);
+  return rths::run_program(argc, argv, cli, [&o](const rths::CommandLine& line) {
+    const std::filesystem::path config = line.operands().front();
+    const auto out = o.out.empty() ? rths::default_run_folder(config, "-relay-" + o.site) : o.out;
+    return rths::ProgramRun([&o, config, out](const auto& stop) {
+             rths::load_telemetry_key(o.telemetry);
+             return relay(config, o, out, stop);
+           })
+        .log_to(out, "relay_" + o.site + ".log")
+        .quiet(o.quiet)
+        .stop_on_signals();
   });
 }

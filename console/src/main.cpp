@@ -3,6 +3,7 @@
 // web page that draws it live, with the test's stop button; or serves a run folder's records for
 // replay.
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <filesystem>
@@ -20,6 +21,7 @@
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/program.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/console/server.hpp"
 
@@ -226,38 +228,36 @@ rths::console::ServerOptions server_options(const Options& o) {
   return s;
 }
 
+// Serves the page until a signal stops it.
+int serve(const Options& o, const std::atomic<bool>& stop) {
+  rths::console::ServerOptions options;
+  try {
+    options = server_options(o);
+  } catch (const rths::Expected& e) {
+    throw rths::ConfigError(e.what());
+  }
+  rths::console::ServerTotals totals;
+  try {
+    totals = rths::console::serve_console(options, stop);
+  } catch (const std::system_error& e) {
+    throw std::runtime_error(fmt::format("cannot serve the page at {} or take telemetry at {}: {}", shown(o.listen),
+                                         shown(o.telemetry), e.what()));
+  }
+  const std::string stopped =
+      fmt::format("stopped: {} telemetry datagrams accepted, {} dropped", totals.accepted, totals.dropped);
+  spdlog::info("{}", stopped);
+  if (!o.quiet) {
+    std::printf("%s\n", stopped.c_str());
+  }
+  return rths::kExitCompleted;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
   rths::CommandLine cli = command_line(o);
-  if (const auto answered = cli.parse(argc, argv)) {
-    return *answered;
-  }
-  if (const auto failed = rths::start_run_log("rths-console", {}, {}, o.quiet)) {
-    return *failed;
-  }
-  const auto& stop = rths::install_stop_signals();
-  return rths::run_logged([&] {
-    rths::console::ServerOptions options;
-    try {
-      options = server_options(o);
-    } catch (const rths::Expected& e) {
-      throw rths::ConfigError(e.what());
-    }
-    rths::console::ServerTotals totals;
-    try {
-      totals = rths::console::serve_console(options, stop);
-    } catch (const std::system_error& e) {
-      throw std::runtime_error(fmt::format("cannot serve the page at {} or take telemetry at {}: {}", shown(o.listen),
-                                           shown(o.telemetry), e.what()));
-    }
-    const std::string stopped =
-        fmt::format("stopped: {} telemetry datagrams accepted, {} dropped", totals.accepted, totals.dropped);
-    spdlog::info("{}", stopped);
-    if (!o.quiet) {
-      std::printf("%s\n", stopped.c_str());
-    }
-    return rths::kExitCompleted;
+  return rths::run_program(argc, argv, cli, [&o](const rths::CommandLine&) {
+    return rths::ProgramRun([&o](const auto& stop) { return serve(o, stop); }).quiet(o.quiet).stop_on_signals();
   });
 }

@@ -1,4 +1,5 @@
 // rths-numerical: the numerical node's command. Kept thin (STYLE): parse, build, run, report.
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +20,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/dof_kind.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/program.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/common/telemetry.hpp"
 #include "rths/node_numerical/budget.hpp"
@@ -145,19 +147,13 @@ rths::CommandLine command_line(Options& o) {
                "--set site[0].link.forward.delay_s=0.025, --set site[purdue].compensation.mode=NONE.\n"
                "Repeatable; applied in order before validation.")
       .only_for({"run", "loopback", "calibrate", "campaign", "budget"});
-  cli.option(
-         "console", "HOST:PORT", [&o](const std::string& v) { o.telemetry.console = rths::console_address(v); },
-         "(real time) Publish telemetry to rths-console listening there (its --telemetry), and take\n"
-         "its stop button as SIGINT; loopback passes it to its sites. Default: none.")
-      .only_for({"run", "loopback"});
-  cli.path("console-key", "FILE", o.telemetry.key_file,
-           "(with --console) The console's key file, the one rths-console holds (its --key): seals\n"
-           "the telemetry and opens the console's stop request. Make it with `rths-numerical keygen`.")
-      .only_for({"run", "loopback"});
-  cli.option(
-         "telemetry-hz", "HZ", [&o](const std::string& v) { o.telemetry.rate_hz = rths::telemetry_rate(v); },
-         "(real time) Telemetry datagrams per second and stream, from 1 to 1000. Default 50.")
-      .only_for({"run", "loopback"});
+  rths::console_options(cli, o.telemetry,
+                        "(real time) Publish telemetry to rths-console listening there (its --telemetry), and take\n"
+                        "its stop button as SIGINT; loopback passes it to its sites. Default: none.",
+                        {"run", "loopback"},
+                        "(with --console) The console's key file, the one rths-console holds (its --key): seals\n"
+                        "the telemetry and opens the console's stop request. Make it with `rths-numerical keygen`.",
+                        "(real time) Telemetry datagrams per second and stream, from 1 to 1000. Default 50.");
   cli.flag("no-plots", o.no_plots,
            "(run, loopback) Do not draw the run's plots at its end (see plot); so does the\n"
            "environment variable RTHS_NO_PLOTS, for batches of runs (the test suite sets it).")
@@ -256,8 +252,7 @@ std::vector<std::string> calibration_overrides(const rths::config::RlsCalibratio
 }
 
 int calibrate(const std::filesystem::path& config, const Options& o) {
-  rths::start_logging("rths-numerical", {}, "", o.quiet);
-  return rths::run_logged([&] {
+  {
     const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides, false);
     const std::filesystem::path file = o.out.empty() ? rths::default_calibration_file(loaded) : o.out;
     // Written aside and renamed, so a config never reads a half-written file. The place is tried
@@ -301,7 +296,7 @@ int calibrate(const std::filesystem::path& config, const Options& o) {
       }
     }
     return static_cast<int>(rths::kExitCompleted);
-  });
+  }
 }
 
 void print_campaign(const rths::CampaignReport& r, const std::filesystem::path& out) {
@@ -336,12 +331,8 @@ void print_campaign(const rths::CampaignReport& r, const std::filesystem::path& 
   fmt::print("output: {}\n", out.string());
 }
 
-int campaign(const std::filesystem::path& config, const Options& o) {
-  const auto out = o.out.empty() ? rths::default_run_folder(config, "-campaign") : o.out;
-  if (const auto failed = rths::start_run_log("rths-numerical", out, "campaign.log", o.quiet)) {
-    return *failed;
-  }
-  return rths::run_logged([&] {
+int campaign(const std::filesystem::path& config, const Options& o, const std::filesystem::path& out) {
+  {
     const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides);
     rths::CampaignOptions options;
     options.plants = static_cast<std::uint64_t>(o.plants);
@@ -364,7 +355,7 @@ int campaign(const std::filesystem::path& config, const Options& o) {
       spdlog::error("the campaign is not a success: {} (campaign.csv)", report.failure);
     }
     return report.exit_code;
-  });
+  }
 }
 
 int plot(const std::filesystem::path& run_dir, const Options& o) {
@@ -372,13 +363,12 @@ int plot(const std::filesystem::path& run_dir, const Options& o) {
   try {
     plots = rths::plot_run(run_dir, o.out.empty() ? run_dir / "plots" : o.out, {o.plot_dofs});
   } catch (const std::invalid_argument& e) {
-    std::fprintf(stderr, "rths-numerical: %s\n", e.what());
-    return rths::kExitBadInput;
+    throw rths::ConfigError(e.what());
   }
   const auto& c = plots.count;
   if (c.made < plots.names.size()) {
-    std::fprintf(stderr, "rths-numerical: %zu of %zu plots not drawn (gnuplot missing or failed: see above)\n",
-                 plots.names.size() - c.made, plots.names.size());
+    spdlog::error("{} of {} plots not drawn (gnuplot missing or failed: see above)", plots.names.size() - c.made,
+                  plots.names.size());
     return rths::kExitFailure;
   }
   if (!o.quiet) {
@@ -419,17 +409,15 @@ int budget(const std::filesystem::path& config, const Options& o) {
     if (live) std::fprintf(stderr, "\r%60s\r", "");
     fmt::print("{}", rths::format_budget(report, o.share));
     return report.fits ? rths::kExitCompleted : rths::kExitFailure;
-  } catch (const rths::ConfigError& e) {
-    std::fprintf(stderr, "rths-numerical: %s\n", e.what());
-    return rths::kExitBadInput;
+  } catch (const rths::ConfigError&) {
+    throw;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "rths-numerical: budget failed: %s\n", e.what());
-    return rths::kExitFailure;
+    throw std::runtime_error(fmt::format("budget failed: {}", e.what()));
   }
 }
 
 int model(const std::string& kind, const Options& o) {
-  try {
+  {
     rths::GeneratedModel generated;
     std::string command;
     if (kind == "shear-building") {
@@ -453,19 +441,11 @@ int model(const std::string& kind, const Options& o) {
                  generated.description, o.out.string(), name);
     }
     return rths::kExitCompleted;
-  } catch (const rths::ConfigError& e) {
-    std::fprintf(stderr, "rths-numerical: %s\n", e.what());
-    return rths::kExitBadInput;
   }
 }
 
 int keygen(const std::filesystem::path& file, bool quiet) {
-  try {
-    rths::write_key_file(file);
-  } catch (const rths::ConfigError& e) {
-    std::fprintf(stderr, "rths-numerical: %s\n", e.what());
-    return rths::kExitBadInput;
-  }
+  rths::write_key_file(file);
   if (!quiet) {
     fmt::print(
         "written: {} (mode 0600). Copy it to the site over a channel you trust and name it in the site's "
@@ -475,47 +455,18 @@ int keygen(const std::filesystem::path& file, bool quiet) {
   return rths::kExitCompleted;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Options o;
-  rths::CommandLine cli = command_line(o);
-  if (const auto answered = cli.parse(argc, argv)) {
-    return *answered;
-  }
-  const std::filesystem::path config = cli.operands().front();
-  if (cli.command() == "calibrate") {
-    return calibrate(config, o);
-  }
-  if (cli.command() == "keygen") {
-    return keygen(config, o.quiet);
-  }
-  if (cli.command() == "budget") {
-    return budget(config, o);
-  }
-  if (cli.command() == "model") {
-    return model(config.string(), o);
-  }
-  if (cli.command() == "campaign") {
-    return campaign(config, o);
-  }
-  if (cli.command() == "plot") {
-    return plot(config, o);
-  }
-  const auto out = o.out.empty() ? rths::default_run_folder(config) : o.out;
-  if (const auto failed = rths::start_run_log("rths-numerical", out, "run.log", o.quiet)) {
-    return *failed;
-  }
-  const auto& stop = rths::install_stop_signals();
+// `run` and `loopback`: the experiment in virtual or real time, its outputs, report and plots.
+int run_experiment(const std::string& command, const std::filesystem::path& config, Options& o,
+                   const std::filesystem::path& out, const std::atomic<bool>& stop) {
   int code = rths::kExitCompleted;
   try {
     rths::load_telemetry_key(o.telemetry);
     rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides);
     spdlog::info("config {} loaded ({} override(s))", config.string(), o.overrides.size());
     std::unique_ptr<rths::LoopbackSites> sites;
-    const bool realtime = o.realtime || cli.command() == "loopback";
+    const bool realtime = o.realtime || command == "loopback";
     if (o.realtime) check_console_address(o.telemetry.console, loaded);
-    if (cli.command() == "loopback") {
+    if (command == "loopback") {
       // Nothing is started for a run that cannot start: the site processes come after these checks.
       rths::Experiment::check_before_start(loaded, rths::RunMode::kRealTime);
       // The sites get the same file and overrides, so both ends derive the same terms.
@@ -552,13 +503,49 @@ int main(int argc, char** argv) {
     if (!o.no_plots && std::getenv("RTHS_NO_PLOTS") == nullptr) {
       draw_plots(out, o.quiet);
     }
-  } catch (const rths::ConfigError& e) {
-    rths::log_config_error(e);
-    code = rths::kExitBadInput;
+  } catch (const rths::ConfigError&) {
+    throw;
   } catch (const std::exception& e) {
-    spdlog::error("run failed: {}", e.what());
-    code = rths::kExitFailure;
+    throw std::runtime_error(fmt::format("run failed: {}", e.what()));
   }
-  spdlog::default_logger()->flush();
   return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  rths::CommandLine cli = command_line(o);
+  return rths::run_program(argc, argv, cli, [&o](const rths::CommandLine& line) -> rths::ProgramRun {
+    const std::string command = line.command();
+    const std::filesystem::path operand = line.operands().front();
+    // The commands that print, or write one file, log errors to stderr alone.
+    if (command == "calibrate") {
+      return rths::ProgramRun([&o, operand](const auto&) { return calibrate(operand, o); }).quiet(o.quiet);
+    }
+    if (command == "keygen") {
+      return rths::ProgramRun([&o, operand](const auto&) { return keygen(operand, o.quiet); }).quiet(o.quiet);
+    }
+    if (command == "budget") {
+      return rths::ProgramRun([&o, operand](const auto&) { return budget(operand, o); }).quiet(o.quiet);
+    }
+    if (command == "model") {
+      return rths::ProgramRun([&o, operand](const auto&) { return model(operand.string(), o); }).quiet(o.quiet);
+    }
+    if (command == "plot") {
+      return rths::ProgramRun([&o, operand](const auto&) { return plot(operand, o); }).quiet(o.quiet);
+    }
+    if (command == "campaign") {
+      const auto out = o.out.empty() ? rths::default_run_folder(operand, "-campaign") : o.out;
+      return rths::ProgramRun([&o, operand, out](const auto&) { return campaign(operand, o, out); })
+          .log_to(out, "campaign.log")
+          .quiet(o.quiet);
+    }
+    const auto out = o.out.empty() ? rths::default_run_folder(operand) : o.out;
+    return rths::ProgramRun(
+               [&o, command, operand, out](const auto& stop) { return run_experiment(command, operand, o, out, stop); })
+        .log_to(out, "run.log")
+        .quiet(o.quiet)
+        .stop_on_signals();
+  });
 }

@@ -1,4 +1,5 @@
 // rths-physical: one physical site in real time. Kept thin (STYLE): parse, build, run.
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/program.hpp"
 #include "rths/common/setup_checks.hpp"
 #include "rths/common/telemetry.hpp"
 #include "rths/node_physical/site_server.hpp"
@@ -45,19 +47,7 @@ rths::CommandLine command_line(Options& o) {
               "Print the byte layout of site NAME's UDP bridge (driver { udp_bridge { ... } }) for the\n"
               "real-time target's Byte Pack / Byte Unpack blocks: offset, bytes, type, byte order,\n"
               "quantity, channel, scale, offset and unit of every field, and the protocol.");
-  cli.option(
-         "site", "NAME",
-         [&o](const std::string& v) {
-           // Checked as the config checks a site's name: it becomes part of this site's file names.
-           if (v.empty()) throw rths::Expected("a NAME (not empty)");
-           if (!rths::site_name_problem(v).empty()) {
-             throw rths::Expected(
-                 fmt::format("a site name of 1 to {} letters, digits, '_' or '-'", rths::kMaxNameBytes));
-           }
-           o.site = v;
-         },
-         "The site to serve or lay out (site.name in CONFIG).")
-      .required();
+  rths::site_option(cli, o.site, "The site to serve or lay out (site.name in CONFIG).");
   cli.option(
          "listen", "HOST:PORT", [&o](const std::string& v) { o.listen = rths::parse_listen_address(v); },
          "Address to listen on. Default: the site's address in CONFIG (127.0.0.1:47000);\n"
@@ -74,18 +64,10 @@ rths::CommandLine command_line(Options& o) {
              "default 0: wait forever). A hello answered but not followed by its start (a replayed\n"
              "one, or a node that stopped) does not end the wait.")
       .only_for({"serve"});
-  cli.option(
-         "console", "HOST:PORT", [&o](const std::string& v) { o.telemetry.console = rths::console_address(v); },
-         "Publish the site's telemetry to rths-console listening there (its --telemetry) while the\n"
-         "test runs. Default: none.")
-      .only_for({"serve"});
-  cli.path("console-key", "FILE", o.telemetry.key_file,
-           "(with --console) The console's key file, the one rths-console holds (its --key).")
-      .only_for({"serve"});
-  cli.option(
-         "telemetry-hz", "HZ", [&o](const std::string& v) { o.telemetry.rate_hz = rths::telemetry_rate(v); },
-         "Telemetry datagrams per second, from 1 to 1000. Default 50.")
-      .only_for({"serve"});
+  rths::console_options(cli, o.telemetry,
+                        "Publish the site's telemetry to rths-console listening there (its --telemetry) while the\n"
+                        "test runs. Default: none.",
+                        {"serve"});
   cli.flag("quiet", o.quiet, "Print only errors.").alias("-q").only_for({"serve"});
   cli.epilogue(R"(Exit codes: 0 completed or stopped by the numerical node; 1 failure; 2 bad command line or config;
 3 handshake refused, or a start refused because the site's record would exceed output.memory_budget_mb;
@@ -99,27 +81,59 @@ layout: 0 with the table on stdout, 2 for a bad config or a site without a UDP b
 
 // `layout`: the table of the site's bridge on stdout; nothing is written, nothing listens.
 int print_layout(const std::filesystem::path& config, const Options& o) {
-  if (const auto failed = rths::start_run_log("rths-physical", {}, {}, false)) {
-    return *failed;
-  }
-  return rths::run_logged([&] {
-    // Calibration files are the controllers' business, not the layout's.
-    const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides, /*resolve_calibration_files=*/false);
-    for (int i = 0; i < loaded.experiment.site_size(); ++i) {
-      const rths::config::Site& site = loaded.experiment.site(i);
-      if (site.name() != o.site) continue;
-      if (!site.driver().has_udp_bridge()) {
-        throw rths::ConfigError(fmt::format("{}: site[{}].driver: site \"{}\" has no driver {{ udp_bridge {{ ... }} }}",
-                                            config.string(), i, o.site));
-      }
-      std::fputs(rths::bridge_layout_table(site.driver().udp_bridge(), site.name(), rths::driven_channels(site),
-                                           loaded.experiment.rate_hz(), site.has_setup())
-                     .c_str(),
-                 stdout);
-      return rths::kExitCompleted;
+  // Calibration files are the controllers' business, not the layout's.
+  const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides, /*resolve_calibration_files=*/false);
+  for (int i = 0; i < loaded.experiment.site_size(); ++i) {
+    const rths::config::Site& site = loaded.experiment.site(i);
+    if (site.name() != o.site) continue;
+    if (!site.driver().has_udp_bridge()) {
+      throw rths::ConfigError(fmt::format("{}: site[{}].driver: site \"{}\" has no driver {{ udp_bridge {{ ... }} }}",
+                                          config.string(), i, o.site));
     }
-    throw rths::ConfigError(fmt::format("{}: no site named \"{}\"", config.string(), o.site));
-  });
+    std::fputs(rths::bridge_layout_table(site.driver().udp_bridge(), site.name(), rths::driven_channels(site),
+                                         loaded.experiment.rate_hz(), site.has_setup())
+                   .c_str(),
+               stdout);
+    return rths::kExitCompleted;
+  }
+  throw rths::ConfigError(fmt::format("{}: no site named \"{}\"", config.string(), o.site));
+}
+
+// `serve`: the site's session, until it ends or a signal stops it.
+int serve(const std::filesystem::path& config, const Options& o, const std::filesystem::path& out,
+          const std::atomic<bool>& stop) {
+  const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides);
+  rths::SiteServerOptions options;
+  options.site_name = o.site;
+  options.out_dir = out;
+  options.wait_s = o.wait_s;
+  options.telemetry = o.telemetry;
+  rths::load_telemetry_key(options.telemetry);
+  if (o.listen) {
+    options.listen = *o.listen;
+  } else {
+    // The site's own address in the config (validated there), which must also resolve here.
+    for (int i = 0; i < loaded.experiment.site_size(); ++i) {
+      const std::string& address = loaded.experiment.site(i).address();
+      if (loaded.experiment.site(i).name() == o.site) {
+        try {
+          options.listen = rths::parse_listen_address(address);
+        } catch (const rths::Expected& e) {
+          throw rths::ConfigError(
+              fmt::format("{}: site[{}].address: expected {}, got '{}'", config.string(), i, e.what(), address));
+        }
+      }
+    }
+  }
+  // Telemetry sent to the site's own port would arrive as datagrams it cannot open, among its session's.
+  if (!o.telemetry.console.empty() && options.listen.port != 0 &&
+      rths::same_endpoint(rths::parse_host_port(o.telemetry.console), options.listen)) {
+    throw rths::ConfigError(
+        fmt::format("--console: {} is the address this site listens on for the session ({}:{}); expected the address "
+                    "rths-console listens on for telemetry (its --telemetry)",
+                    o.telemetry.console, options.listen.host, options.listen.port));
+  }
+  return rths::serve_site(loaded, options, stop);
 }
 
 }  // namespace
@@ -127,50 +141,15 @@ int print_layout(const std::filesystem::path& config, const Options& o) {
 int main(int argc, char** argv) {
   Options o;
   rths::CommandLine cli = command_line(o);
-  if (const auto answered = cli.parse(argc, argv)) {
-    return *answered;
-  }
-  const std::filesystem::path config = cli.operands().front();
-  if (cli.command() == "layout") {
-    return print_layout(config, o);
-  }
-  const auto out = o.out.empty() ? rths::default_run_folder(config, "-" + o.site) : o.out;
-  if (const auto failed = rths::start_run_log("rths-physical", out, "site_" + o.site + ".log", o.quiet)) {
-    return *failed;
-  }
-  const auto& stop = rths::install_stop_signals();
-  return rths::run_logged([&] {
-    const rths::LoadedConfig loaded = rths::load_experiment(config, o.overrides);
-    rths::SiteServerOptions options;
-    options.site_name = o.site;
-    options.out_dir = out;
-    options.wait_s = o.wait_s;
-    options.telemetry = o.telemetry;
-    rths::load_telemetry_key(options.telemetry);
-    if (o.listen) {
-      options.listen = *o.listen;
-    } else {
-      // The site's own address in the config (validated there), which must also resolve here.
-      for (int i = 0; i < loaded.experiment.site_size(); ++i) {
-        const std::string& address = loaded.experiment.site(i).address();
-        if (loaded.experiment.site(i).name() == o.site) {
-          try {
-            options.listen = rths::parse_listen_address(address);
-          } catch (const rths::Expected& e) {
-            throw rths::ConfigError(
-                fmt::format("{}: site[{}].address: expected {}, got '{}'", config.string(), i, e.what(), address));
-          }
-        }
-      }
+  return rths::run_program(argc, argv, cli, [&o](const rths::CommandLine& line) {
+    const std::filesystem::path config = line.operands().front();
+    if (line.command() == "layout") {
+      return rths::ProgramRun([&o, config](const auto&) { return print_layout(config, o); });
     }
-    // Telemetry sent to the site's own port would arrive as datagrams it cannot open, among its session's.
-    if (!o.telemetry.console.empty() && options.listen.port != 0 &&
-        rths::same_endpoint(rths::parse_host_port(o.telemetry.console), options.listen)) {
-      throw rths::ConfigError(
-          fmt::format("--console: {} is the address this site listens on for the session ({}:{}); expected the address "
-                      "rths-console listens on for telemetry (its --telemetry)",
-                      o.telemetry.console, options.listen.host, options.listen.port));
-    }
-    return rths::serve_site(loaded, options, stop);
+    const auto out = o.out.empty() ? rths::default_run_folder(config, "-" + o.site) : o.out;
+    return rths::ProgramRun([&o, config, out](const auto& stop) { return serve(config, o, out, stop); })
+        .log_to(out, "site_" + o.site + ".log")
+        .quiet(o.quiet)
+        .stop_on_signals();
   });
 }

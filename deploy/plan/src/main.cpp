@@ -19,6 +19,7 @@
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/program.hpp"
 #include "rths/common/stability_switch.hpp"
 #include "rths/node_numerical/stability_plan.hpp"
 #include "rths/study/plots.hpp"
@@ -363,42 +364,43 @@ int plan_sdof(const Options& o) {
   return rths::kExitCompleted;
 }
 
+// CONFIG, or a hand-entered partition: one of the two, whole. Throws UsageError otherwise.
+void check_one_of_the_two(const rths::CommandLine& cli) {
+  const std::vector<std::string> partition{"alpha", "beta", "gamma", "zeta", "omega-n"};
+  const auto given = std::count_if(partition.begin(), partition.end(), [&](const auto& n) { return cli.given(n); });
+  const bool config = !cli.operands().empty();
+  if (config && given > 0) {
+    throw rths::UsageError(
+        "CONFIG and --alpha/--beta/--gamma/--zeta/--omega-n: expected one of the two (a config's partitions "
+        "come from its structure)");
+  }
+  if (config) return;
+  if (given == 0) {
+    throw rths::UsageError("expected CONFIG, or a partition: --alpha --beta --gamma --zeta --omega-n");
+  }
+  std::string problem;
+  for (const auto& n : partition) {
+    if (!cli.given(n)) {
+      problem = fmt::format("--{}: missing; a partition needs all of --alpha --beta --gamma --zeta --omega-n", n);
+      break;
+    }
+  }
+  for (const std::string n : {"modes", "model-error", "set"}) {
+    if (cli.given(n)) problem = fmt::format("--{}: plans a CONFIG, not a hand-entered partition", n);
+  }
+  if (!problem.empty()) throw rths::UsageError(problem);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
   rths::CommandLine cli = command_line(o);
-  if (const auto answered = cli.parse(argc, argv)) {
-    return *answered;
-  }
-  // CONFIG, or a hand-entered partition: one of the two, whole.
-  const std::vector<std::string> partition{"alpha", "beta", "gamma", "zeta", "omega-n"};
-  const auto given = std::count_if(partition.begin(), partition.end(), [&](const auto& n) { return cli.given(n); });
-  const bool config = !cli.operands().empty();
-  std::string problem;
-  if (config && given > 0) {
-    problem =
-        "CONFIG and --alpha/--beta/--gamma/--zeta/--omega-n: expected one of the two (a config's partitions "
-        "come from its structure)";
-  } else if (!config && given == 0) {
-    problem = "expected CONFIG, or a partition: --alpha --beta --gamma --zeta --omega-n";
-  } else if (!config) {
-    for (const auto& n : partition) {
-      if (!cli.given(n)) {
-        problem = fmt::format("--{}: missing; a partition needs all of --alpha --beta --gamma --zeta --omega-n", n);
-        break;
-      }
-    }
-    for (const std::string n : {"modes", "model-error", "set"}) {
-      if (cli.given(n)) problem = fmt::format("--{}: plans a CONFIG, not a hand-entered partition", n);
-    }
-  }
-  if (!problem.empty()) {
-    std::fprintf(stderr, "rths-plan: error: %s\n", problem.c_str());
-    return rths::kExitBadInput;
-  }
-  if (const auto failed = rths::start_run_log("rths-plan", o.out, "plan.log", false)) {
-    return *failed;
-  }
-  return rths::run_logged([&] { return config ? plan_config(cli.operands().front(), o) : plan_sdof(o); });
+  return rths::run_program(argc, argv, cli, [&o](const rths::CommandLine& line) {
+    check_one_of_the_two(line);
+    const std::vector<std::string> config = line.operands();
+    return rths::ProgramRun(
+               [&o, config](const auto&) { return config.empty() ? plan_sdof(o) : plan_config(config.front(), o); })
+        .log_to(o.out, "plan.log");
+  });
 }

@@ -23,6 +23,7 @@
 #include "rths/common/command_line.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
+#include "rths/common/program.hpp"
 #include "rths/common/realtime_loop.hpp"
 #include "rths/common/telemetry.hpp"
 #include "rths/common/udp_link.hpp"
@@ -68,7 +69,7 @@ commands are ignored until the target is restarted. With a setup transformation 
 datagrams carry its actuators: strokes are clamped to setup.stroke_limit_m, mapped to the channels
 by the setup's inverse, and answered with the sensed strokes and load-cell forces.
 docs/plant-drivers.md has the protocol.)");
-  cli.text("site", "NAME", o.site, "The site whose equipment is emulated (site.name in CONFIG).").required();
+  rths::site_option(cli, o.site, "The site whose equipment is emulated (site.name in CONFIG).");
   cli.option(
       "listen", "HOST:PORT", [&o](const std::string& v) { o.listen = rths::parse_listen_address(v); },
       "Address to listen on. Default: the bridge's target address; port 0 picks a free\n"
@@ -90,15 +91,9 @@ docs/plant-drivers.md has the protocol.)");
            "Folder for target_<NAME>.csv (every tick: counter, commands, sensors, status)\n"
            "and target_<NAME>.log (created). Default: nothing written.");
   cli.repeated("set", "PATH=VALUE", o.overrides, "Override a config field (as rths-numerical --set).");
-  cli.option(
-      "console", "HOST:PORT", [&o](const std::string& v) { o.telemetry.console = rths::console_address(v); },
-      "Publish the newest tick's row and the watchdog's state to rths-console listening there.\n"
-      "Default: none.");
-  cli.path("console-key", "FILE", o.telemetry.key_file,
-           "(with --console) The console's key file, the one rths-console holds (its --key).");
-  cli.option(
-      "telemetry-hz", "HZ", [&o](const std::string& v) { o.telemetry.rate_hz = rths::telemetry_rate(v); },
-      "Telemetry datagrams per second, from 1 to 1000. Default 50.");
+  rths::console_options(cli, o.telemetry,
+                        "Publish the newest tick's row and the watchdog's state to rths-console listening there.\n"
+                        "Default: none.");
   cli.epilogue(R"(On exit it prints one summary line: ticks, datagrams, probes, commands applied, stroke clamps, the
 watchdog, tick lateness. A trip prints "watchdog: no new command for 50.1 ms at t=3.456 s; holding at
 1.234 mm" when it happens, a disarm "disarmed by the site (counter 61441) at t=62.100 s; holding at
@@ -323,16 +318,13 @@ int emulate(const std::filesystem::path& config, const Options& o, const std::at
 int main(int argc, char** argv) {
   Options o;
   rths::CommandLine cli = command_line(o);
-  if (const auto answered = cli.parse(argc, argv)) {
-    return *answered;
-  }
-  const std::filesystem::path config = cli.operands().front();
-  if (const auto failed = rths::start_run_log("rths-target", o.out, "target_" + o.site + ".log", false)) {
-    return *failed;
-  }
-  const auto& stop = rths::install_stop_signals();
-  return rths::run_logged([&] {
-    rths::load_telemetry_key(o.telemetry);
-    return emulate(config, o, stop);
+  return rths::run_program(argc, argv, cli, [&o](const rths::CommandLine& line) {
+    const std::filesystem::path config = line.operands().front();
+    return rths::ProgramRun([&o, config](const auto& stop) {
+             rths::load_telemetry_key(o.telemetry);
+             return emulate(config, o, stop);
+           })
+        .log_to(o.out, "target_" + o.site + ".log")
+        .stop_on_signals();
   });
 }
