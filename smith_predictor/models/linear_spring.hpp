@@ -3,17 +3,17 @@
 #include <memory>
 #include <string>
 
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/interfaces/prediction_model.hpp"
 
 namespace rths {
 
-// Linear spring specimen, f = k x (seed 002 Eq. 11): the linear case of seed 002, where the
-// prediction model's stiffness is scaled by ±10, 20, 30 % to study model error.
+// Linear spring specimen, f = k x (seed 002 Eq. 11; config LinearSpring): the linear case of seed
+// 002, where the prediction model's stiffness is scaled by ±10, 20, 30 % to study model error.
 // Stateless, so step() does not depend on dt and reset() has nothing to do.
 class LinearSpring final : public PredictionModel {
  public:
-  // Throws std::invalid_argument on a non-finite stiffness.
-  explicit LinearSpring(double stiffness_n_per_m);
+  // A stiffness the rules of linear_spring.cpp accepted (docs/architecture.md §9).
+  explicit LinearSpring(double stiffness_n_per_m) : stiffness_n_per_m_(stiffness_n_per_m) {}
 
   double step(const InterfaceMotion& motion, double dt_s) override;
   void reset() override {}

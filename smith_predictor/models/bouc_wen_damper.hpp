@@ -3,12 +3,13 @@
 #include <memory>
 #include <string>
 
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/interfaces/prediction_model.hpp"
 
 namespace rths {
 
 // Phenomenological model of a magnetorheological damper (Spencer, Dyke, Sain, Carlson 1997,
-// "Phenomenological model for magnetorheological dampers"; seed 002 Eqs. 12-14, Fig. 10):
+// "Phenomenological model for magnetorheological dampers"; seed 002 Eqs. 12-14, Fig. 10; config
+// BoucWenDamper):
 // a Bouc-Wen element in parallel with a dashpot c0 and a spring k0, in series with a dashpot c1,
 // plus an accumulator spring k1. States: the internal displacement y, the evolutionary variable z
 // (a displacement here, so alpha is a stiffness) and the filtered voltage u.
@@ -49,9 +50,9 @@ class BoucWenDamper final : public PredictionModel {
     double u_v = 0.0;
   };
 
-  // Throws std::invalid_argument on parameters the equations cannot run with: a non-finite value,
-  // n < 1 (z|z|^(n-1) is singular at z = 0), eta < 0 (the voltage filter would diverge),
-  // c0 + c1 <= 0 at the command voltage (y' divides by it), or zero substeps.
+  // Parameters the rules of bouc_wen_damper.cpp accepted (docs/architecture.md §9): the equations
+  // run with them (n >= 1: z|z|^(n-1) is regular at z = 0; eta > 0: the voltage filter converges;
+  // c0 + c1 > 0 at the command voltage: y' divides by it; at least one substep).
   explicit BoucWenDamper(const Parameters& parameters);
 
   double step(const InterfaceMotion& motion, double dt_s) override;
