@@ -293,6 +293,7 @@ TEST(ModelDigest, IsFnv1a64OfDescribe) {
     void reset() override {}
     [[nodiscard]] std::unique_ptr<PredictionModel> clone() const override { return std::make_unique<Fixed>(*this); }
     [[nodiscard]] std::string describe() const override { return text_; }
+    [[nodiscard]] std::complex<double> dynamic_stiffness(double /*omega_rad_s*/) const override { return {}; }
 
    private:
     std::string text_;

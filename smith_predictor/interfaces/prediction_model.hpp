@@ -1,5 +1,6 @@
 #pragma once
 
+#include <complex>
 #include <memory>
 #include <string>
 
@@ -39,6 +40,10 @@ class PredictionModel {
   [[nodiscard]] virtual std::unique_ptr<PredictionModel> clone() const = 0;
   // Canonical text of every parameter, for the handshake digest and the logs.
   [[nodiscard]] virtual std::string describe() const = 0;
+  // The model linearised about its initial state: its dynamic stiffness F / X at the circular
+  // frequency w (N/m, complex; k + j w c for a spring k and a dashpot c), what the stability planner
+  // adds to the structure (docs/stability.md). Off the hot path.
+  [[nodiscard]] virtual std::complex<double> dynamic_stiffness(double omega_rad_s) const = 0;
 };
 
 }  // namespace rths

@@ -138,6 +138,15 @@ std::string BoucWenDamper::describe() const {
       p.substeps);
 }
 
+std::complex<double> BoucWenDamper::dynamic_stiffness(double omega_rad_s) const {
+  const Parameters& p = parameters_;
+  const Coefficients c = at_command_;
+  const std::complex<double> s(0.0, omega_rad_s);
+  const double stiff = c.alpha_n_per_m * p.a + p.k0_n_per_m;
+  const std::complex<double> y_over_x = (stiff + c.c0_ns_per_m * s) / (stiff + (c.c0_ns_per_m + c.c1_ns_per_m) * s);
+  return p.k1_n_per_m + c.c1_ns_per_m * s * y_over_x;
+}
+
 namespace {
 
 // Every number is finite by the time a component's rules run: the config validator checks them all

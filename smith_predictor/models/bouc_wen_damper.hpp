@@ -59,6 +59,9 @@ class BoucWenDamper final : public PredictionModel {
   void reset() override;
   [[nodiscard]] std::unique_ptr<PredictionModel> clone() const override;
   [[nodiscard]] std::string describe() const override;
+  // Linearised at rest (z small: dz/dt = A (x' - y')), at the command voltage:
+  // F / X = k1 + c1 jw Y / X, Y / X = (alpha A + k0 + c0 jw) / (alpha A + k0 + (c0 + c1) jw).
+  [[nodiscard]] std::complex<double> dynamic_stiffness(double omega_rad_s) const override;
 
   [[nodiscard]] const Parameters& parameters() const { return parameters_; }
   [[nodiscard]] const State& state() const { return state_; }

@@ -19,6 +19,10 @@ class LinearSpring final : public PredictionModel {
   void reset() override {}
   [[nodiscard]] std::unique_ptr<PredictionModel> clone() const override;
   [[nodiscard]] std::string describe() const override;
+  // k at every frequency.
+  [[nodiscard]] std::complex<double> dynamic_stiffness(double /*omega_rad_s*/) const override {
+    return {stiffness_n_per_m_, 0.0};
+  }
 
   [[nodiscard]] double stiffness_n_per_m() const { return stiffness_n_per_m_; }
 
