@@ -350,7 +350,19 @@ TEST(BoucWenDamper, TheRulesRefuseParametersTheEquationsCannotRun) {
   EXPECT_NE(problems[0].find("specimen.bouc_wen.c1a_ns_per_m: c0a_ns_per_m + c1a_ns_per_m is 0"), std::string::npos);
   EXPECT_NE(problems[1].find("specimen.bouc_wen.eta_per_s: is 0, expected > 0"), std::string::npos);
   EXPECT_NE(problems[2].find("specimen.bouc_wen.n: is 0.5, expected an exponent >= 1"), std::string::npos);
-  EXPECT_NE(problems[3].find("specimen.bouc_wen.substeps: is 0, expected >= 1"), std::string::npos);
+  EXPECT_NE(problems[3].find("specimen.bouc_wen.substeps: is 0, expected 1..1024"), std::string::npos);
+  // z would run away after a reversal (gamma < 0) or grow without a plateau (gamma + beta < 0); more
+  // substeps than any accuracy needs would only cost the step its time.
+  p = model_a(0.0);
+  p.gamma_per_m2 = -1.0;
+  p.beta_per_m2 = -1.0;
+  p.substeps = 1025;
+  const std::vector<std::string> unbounded = problems_of(config_of(p));
+  ASSERT_EQ(unbounded.size(), 3U) << ::testing::PrintToString(unbounded);
+  EXPECT_NE(unbounded[0].find("specimen.bouc_wen.gamma_per_m2: is -1, expected >= 0"), std::string::npos);
+  EXPECT_NE(unbounded[1].find("specimen.bouc_wen.beta_per_m2: gamma_per_m2 + beta_per_m2 is -2, expected >= 0"),
+            std::string::npos);
+  EXPECT_NE(unbounded[2].find("specimen.bouc_wen.substeps: is 1025, expected 1..1024"), std::string::npos);
   // c0 + c1 at the command voltage (3 V here) too.
   p = model_a(3.0);
   p.c1b_ns_per_m_v = -p.c1a_ns_per_m;

@@ -191,8 +191,24 @@ void validate(const config::BoucWenDamper& damper, const ComponentContext& /*con
   check.expect(damper.eta_per_s() > 0, "eta_per_s",
                fmt::format("is {}, expected > 0 (the rate of the first-order voltage filter)", damper.eta_per_s()));
   check.expect(damper.n() >= 1, "n", fmt::format("is {}, expected an exponent >= 1", damper.n()));
-  check.expect(damper.substeps() >= 1, "substeps",
-               fmt::format("is {}, expected >= 1 RK4 substeps per step", damper.substeps()));
+  // z must stay bounded. For z > 0 (z < 0 is symmetric), Eq. 13 is z' = x' (A - (gamma + beta) z^n)
+  // while x' > 0, which stops z at the plateau z^n = A / (gamma + beta), and z' = x' (A + (gamma - beta)
+  // z^n) once x' < 0, which at the plateau is x' 2 gamma A / (gamma + beta): z comes back from it only
+  // if gamma >= 0. With gamma < 0 it runs away after the first reversal (gamma = -1 with seed 002's beta:
+  // not finite within 0.2 s of a 5 mm, 2.5 Hz sine, tests/test_model_contract.cpp); with
+  // gamma + beta < 0 there is no plateau.
+  check.expect(damper.gamma_per_m2() >= 0, "gamma_per_m2",
+               fmt::format("is {}, expected >= 0 (with gamma < 0 the hysteretic variable z runs away after a "
+                           "reversal of the motion)",
+                           damper.gamma_per_m2()));
+  const double gamma_beta = damper.gamma_per_m2() + damper.beta_per_m2();
+  check.expect(gamma_beta >= 0, "beta_per_m2",
+               fmt::format("gamma_per_m2 + beta_per_m2 is {}, expected >= 0 (the hysteretic variable z would grow "
+                           "without bound)",
+                           gamma_beta));
+  check.expect(
+      damper.substeps() >= 1 && damper.substeps() <= BoucWenDamper::kMaxSubsteps, "substeps",
+      fmt::format("is {}, expected 1..{} RK4 substeps per step", damper.substeps(), BoucWenDamper::kMaxSubsteps));
 }
 
 std::unique_ptr<PredictionModel> make(const config::BoucWenDamper& c, const ComponentContext& /*context*/) {
