@@ -90,12 +90,16 @@ bool allows(const std::map<std::string, Row>& table, const std::string& from, co
 
 TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
   const auto table = folder_table();
-  for (const char* folder : {"proto", "common", "smith_predictor", "node_physical", "node_physical/interfaces",
-                             "node_physical/controllers", "node_numerical", "console", "deploy", "tests"}) {
+  for (const char* folder :
+       {"proto", "common", "smith_predictor", "smith_predictor/interfaces", "smith_predictor/models", "node_physical",
+        "node_physical/interfaces", "node_physical/controllers", "node_numerical", "console", "deploy", "tests"}) {
     EXPECT_EQ(table.count(folder), 1U) << folder << " has no row in docs/architecture.md §2";
   }
   EXPECT_FALSE(allows(table, "node_physical/controllers", "node_physical")) << "a sub-library under its parent";
   EXPECT_TRUE(allows(table, "node_physical", "node_physical/controllers"));
+  EXPECT_FALSE(allows(table, "smith_predictor/models", "smith_predictor")) << "a sub-library under its parent";
+  EXPECT_TRUE(allows(table, "smith_predictor/models", "smith_predictor/interfaces"));
+  EXPECT_FALSE(allows(table, "smith_predictor/interfaces", "smith_predictor/models"));
   EXPECT_FALSE(allows(table, "common", "node_physical/controllers"));
   EXPECT_FALSE(allows(table, "node_physical", "node_numerical"));
 }

@@ -1,4 +1,4 @@
-// Prediction models (smith_predictor/): the linear spring of seed 002 Eq. 11 and the Spencer et al.
+// Prediction models (smith_predictor/models/): the linear spring of seed 002 Eq. 11 and the Spencer et al.
 // (1997) MR-damper model of seed 002 Eqs. 12-14, checked against physics, against an independent
 // integration written here from the equations, and against the seed's Eq. 15 model-error levels.
 #include <gtest/gtest.h>
@@ -16,9 +16,11 @@
 #include <vector>
 
 #include "experiment.pb.h"
-#include "rths/smith_predictor/bouc_wen_damper.hpp"
-#include "rths/smith_predictor/linear_spring.hpp"
+#include "rths/common/component_registry.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/models/bouc_wen_damper.hpp"
+#include "smith_predictor/models/linear_spring.hpp"
+#include "test_support.hpp"
 
 namespace rths {
 namespace {
@@ -68,6 +70,34 @@ BoucWenDamper::Parameters model_b(std::size_t index, double voltage_v) {
   p.alpha_a_n_per_m = kModelsB.at(index).alpha_a_n_per_cm * 1e2;
   p.alpha_b_n_per_m_v = kModelsB.at(index).alpha_b_n_per_cm_v * 1e2;
   return p;
+}
+
+// The config of a model with these parameters, every field given.
+config::Model config_of(const BoucWenDamper::Parameters& p) {
+  config::Model model;
+  config::BoucWenDamper& c = *model.mutable_bouc_wen();
+  c.set_alpha_a_n_per_m(p.alpha_a_n_per_m);
+  c.set_alpha_b_n_per_m_v(p.alpha_b_n_per_m_v);
+  c.set_c0a_ns_per_m(p.c0a_ns_per_m);
+  c.set_c0b_ns_per_m_v(p.c0b_ns_per_m_v);
+  c.set_c1a_ns_per_m(p.c1a_ns_per_m);
+  c.set_c1b_ns_per_m_v(p.c1b_ns_per_m_v);
+  c.set_k0_n_per_m(p.k0_n_per_m);
+  c.set_k1_n_per_m(p.k1_n_per_m);
+  c.set_x0_m(p.x0_m);
+  c.set_gamma_per_m2(p.gamma_per_m2);
+  c.set_beta_per_m2(p.beta_per_m2);
+  c.set_a(p.a);
+  c.set_n(p.n);
+  c.set_eta_per_s(p.eta_per_s);
+  c.set_voltage_v(p.voltage_v);
+  c.set_substeps(p.substeps);
+  return model;
+}
+
+// The problems the registered rules find in a model (empty: valid), paths under "specimen".
+std::vector<std::string> problems_of(const config::Model& model) {
+  return test::component_problems(model, ComponentContext{.rate_hz = kSeedRateHz}, "specimen");
 }
 
 // The characterisation motion of seed 002 Fig. 11: x(t) = X sin(2 pi f t).
@@ -215,9 +245,18 @@ TEST(LinearSpring, DigestFollowsParameters) {
   EXPECT_EQ(LinearSpring(1.2e4).describe(), "LinearSpring stiffness_n_per_m=12000");
 }
 
-TEST(LinearSpring, RejectsNonFiniteStiffness) {
-  EXPECT_THROW(LinearSpring{std::nan("")}, std::invalid_argument);
-  EXPECT_THROW(LinearSpring{HUGE_VAL}, std::invalid_argument);
+// The rules of linear_spring.cpp (a non-finite number is refused for every field of a config by the
+// config validator, before any component's rules).
+TEST(LinearSpring, TheRulesRefuseAMissingOrNegativeStiffness) {
+  config::Model model;
+  model.mutable_spring()->set_stiffness_n_per_m(0.0);
+  EXPECT_TRUE(problems_of(model).empty());
+  model.mutable_spring()->set_stiffness_n_per_m(-1.0);
+  EXPECT_EQ(problems_of(model),
+            std::vector<std::string>{"specimen.spring.stiffness_n_per_m: is -1, expected a stiffness >= 0 N/m"});
+  model.mutable_spring()->clear_stiffness_n_per_m();
+  EXPECT_EQ(problems_of(model), std::vector<std::string>{"specimen.spring.stiffness_n_per_m: missing; expected the "
+                                                         "spring stiffness (N/m, >= 0)"});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -229,23 +268,12 @@ TEST(MakeModel, BuildsEachKindFromConfig) {
   const auto spring = make_model(spring_config);
   EXPECT_EQ(spring->describe(), LinearSpring(3.0e4).describe());
 
-  config::Model damper_config;
-  config::BoucWenDamper& c = *damper_config.mutable_bouc_wen();
-  const BoucWenDamper::Parameters a = model_a(3.0);
-  c.set_alpha_a_n_per_m(a.alpha_a_n_per_m);
-  c.set_alpha_b_n_per_m_v(a.alpha_b_n_per_m_v);
-  c.set_c0a_ns_per_m(a.c0a_ns_per_m);
-  c.set_c0b_ns_per_m_v(a.c0b_ns_per_m_v);
-  c.set_c1a_ns_per_m(a.c1a_ns_per_m);
-  c.set_c1b_ns_per_m_v(a.c1b_ns_per_m_v);
-  c.set_k0_n_per_m(a.k0_n_per_m);
-  c.set_k1_n_per_m(a.k1_n_per_m);
-  c.set_gamma_per_m2(a.gamma_per_m2);
-  c.set_beta_per_m2(a.beta_per_m2);
-  c.set_a(a.a);
-  c.set_eta_per_s(a.eta_per_s);
-  c.set_voltage_v(3.0);
+  config::Model damper_config = config_of(model_a(3.0));
   // x0, n and substeps left at the schema defaults (0, 2, 4), which are model A's values.
+  damper_config.mutable_bouc_wen()->clear_x0_m();
+  damper_config.mutable_bouc_wen()->clear_n();
+  damper_config.mutable_bouc_wen()->clear_substeps();
+  const BoucWenDamper::Parameters a = model_a(3.0);
   const auto damper = make_model(damper_config);
   EXPECT_EQ(damper->describe(), BoucWenDamper(a).describe());
   EXPECT_EQ(model_digest(*damper), model_digest(BoucWenDamper(a)));
@@ -265,6 +293,7 @@ TEST(ModelDigest, IsFnv1a64OfDescribe) {
     void reset() override {}
     [[nodiscard]] std::unique_ptr<PredictionModel> clone() const override { return std::make_unique<Fixed>(*this); }
     [[nodiscard]] std::string describe() const override { return text_; }
+    [[nodiscard]] std::complex<double> dynamic_stiffness(double /*omega_rad_s*/) const override { return {}; }
 
    private:
     std::string text_;
@@ -307,19 +336,50 @@ TEST(BoucWenDamper, DigestSeesEveryParameter) {
   EXPECT_NE(model_digest(BoucWenDamper(model_b(3, 0.0))), nominal);
 }
 
-TEST(BoucWenDamper, RejectsParametersTheEquationsCannotRun) {
+// The rules of bouc_wen_damper.cpp refuse what the equations cannot run with, each problem reported.
+TEST(BoucWenDamper, TheRulesRefuseParametersTheEquationsCannotRun) {
+  EXPECT_TRUE(problems_of(config_of(model_a(0.0))).empty());
+  EXPECT_TRUE(problems_of(config_of(model_a(3.0))).empty());
   BoucWenDamper::Parameters p = model_a(0.0);
   p.substeps = 0;
-  EXPECT_THROW(BoucWenDamper{p}, std::invalid_argument);
-  p = model_a(0.0);
-  p.n = 0.5;  // z|z|^(n-1) is singular at z = 0
-  EXPECT_THROW(BoucWenDamper{p}, std::invalid_argument);
-  p = model_a(0.0);
+  p.n = 0.5;                         // z|z|^(n-1) is singular at z = 0
   p.c1a_ns_per_m = -p.c0a_ns_per_m;  // c0 + c1 = 0 at 0 V: y' undefined
-  EXPECT_THROW(BoucWenDamper{p}, std::invalid_argument);
+  p.eta_per_s = 0.0;                 // the voltage filter never reaches its command
+  const std::vector<std::string> problems = problems_of(config_of(p));
+  ASSERT_EQ(problems.size(), 4U) << ::testing::PrintToString(problems);
+  EXPECT_NE(problems[0].find("specimen.bouc_wen.c1a_ns_per_m: c0a_ns_per_m + c1a_ns_per_m is 0"), std::string::npos);
+  EXPECT_NE(problems[1].find("specimen.bouc_wen.eta_per_s: is 0, expected > 0"), std::string::npos);
+  EXPECT_NE(problems[2].find("specimen.bouc_wen.n: is 0.5, expected an exponent >= 1"), std::string::npos);
+  EXPECT_NE(problems[3].find("specimen.bouc_wen.substeps: is 0, expected 1..1024"), std::string::npos);
+  // z would run away after a reversal (gamma < 0) or grow without a plateau (gamma + beta < 0); more
+  // substeps than any accuracy needs would only cost the step its time.
   p = model_a(0.0);
-  p.gamma_per_m2 = std::nan("");
-  EXPECT_THROW(BoucWenDamper{p}, std::invalid_argument);
+  p.gamma_per_m2 = -1.0;
+  p.beta_per_m2 = -1.0;
+  p.substeps = 1025;
+  const std::vector<std::string> unbounded = problems_of(config_of(p));
+  ASSERT_EQ(unbounded.size(), 3U) << ::testing::PrintToString(unbounded);
+  EXPECT_NE(unbounded[0].find("specimen.bouc_wen.gamma_per_m2: is -1, expected >= 0"), std::string::npos);
+  EXPECT_NE(unbounded[1].find("specimen.bouc_wen.beta_per_m2: gamma_per_m2 + beta_per_m2 is -2, expected >= 0"),
+            std::string::npos);
+  EXPECT_NE(unbounded[2].find("specimen.bouc_wen.substeps: is 1025, expected 1..1024"), std::string::npos);
+  // c0 + c1 at the command voltage (3 V here) too.
+  p = model_a(3.0);
+  p.c1b_ns_per_m_v = -p.c1a_ns_per_m;
+  const std::vector<std::string> at_voltage = problems_of(config_of(p));
+  ASSERT_EQ(at_voltage.size(), 1U) << ::testing::PrintToString(at_voltage);
+  EXPECT_NE(at_voltage[0].find("specimen.bouc_wen.voltage_v: gives c0 + c1 = -9894.1"), std::string::npos)
+      << at_voltage[0];
+  // An incomplete damper is one problem naming every missing parameter; none is then judged by its
+  // default.
+  config::Model incomplete;
+  incomplete.mutable_bouc_wen()->set_n(2);
+  incomplete.mutable_bouc_wen()->set_eta_per_s(-1);
+  EXPECT_EQ(problems_of(incomplete),
+            std::vector<std::string>{"specimen.bouc_wen: misses alpha_a_n_per_m, alpha_b_n_per_m_v, c0a_ns_per_m, "
+                                     "c0b_ns_per_m_v, c1a_ns_per_m, c1b_ns_per_m_v, k0_n_per_m, k1_n_per_m, "
+                                     "gamma_per_m2, beta_per_m2, a; every Bouc-Wen parameter must be given except "
+                                     "x0_m, n, voltage_v and substeps (seed 002 Eqs. 12-14)"});
 }
 
 TEST(BoucWenDamper, AtRestGivesNoForceAndStaysAtRest) {

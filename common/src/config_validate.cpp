@@ -611,58 +611,24 @@ void check_ground_motion(const config::GroundMotion& motion, const Checker& chec
   }
 }
 
-void check_bouc_wen(const config::BoucWenDamper& damper, const std::string& path, const Checker& check) {
-  using config::BoucWenDamper;
-  // Seed 002 Eqs. 12-14 have no sensible default for these; only x0_m, n, voltage_v and substeps do.
-  constexpr std::array required{
-      BoucWenDamper::kAlphaANPerMFieldNumber, BoucWenDamper::kAlphaBNPerMVFieldNumber,
-      BoucWenDamper::kC0ANsPerMFieldNumber,   BoucWenDamper::kC0BNsPerMVFieldNumber,
-      BoucWenDamper::kC1ANsPerMFieldNumber,   BoucWenDamper::kC1BNsPerMVFieldNumber,
-      BoucWenDamper::kK0NPerMFieldNumber,     BoucWenDamper::kK1NPerMFieldNumber,
-      BoucWenDamper::kGammaPerM2FieldNumber,  BoucWenDamper::kBetaPerM2FieldNumber,
-      BoucWenDamper::kAFieldNumber,           BoucWenDamper::kEtaPerSFieldNumber,
-  };
-  const auto* descriptor = BoucWenDamper::descriptor();
-  const auto* reflection = BoucWenDamper::GetReflection();
-  for (const int number : required) {
-    const auto* field = descriptor->FindFieldByNumber(number);
-    check.require(reflection->HasField(damper, field), child(path, field->name()),
-                  "missing; every Bouc-Wen parameter must be given except x0_m, n, voltage_v and substeps "
-                  "(seed 002 Eqs. 12-14)");
+// The models a channel may hold, as an error spells them ("spring { ... } or bouc_wen { ... }"): from
+// the schema, so that the sentence stays true as models are added.
+std::string model_kinds() {
+  const pb::OneofDescriptor* kind = config::Model::descriptor()->FindOneofByName("kind");
+  std::string kinds;
+  for (int i = 0; i < kind->field_count(); ++i) {
+    kinds += fmt::format("{}{} {{ ... }}", i == 0 ? "" : " or ", kind->field(i)->name());
   }
-  // Eq. 13 divides by c0 + c1.
-  const double c0_c1 = damper.c0a_ns_per_m() + damper.c1a_ns_per_m();
-  check.require(
-      c0_c1 > 0, child(path, "c1a_ns_per_m"),
-      fmt::format("c0a_ns_per_m + c1a_ns_per_m is {}, expected > 0 (seed 002 Eq. 13 divides by c0 + c1)", c0_c1));
-  check.require(damper.voltage_v() >= 0, child(path, "voltage_v"),
-                fmt::format("is {}, expected a command voltage >= 0 V", damper.voltage_v()));
-  const double at_voltage = c0_c1 + (damper.c0b_ns_per_m_v() + damper.c1b_ns_per_m_v()) * damper.voltage_v();
-  check.require(at_voltage > 0, child(path, "voltage_v"),
-                fmt::format("gives c0 + c1 = {} N s/m at {} V, expected > 0 (seed 002 Eq. 13 divides by c0 + c1)",
-                            at_voltage, damper.voltage_v()));
-  check.require(damper.eta_per_s() > 0, child(path, "eta_per_s"),
-                fmt::format("is {}, expected > 0 (the rate of the first-order voltage filter)", damper.eta_per_s()));
-  check.require(damper.n() >= 1, child(path, "n"), fmt::format("is {}, expected an exponent >= 1", damper.n()));
-  check.require(damper.substeps() >= 1, child(path, "substeps"),
-                fmt::format("is {}, expected >= 1 RK4 substeps per step", damper.substeps()));
+  return kinds;
 }
 
-void check_model(const config::Model& model, const std::string& path, const Checker& check) {
-  switch (model.kind_case()) {
-    case config::Model::kSpring: {
-      const auto& spring = model.spring();
-      const std::string at = child(path, "spring.stiffness_n_per_m");
-      check.require(spring.has_stiffness_n_per_m(), at, "missing; expected the spring stiffness (N/m, >= 0)");
-      check.require(spring.stiffness_n_per_m() >= 0, at,
-                    fmt::format("is {}, expected a stiffness >= 0 N/m", spring.stiffness_n_per_m()));
-      break;
-    }
-    case config::Model::kBoucWen:
-      check_bouc_wen(model.bouc_wen(), child(path, "bouc_wen"), check);
-      break;
-    case config::Model::KIND_NOT_SET:
-      check.fail(path, "has no model; expected spring { stiffness_n_per_m: ... } or bouc_wen { ... }");
+// A channel's specimen or prediction model (config::Model): its rules are the registered model's
+// (smith_predictor/models/, docs/architecture.md §9).
+void check_model(const config::Experiment& experiment, const config::Site& site, const config::Model& model,
+                 const std::string& path, const Checker& check) {
+  const ComponentContext context{.rate_hz = experiment.rate_hz(), .experiment = &experiment, .site = &site};
+  if (!check_component(model, "kind", context, check.at(path))) {
+    check.fail(path, fmt::format("has no model; expected {}", model_kinds()));
   }
 }
 
@@ -1181,10 +1147,12 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
                     "is given, but the site's actuator_plant simulates its actuators; expected no actuator");
     } else {
       check.require(channel.has_specimen(), child(channel_path, "specimen"),
-                    "missing; expected specimen { spring { ... } } or specimen { bouc_wen { ... } }");
-      check_model(channel.specimen(), child(channel_path, "specimen"), check);
+                    fmt::format("missing; expected specimen {{ {} }}", model_kinds()));
+      check_model(experiment, site, channel.specimen(), child(channel_path, "specimen"), check);
     }
-    if (channel.has_prediction()) check_model(channel.prediction(), child(channel_path, "prediction"), check);
+    if (channel.has_prediction()) {
+      check_model(experiment, site, channel.prediction(), child(channel_path, "prediction"), check);
+    }
     if (channel.has_actuator()) check_actuator(channel.actuator(), child(channel_path, "actuator"), check);
     check_interlock_limits(channel, channel_path, check);
     check_tracking_limit(channel, channel_path, experiment.rate_hz(), check);
@@ -1344,7 +1312,8 @@ void require_registered_components() {
   static std::once_flag checked;
   std::call_once(checked, [] {
     for (const pb::Descriptor* holder : {config::Controller::descriptor(), config::SiteController::descriptor(),
-                                         config::ActuatorPlant::descriptor(), config::Driver::descriptor()}) {
+                                         config::ActuatorPlant::descriptor(), config::Driver::descriptor(),
+                                         config::Model::descriptor()}) {
       for (const pb::Descriptor* member : registry::member_types(*holder, "kind")) {
         if (!has_component_rules(*member)) registry::unregistered(*member, "component");
       }

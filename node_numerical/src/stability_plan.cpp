@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <stdexcept>
 
@@ -12,6 +13,7 @@
 #include <Eigen/Dense>
 
 #include "rths/node_numerical/structure.hpp"
+#include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths::plan {
 namespace {
@@ -27,10 +29,12 @@ constexpr int kMaxIterations = 200;
 constexpr int kSweepPoints = 40000;
 constexpr int kBisections = 60;
 
-// A site channel's models as the reduction needs them: the specimen and the Smith predictor's model.
+// A site channel's models as the reduction needs them: the specimen and the Smith predictor's model,
+// built once from the config (each gives its dynamic stiffness, PredictionModel::dynamic_stiffness) and
+// shared by the copies of a site's models the critical-delay search makes.
 struct ChannelModels {
-  config::Model specimen;
-  config::Model prediction;
+  std::shared_ptr<const PredictionModel> specimen;
+  std::shared_ptr<const PredictionModel> prediction;
 };
 
 struct SiteModels {
@@ -48,7 +52,16 @@ std::vector<SiteModels> site_models(const config::Experiment& experiment, Eigen:
                      site.influence().data(), dofs, site.channel_size()),
                  {}};
     for (const config::Channel& c : site.channel()) {
-      s.channels.push_back({c.specimen(), c.has_prediction() ? c.prediction() : c.specimen()});
+      if (!c.has_specimen()) {
+        // A multi-axial site's force model gives its channels' forces: no model per channel to linearise.
+        throw std::invalid_argument(
+            fmt::format("site \"{}\" has a channel without a specimen model; stability planning linearises "
+                        "each channel's specimen",
+                        site.name()));
+      }
+      std::shared_ptr<const PredictionModel> specimen = make_model(c.specimen());
+      std::shared_ptr<const PredictionModel> prediction = c.has_prediction() ? make_model(c.prediction()) : specimen;
+      s.channels.push_back({std::move(specimen), std::move(prediction)});
     }
     sites.push_back(std::move(s));
   }
@@ -66,7 +79,7 @@ Eigen::MatrixXcd on_structure(const Eigen::MatrixXd& influence, const std::vecto
 std::vector<Complex> specimens(const SiteModels& s, double omega) {
   std::vector<Complex> h;
   h.reserve(s.channels.size());
-  for (const auto& c : s.channels) h.push_back(dynamic_stiffness(c.specimen, omega));
+  for (const auto& c : s.channels) h.push_back(c.specimen->dynamic_stiffness(omega));
   return h;
 }
 
@@ -74,7 +87,7 @@ std::vector<Complex> errors(const SiteModels& s, double omega) {
   std::vector<Complex> h;
   h.reserve(s.channels.size());
   for (const auto& c : s.channels) {
-    h.push_back(dynamic_stiffness(c.specimen, omega) - dynamic_stiffness(c.prediction, omega));
+    h.push_back(c.specimen->dynamic_stiffness(omega) - c.prediction->dynamic_stiffness(omega));
   }
   return h;
 }
@@ -97,27 +110,6 @@ bool smith(const config::Site& site) {
 }
 
 }  // namespace
-
-Complex dynamic_stiffness(const config::Model& model, double omega_rad_s) {
-  switch (model.kind_case()) {
-    case config::Model::kSpring:
-      return {model.spring().stiffness_n_per_m(), 0.0};
-    case config::Model::kBoucWen: {
-      const config::BoucWenDamper& p = model.bouc_wen();
-      const double v = p.voltage_v();
-      const double alpha = p.alpha_a_n_per_m() + p.alpha_b_n_per_m_v() * v;
-      const double c0 = p.c0a_ns_per_m() + p.c0b_ns_per_m_v() * v;
-      const double c1 = p.c1a_ns_per_m() + p.c1b_ns_per_m_v() * v;
-      const Complex s(0.0, omega_rad_s);
-      const double stiff = alpha * p.a() + p.k0_n_per_m();
-      const Complex y_over_x = (stiff + c0 * s) / (stiff + (c0 + c1) * s);
-      return p.k1_n_per_m() + c1 * s * y_over_x;
-    }
-    case config::Model::KIND_NOT_SET:
-      break;
-  }
-  throw std::invalid_argument("a channel model without a kind (expected spring or bouc_wen)");
-}
 
 namespace {
 
@@ -222,9 +214,9 @@ LoopCritical critical_loop_delay(const config::Experiment& experiment, const std
     model.clear();
     delayed.clear();
     for (const ChannelModels& c : mine.channels) {
-      const Complex specimen = dynamic_stiffness(c.specimen, w);
+      const Complex specimen = c.specimen->dynamic_stiffness(w);
       Complex m{};
-      if (compensated) m = model_error ? (1.0 + *model_error) * specimen : dynamic_stiffness(c.prediction, w);
+      if (compensated) m = model_error ? (1.0 + *model_error) * specimen : c.prediction->dynamic_stiffness(w);
       model.push_back(m);
       delayed.push_back(specimen - m);
     }

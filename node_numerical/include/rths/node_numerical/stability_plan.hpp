@@ -16,8 +16,9 @@ namespace rths::plan {
 //
 // The reduction. The reference structure is the numerical substructure (M, C, K of the config) with
 // every site's specimens linearised at a frequency w into a dynamic stiffness H(jw) = k + j w c per
-// channel and added through the influence matrices: K_ref = K + sum_s Lambda_s Re H_s Lambda_s^T,
-// C_ref = C + sum_s Lambda_s (Im H_s / w) Lambda_s^T (the specimens carry no mass). Mode i is an
+// channel (each model gives its own: PredictionModel::dynamic_stiffness) and added through the
+// influence matrices: K_ref = K + sum_s Lambda_s Re H_s Lambda_s^T, C_ref = C + sum_s Lambda_s
+// (Im H_s / w) Lambda_s^T (the specimens carry no mass). Mode i is an
 // eigenpair (w_i, phi_i) of K_ref phi = w^2 M phi, w_i found by fixed-point iteration where H depends
 // on w. Projected on phi_i (Chopra, Dynamics of Structures, 4th ed., ch. 10 and 12: the modal
 // equations of a classically damped system), the structure is the SDOF M_i x'' + C_i x' + K_i x with
@@ -31,11 +32,6 @@ namespace rths::plan {
 // and the measured model error late (seed 002 Eq. 5), so the delayed part is H_specimen - H_model,
 // the undelayed part the numerical substructure plus the model; the zero-delay structure is the
 // reference itself (stability::smith_loop_partition).
-
-// A channel model's linear dynamic stiffness F / X at w (N/m, complex): a spring, k; Spencer's MR
-// damper (seed 002 Eqs. 12-14) linearised at rest (z small: dz/dt = A (x' - y')), at its voltage:
-// F / X = k1 + c1 jw Y / X, Y / X = (alpha A + k0 + c0 jw) / (alpha A + k0 + (c0 + c1) jw).
-std::complex<double> dynamic_stiffness(const config::Model& model, double omega_rad_s);
 
 struct SiteMode {
   std::string site;
