@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -51,8 +52,9 @@ config::Model sample(const std::string& member) {
 }
 
 std::vector<std::string> members() {
-  std::vector<std::string> names;
   const pb::OneofDescriptor* kind = config::Model::descriptor()->FindOneofByName("kind");
+  std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(kind->field_count()));
   for (int i = 0; i < kind->field_count(); ++i) names.push_back(kind->field(i)->name());
   return names;
 }
@@ -142,7 +144,7 @@ TEST(ModelContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
     const config::Model base = sample(member);
     const std::uint64_t base_digest = model_digest(*make_model(base));
     const pb::FieldDescriptor* field_of_member = config::Model::descriptor()->FindFieldByName(member);
-    const pb::Message& base_member = base.GetReflection()->GetMessage(base, field_of_member);
+    const pb::Message& base_member = config::Model::GetReflection()->GetMessage(base, field_of_member);
     int accepted = 0;
     int refused = 0;
     const auto probe = [&](const config::Model& config, const std::string& what, bool changed) {
@@ -169,7 +171,7 @@ TEST(ModelContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
       const pb::FieldDescriptor* field = type->field(f);
       for (const double v : values) {
         config::Model config = base;
-        pb::Message* message = config.GetReflection()->MutableMessage(&config, field_of_member);
+        pb::Message* message = config::Model::GetReflection()->MutableMessage(&config, field_of_member);
         const pb::Reflection* r = message->GetReflection();
         bool changed = false;
         if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_DOUBLE && !field->is_repeated()) {
