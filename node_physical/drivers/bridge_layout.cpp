@@ -436,7 +436,6 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
   for (const auto q : allowed) {
     allowed_names += (allowed_names.empty() ? "" : ", ") + BridgeField::Quantity_Name(q);
   }
-  const auto per_channel = [](BridgeField::Quantity q) { return BridgeLayout::per_channel(q); };
   // The first field of each (quantity, channel): a second one is named with it.
   std::map<std::pair<int, std::uint32_t>, int> first;
   std::size_t bytes = 0;
@@ -449,7 +448,7 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
     at.require(
         std::find(allowed.begin(), allowed.end(), q) != allowed.end(), "quantity",
         fmt::format("is {}, which the {} datagram does not carry; expected one of {}", name, direction, allowed_names));
-    if (per_channel(q)) {
+    if (BridgeLayout::per_channel(q)) {
       at.require(f.channel() < static_cast<std::uint32_t>(count), "channel",
                  fmt::format("is {}, expected {} of the site{}, 0 to {}", f.channel(),
                              carried == "channel" ? "a channel" : "an actuator", carried == "channel" ? "" : "'s setup",
@@ -486,10 +485,11 @@ void check_bridge_fields(const google::protobuf::RepeatedPtrField<config::Bridge
       }
     }
     if (q != BridgeField::PADDING) {
-      const auto key = std::pair{static_cast<int>(q), per_channel(q) ? f.channel() : 0U};
+      const auto key = std::pair{static_cast<int>(q), BridgeLayout::per_channel(q) ? f.channel() : 0U};
       if (const auto seen = first.find(key); seen != first.end()) {
         at.fail("quantity", fmt::format("is a second {}{} (also {}[{}]); expected one", name,
-                                        per_channel(q) ? fmt::format(" of {} {}", carried, f.channel()) : std::string(),
+                                        BridgeLayout::per_channel(q) ? fmt::format(" of {} {}", carried, f.channel())
+                                                                     : std::string(),
                                         direction, seen->second));
       }
       first.emplace(key, i);
