@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -10,8 +9,7 @@
 #include "node_physical/interfaces/interlock_trip.hpp"
 #include "node_physical/interfaces/measurement.hpp"
 #include "results.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/interfaces/prediction_model.hpp"
 
 namespace rths {
 
@@ -133,15 +131,6 @@ class PlantDriver {
 inline std::size_t actuators_of(const PlantDriver& driver) {
   const ActuatorSpace* space = driver.actuator_space();
   return space == nullptr ? 0 : space->actuators();
-}
-
-// Registers a driver to equipment: its rules (the only statement of them) and its factory, keyed by
-// its config message, a member of config::Driver's oneof. One statement in the driver's source file
-// (docs/architecture.md, "Components"); the factory's context holds the site and its rate.
-template <class Config>
-bool register_driver(void (*validate)(const Config&, const ComponentContext&, const Checker&),
-                     std::unique_ptr<PlantDriver> (*make)(const Config&, const ComponentContext&)) noexcept {
-  return register_component<Config, PlantDriver>(validate, make);
 }
 
 }  // namespace rths
