@@ -16,6 +16,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "alloc_counter.hpp"
+#include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
 #include "node_physical/controllers/site_controller.hpp"
@@ -51,10 +52,7 @@ config::Controller sample(const std::string& member) {
 }
 
 std::vector<std::string> members() {
-  std::vector<std::string> names;
-  const pb::OneofDescriptor* kind = config::Controller::descriptor()->FindOneofByName("kind");
-  for (int i = 0; i < kind->field_count(); ++i) names.push_back(kind->field(i)->name());
-  return names;
+  return test::oneof_members(*config::Controller::descriptor());
 }
 
 // The problems the registered rules find in `controller` (an empty list: valid).
@@ -163,12 +161,9 @@ TEST(ControllerContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
   const std::vector<double> values{-1.0, 0.0, 1e-3, 0.5, 1.0,  2.0,   3.0,   4.0,
                                    5.0,  6.0, 8.0,  9.0, 16.0, 511.0, 600.0, 1e6};
   for (const std::string& member : members()) {
-    const config::Controller base = sample(member);
-    const pb::Reflection* holder = base.GetReflection();
-    const pb::FieldDescriptor* field_of_member = config::Controller::descriptor()->FindFieldByName(member);
     int accepted = 0;
     int refused = 0;
-    const auto probe = [&](const config::Controller& config, const std::string& what) {
+    const auto probe = [&](const config::Controller& config, const std::string& what, bool /*changed*/) {
       if (!problems_of(config).empty()) {
         ++refused;
         return;
@@ -183,28 +178,8 @@ TEST(ControllerContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
         previous.displacement_m = 0.8 * c.displacement_m;
       }
     };
-    const pb::Descriptor* type = field_of_member->message_type();
-    for (int f = 0; f < type->field_count(); ++f) {
-      const pb::FieldDescriptor* field = type->field(f);
-      for (const double v : values) {
-        config::Controller config = base;
-        pb::Message* message = holder->MutableMessage(&config, field_of_member);
-        const pb::Reflection* r = message->GetReflection();
-        if (field->is_repeated()) {
-          if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_DOUBLE || v < 0 || v > 16) continue;
-          r->ClearField(message, field);
-          for (int k = 0; k < static_cast<int>(v); ++k) r->AddDouble(message, field, 1.0 / (k + 1));
-        } else if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_DOUBLE) {
-          r->SetDouble(message, field, v);
-        } else if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_UINT32) {
-          r->SetUInt32(message, field,
-                       v < 0 ? std::numeric_limits<std::uint32_t>::max() : static_cast<std::uint32_t>(v));
-        } else {
-          continue;  // a path (resolved by the loader) or a message: not a bound
-        }
-        probe(config, field->name() + " = " + std::to_string(v));
-      }
-    }
+    test::sweep_numeric_fields<config::Controller>(sample(member), member, values, probe, {.repeated_doubles = true});
+    const pb::Descriptor* type = config::Controller::descriptor()->FindFieldByName(member)->message_type();
     if (type->field_count() > 0) {
       EXPECT_GT(accepted, 0) << member;
       EXPECT_GT(refused, 0) << member << ": the sweep never crossed a rule";

@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -19,18 +18,15 @@
 #include <vector>
 
 #include <google/protobuf/descriptor.h>
-#include <google/protobuf/text_format.h>
-
-#include <asio/io_context.hpp>
 
 #include "alloc_counter.hpp"
-#include "bridge_layouts.hpp"
+#include "contract_support.hpp"
 #include "experiment.pb.h"
+#include "fake_bridge_target.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/interfaces/plant_driver.hpp"
 #include "results.pb.h"
 #include "rths/common/component_registry.hpp"
-#include "rths/common/udp_link.hpp"
 #include "rths/node_physical/site_plants.hpp"
 #include "test_support.hpp"
 
@@ -66,21 +62,9 @@ class Equipment {
   virtual void drain() = 0;
 };
 
-// A real-time target behind a UDP bridge, on 127.0.0.1.
+// A real-time target behind a UDP bridge (the bridge's own tests' fake), on 127.0.0.1.
 class UdpTarget final : public Equipment {
  public:
-  UdpTarget() : link_(io_, "127.0.0.1", 0), reply_(bridge().reply(), 1) {}
-
-  [[nodiscard]] config::UdpBridge bridge() const {
-    config::UdpBridge b;
-    EXPECT_TRUE(pb::TextFormat::ParseFromString(test::kOneChannelBridgeLayout, &b));
-    b.set_target("127.0.0.1:" + std::to_string(link_.local_port()));
-    b.set_bind("127.0.0.1:0");
-    b.set_reply_timeout_s(0.0004);
-    b.set_max_missed_replies(1000);
-    b.set_open_timeout_s(2.0);
-    return b;
-  }
   [[nodiscard]] config::Site site() const override {
     config::Site s;
     s.set_name("lab");
@@ -89,42 +73,33 @@ class UdpTarget final : public Equipment {
     channel->set_stroke_limit_m(0.1);
     channel->set_velocity_limit_m_per_s(1.0);
     channel->set_force_limit_n(1e5);
-    *s.mutable_driver()->mutable_udp_bridge() = bridge();
+    config::UdpBridge& bridge = *s.mutable_driver()->mutable_udp_bridge();
+    bridge = target_.bridge();
+    bridge.set_max_missed_replies(1000);
     return s;
   }
   void open(PlantDriver& driver, double displacement_m, double force_n, std::span<Measurement> measured) override {
+    // open() blocks until its probe is answered: the target answers it from a thread.
     std::thread target([&] {
-      std::array<std::byte, kMaxDatagramBytes> probe{};
-      for (int i = 0; i < 20000 && link_.receive(probe) == 0; ++i)
-        std::this_thread::sleep_for(std::chrono::microseconds(100));
-      link_.adopt_last_source();
-      answer(0, displacement_m, force_n, 0.0);
+      BridgeChannel probe;
+      (void)target_.next(probe);
+      target_.reply(0, displacement_m, force_n);
     });
     driver.open(measured);
     target.join();
-    drain();
+    target_.drain();
   }
   void answer(std::uint32_t step, double displacement_m, double force_n, double applied_m) override {
-    BridgeChannel channel;
-    channel.displacement_m = displacement_m;
-    channel.force_n = force_n;
-    channel.applied_m = applied_m;
-    const std::span<std::byte> datagram(tx_.data(), reply_.bytes());
-    reply_.pack(BridgeFrame{step, true, std::span(&channel, 1), step}, datagram);
-    link_.send(datagram);
+    target_.reply(step, displacement_m, force_n, 0, applied_m);
   }
-  void answer_of_wrong_size() override { link_.send(std::span<const std::byte>(tx_.data(), reply_.bytes() - 4)); }
-  void drain() override {
-    std::array<std::byte, kMaxDatagramBytes> buffer{};
-    while (link_.receive(buffer) != 0) {
-    }
+  void answer_of_wrong_size() override {
+    target_.send_raw(std::span<const std::byte>(short_.data(), target_.reply_bytes() - 4));
   }
+  void drain() override { target_.drain(); }
 
  private:
-  asio::io_context io_;
-  UdpLink link_;
-  BridgeLayout reply_;
-  std::array<std::byte, kMaxDatagramBytes> tx_{};
+  test::FakeTarget target_;
+  std::array<std::byte, kMaxDatagramBytes> short_{};
 };
 
 // The fake equipment of each driver the oneof can hold, by member name.
@@ -155,10 +130,7 @@ struct Rig {
 };
 
 std::vector<std::string> driver_members() {
-  std::vector<std::string> names;
-  const pb::OneofDescriptor* kind = config::Driver::descriptor()->FindOneofByName("kind");
-  for (int i = 0; i < kind->field_count(); ++i) names.push_back(kind->field(i)->name());
-  return names;
+  return test::oneof_members(*config::Driver::descriptor());
 }
 
 TEST(ComponentRegistry, EveryDriverTheConfigCanNameHasRulesAFactoryAndAFakeOfItsEquipment) {
@@ -236,36 +208,20 @@ TEST(DriverContract, WhatTheRulesAcceptIsBuilt) {
   const std::vector<double> values{-1.0, 0.0, 1e-6, 1e-4, 4e-4, 1e-3, 0.5, 1.0, 2.0, 60.0, 61.0, 1024.0, 1025.0, 1e6};
   for (const std::string& member : driver_members()) {
     const std::unique_ptr<Equipment> fake = Rig::equipment_of(member);
-    const config::Site base = fake->site();
-    const pb::FieldDescriptor* field_of_member = config::Driver::descriptor()->FindFieldByName(member);
-    const pb::Descriptor* type = field_of_member->message_type();
+    config::Site site = fake->site();
     int accepted = 0;
     int refused = 0;
-    for (int f = 0; f < type->field_count(); ++f) {
-      const pb::FieldDescriptor* field = type->field(f);
-      if (field->is_repeated()) continue;
-      for (const double v : values) {
-        config::Site site = base;
-        pb::Message* message =
-            site.mutable_driver()->GetReflection()->MutableMessage(site.mutable_driver(), field_of_member);
-        const pb::Reflection* r = message->GetReflection();
-        if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_DOUBLE) {
-          r->SetDouble(message, field, v);
-        } else if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_UINT32) {
-          r->SetUInt32(message, field,
-                       v < 0 ? std::numeric_limits<std::uint32_t>::max() : static_cast<std::uint32_t>(v));
-        } else {
-          continue;  // an address or a layout: their own tests
-        }
-        const std::string what = member + " " + field->name() + " = " + std::to_string(v);
-        if (!test::component_problems(site.driver(), ComponentContext{kRateHz, nullptr, &site}).empty()) {
-          ++refused;
-          continue;
-        }
-        ++accepted;
-        EXPECT_NO_THROW((void)make_plant_driver(site, kRateHz)) << what;
+    const auto probe = [&](const config::Driver& driver, const std::string& what, bool /*changed*/) {
+      *site.mutable_driver() = driver;
+      if (!test::component_problems(site.driver(), ComponentContext{kRateHz, nullptr, &site}).empty()) {
+        ++refused;
+        return;
       }
-    }
+      ++accepted;
+      EXPECT_NO_THROW((void)make_plant_driver(site, kRateHz)) << member << " " << what;
+    };
+    // An address or a layout is not a number: their own tests.
+    test::sweep_numeric_fields<config::Driver>(fake->site().driver(), member, values, probe);
     EXPECT_GT(accepted, 0) << member;
     EXPECT_GT(refused, 0) << member << ": the sweep never crossed a rule";
   }

@@ -19,6 +19,7 @@
 #include <google/protobuf/text_format.h>
 
 #include "alloc_counter.hpp"
+#include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
@@ -52,11 +53,7 @@ config::Model sample(const std::string& member) {
 }
 
 std::vector<std::string> members() {
-  const pb::OneofDescriptor* kind = config::Model::descriptor()->FindOneofByName("kind");
-  std::vector<std::string> names;
-  names.reserve(static_cast<std::size_t>(kind->field_count()));
-  for (int i = 0; i < kind->field_count(); ++i) names.push_back(kind->field(i)->name());
-  return names;
+  return test::oneof_members(*config::Model::descriptor());
 }
 
 // The problems the registered rules find in `model` (an empty list: valid).
@@ -143,8 +140,6 @@ TEST(ModelContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
   for (const std::string& member : members()) {
     const config::Model base = sample(member);
     const std::uint64_t base_digest = model_digest(*make_model(base));
-    const pb::FieldDescriptor* field_of_member = config::Model::descriptor()->FindFieldByName(member);
-    const pb::Message& base_member = config::Model::GetReflection()->GetMessage(base, field_of_member);
     int accepted = 0;
     int refused = 0;
     const auto probe = [&](const config::Model& config, const std::string& what, bool changed) {
@@ -166,28 +161,7 @@ TEST(ModelContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
         ASSERT_TRUE(std::isfinite(model->step(motion_at(i), kDt))) << member << " " << what << " step " << i;
       }
     };
-    const pb::Descriptor* type = field_of_member->message_type();
-    for (int f = 0; f < type->field_count(); ++f) {
-      const pb::FieldDescriptor* field = type->field(f);
-      for (const double v : values) {
-        config::Model config = base;
-        pb::Message* message = config::Model::GetReflection()->MutableMessage(&config, field_of_member);
-        const pb::Reflection* r = message->GetReflection();
-        bool changed = false;
-        if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_DOUBLE && !field->is_repeated()) {
-          changed = v != r->GetDouble(base_member, field);
-          r->SetDouble(message, field, v);
-        } else if (field->cpp_type() == pb::FieldDescriptor::CPPTYPE_UINT32 && !field->is_repeated()) {
-          const std::uint32_t u = v < 0 ? std::numeric_limits<std::uint32_t>::max() : static_cast<std::uint32_t>(v);
-          changed = u != r->GetUInt32(base_member, field);
-          r->SetUInt32(message, field, u);
-        } else {
-          ADD_FAILURE() << member << "." << field->name() << ": a field the sweep does not know; extend it";
-          continue;
-        }
-        probe(config, field->name() + " = " + std::to_string(v), changed);
-      }
-    }
+    test::sweep_numeric_fields<config::Model>(base, member, values, probe, {.every_field_known = true});
     EXPECT_GT(accepted, 0) << member;
     EXPECT_GT(refused, 0) << member << ": the sweep never crossed a rule";
   }

@@ -21,6 +21,7 @@
 
 #include "alloc_counter.hpp"
 #include "bridge_layouts.hpp"
+#include "fake_bridge_target.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
 #include "rths/common/udp_link.hpp"
@@ -28,21 +29,9 @@
 namespace rths {
 namespace {
 
-using Buffer = std::array<std::byte, kMaxDatagramBytes>;
+using test::bridge_to;
+using test::FakeTarget;
 constexpr double kDt = 1.0 / 1024;
-
-const char* const kLayout = test::kOneChannelBridgeLayout;
-
-config::UdpBridge bridge_to(std::uint16_t port, double open_timeout_s = 2.0, std::uint32_t max_missed = 3) {
-  config::UdpBridge bridge;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(kLayout, &bridge));
-  bridge.set_target("127.0.0.1:" + std::to_string(port));
-  bridge.set_bind("127.0.0.1:0");
-  bridge.set_reply_timeout_s(0.0004);
-  bridge.set_max_missed_replies(max_missed);
-  bridge.set_open_timeout_s(open_timeout_s);
-  return bridge;
-}
 
 config::Site one_channel_site() {
   config::Site site;
@@ -50,75 +39,6 @@ config::Site one_channel_site() {
   site.add_channel();
   return site;
 }
-
-// Waits up to two seconds for a datagram (the driver's, on loopback).
-std::size_t receive_within_2s(UdpLink& link, Buffer& buffer) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  do {
-    if (const std::size_t n = link.receive(buffer)) return n;
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  } while (std::chrono::steady_clock::now() < deadline);
-  return 0;
-}
-
-// A real-time target played by the test: it reads the driver's datagrams and sends replies.
-class FakeTarget {
- public:
-  FakeTarget()
-      : link_(io_, "127.0.0.1", 0),
-        bridge_(bridge_to(link_.local_port())),
-        command_(bridge_.command(), 1),
-        reply_(bridge_.reply(), 1) {}
-
-  [[nodiscard]] std::uint16_t port() const { return link_.local_port(); }
-  [[nodiscard]] const config::UdpBridge& bridge() const { return bridge_; }
-
-  // The next datagram from the driver (its counter, enable and command), learning where it came from.
-  BridgeFrame next(BridgeChannel& channel) {
-    Buffer buffer{};
-    const std::size_t n = receive_within_2s(link_, buffer);
-    EXPECT_EQ(n, command_.bytes());
-    link_.adopt_last_source();
-    BridgeFrame frame{0xFFFFFFFFU, false, std::span(&channel, 1)};
-    EXPECT_TRUE(command_.unpack(std::span<const std::byte>(buffer.data(), n), frame));
-    return frame;
-  }
-  // Sends a reply echoing counter with these sensors, saying it holds the command applied_m with
-  // applied_counter (default: counter, the one it answers) in force (without allocating: the
-  // allocation test counts the test thread).
-  void reply(std::uint32_t counter, double displacement_m, double force_n, std::uint32_t status = 0,
-             double applied_m = 0.0, std::int64_t applied_counter = -1) {
-    BridgeChannel channel;
-    channel.displacement_m = displacement_m;
-    channel.force_n = force_n;
-    channel.status = status;
-    channel.applied_m = applied_m;
-    const std::span<std::byte> datagram(tx_.data(), reply_.bytes());
-    const auto applied = applied_counter < 0 ? counter : static_cast<std::uint32_t>(applied_counter);
-    reply_.pack(BridgeFrame{counter, true, std::span(&channel, 1), applied}, datagram);
-    link_.send(datagram);
-  }
-  // The driver's port, learned from its first datagram.
-  [[nodiscard]] std::uint16_t driver_port() const {
-    const std::string peer = link_.peer_description();
-    return static_cast<std::uint16_t>(std::stoi(peer.substr(peer.rfind(':') + 1)));
-  }
-  void send_raw(std::span<const std::byte> datagram) { link_.send(datagram); }
-  // Reads and discards the driver's datagrams waiting in the socket.
-  void drain() {
-    Buffer buffer{};
-    while (link_.receive(buffer) != 0) {
-    }
-  }
-
- private:
-  asio::io_context io_;
-  UdpLink link_;
-  config::UdpBridge bridge_;
-  BridgeLayout command_;
-  BridgeLayout reply_;
-  Buffer tx_{};
-};
 
 // The driver opened against the fake target, which answers the probe from a thread (open() blocks
 // until it does) with the actuator at 12 mm under 345 N.

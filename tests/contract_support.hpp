@@ -1,0 +1,86 @@
+// What the contract tests over the component registry share (docs/architecture.md, "Components"):
+// the members of a family's oneof, and the sweep of a component's numeric config fields on both
+// sides of its bounds.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+
+namespace rths::test {
+
+// The member names of a oneof, in the schema's order: every component of a family the config can name.
+inline std::vector<std::string> oneof_members(const google::protobuf::Descriptor& holder,
+                                              std::string_view oneof = "kind") {
+  const google::protobuf::OneofDescriptor* kind = holder.FindOneofByName(std::string(oneof));
+  std::vector<std::string> names;
+  names.reserve(static_cast<std::size_t>(kind->field_count()));
+  for (int i = 0; i < kind->field_count(); ++i) names.push_back(kind->field(i)->name());
+  return names;
+}
+
+struct SweepOptions {
+  // A repeated double field is set to v entries (1, 1/2, 1/3, ...) for each v in 0..16; otherwise skipped.
+  bool repeated_doubles = false;
+  // A field the sweep cannot set (a string, a message) is a test failure rather than skipped: for a
+  // family whose configs are all numbers, so that a new kind of field is not left out unseen.
+  bool every_field_known = false;
+};
+
+// Every numeric field of the config `member` of `base` (a oneof's holder), set in turn to each of
+// `values` (an unsigned field: the value truncated, a negative one its maximum): visit(config, what,
+// changed) with the holder so changed, `what` naming it ("taps = 4.000000") and `changed` whether
+// the field's value differs from base's.
+template <class Holder>
+void sweep_numeric_fields(const Holder& base, const std::string& member, const std::vector<double>& values,
+                          const std::function<void(const Holder&, const std::string&, bool)>& visit,
+                          SweepOptions options = {}) {
+  namespace pb = google::protobuf;
+  const pb::FieldDescriptor* of_member = Holder::descriptor()->FindFieldByName(member);
+  const pb::Message& base_member = Holder::GetReflection()->GetMessage(base, of_member);
+  const pb::Descriptor* type = of_member->message_type();
+  for (int f = 0; f < type->field_count(); ++f) {
+    const pb::FieldDescriptor* field = type->field(f);
+    const bool is_double = field->cpp_type() == pb::FieldDescriptor::CPPTYPE_DOUBLE;
+    const bool is_uint32 = field->cpp_type() == pb::FieldDescriptor::CPPTYPE_UINT32;
+    const bool settable = field->is_repeated() ? options.repeated_doubles && is_double : is_double || is_uint32;
+    if (!settable) {
+      if (options.every_field_known)
+        ADD_FAILURE() << member << "." << field->name() << ": a field the sweep does not know; extend it";
+      continue;
+    }
+    for (const double v : values) {
+      Holder config = base;
+      pb::Message* message = Holder::GetReflection()->MutableMessage(&config, of_member);
+      const pb::Reflection* r = message->GetReflection();
+      bool changed = false;
+      if (field->is_repeated()) {
+        if (v < 0 || v > 16) continue;
+        r->ClearField(message, field);
+        for (int k = 0; k < static_cast<int>(v); ++k) r->AddDouble(message, field, 1.0 / (k + 1));
+        changed = r->FieldSize(*message, field) != r->FieldSize(base_member, field);
+        for (int k = 0; !changed && k < r->FieldSize(*message, field); ++k) {
+          changed = r->GetRepeatedDouble(*message, field, k) != r->GetRepeatedDouble(base_member, field, k);
+        }
+      } else if (is_double) {
+        changed = v != r->GetDouble(base_member, field);
+        r->SetDouble(message, field, v);
+      } else {
+        const std::uint32_t u = v < 0 ? std::numeric_limits<std::uint32_t>::max() : static_cast<std::uint32_t>(v);
+        changed = u != r->GetUInt32(base_member, field);
+        r->SetUInt32(message, field, u);
+      }
+      visit(config, field->name() + " = " + std::to_string(v), changed);
+    }
+  }
+}
+
+}  // namespace rths::test
