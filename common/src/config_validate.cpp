@@ -1311,9 +1311,9 @@ void check_keys_and_hold(const config::Experiment& experiment, const Checker& ch
 void require_registered_components() {
   static std::once_flag checked;
   std::call_once(checked, [] {
-    for (const pb::Descriptor* holder : {config::Controller::descriptor(), config::SiteController::descriptor(),
-                                         config::ActuatorPlant::descriptor(), config::Driver::descriptor(),
-                                         config::Model::descriptor()}) {
+    for (const pb::Descriptor* holder :
+         {config::Controller::descriptor(), config::SiteController::descriptor(), config::ActuatorPlant::descriptor(),
+          config::Driver::descriptor(), config::Model::descriptor()}) {
       for (const pb::Descriptor* member : registry::member_types(*holder, "kind")) {
         if (!has_component_rules(*member)) registry::unregistered(*member, "component");
       }
