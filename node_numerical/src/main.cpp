@@ -517,7 +517,7 @@ int main(int argc, char** argv) {
   Options o;
   rths::CommandLine cli = command_line(o);
   return rths::run_program(argc, argv, cli, [&o](const rths::CommandLine& line) -> rths::ProgramRun {
-    const std::string command = line.command();
+    const std::string& command = line.command();
     const std::filesystem::path operand = line.operands().front();
     // The commands that print, or write one file, log errors to stderr alone.
     if (command == "calibrate") {

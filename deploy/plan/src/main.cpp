@@ -398,7 +398,7 @@ int main(int argc, char** argv) {
   rths::CommandLine cli = command_line(o);
   return rths::run_program(argc, argv, cli, [&o](const rths::CommandLine& line) {
     check_one_of_the_two(line);
-    const std::vector<std::string> config = line.operands();
+    const std::vector<std::string>& config = line.operands();
     return rths::ProgramRun(
                [&o, config](const auto&) { return config.empty() ? plan_sdof(o) : plan_config(config.front(), o); })
         .log_to(o.out, "plan.log");
