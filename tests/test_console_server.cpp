@@ -514,11 +514,10 @@ TEST_F(ConsoleServer, AStreamsFirstEventsStayWithinItsBacklog) {
   const std::size_t opening = got.find("event: console\n", headers);
   ASSERT_NE(opening, std::string::npos) << got.substr(0, 200);
   const std::size_t next_status = got.find("\n\nevent: console\n", opening);
-  const std::string first = got.substr(headers + 4, next_status == std::string::npos ? std::string::npos
-                                                                                     : next_status + 2 - headers - 4);
+  const std::string first =
+      got.substr(headers + 4, next_status == std::string::npos ? std::string::npos : next_status + 2 - headers - 4);
   const std::size_t events = static_cast<std::size_t>(std::count(first.begin(), first.end(), '\n')) / 2;
-  std::printf("first events: %zu bytes, about %zu events (%zu bytes read in all)\n", first.size(), events,
-              got.size());
+  std::printf("first events: %zu bytes, about %zu events (%zu bytes read in all)\n", first.size(), events, got.size());
   EXPECT_GT(first.size(), 512U * 1024U) << "the newest telemetry of the runs was not sent";
   EXPECT_LE(first.size(), (1U << 20U) + 64U) << "beyond the backlog by more than the stream's opening lines";
   stop_console(*console);
