@@ -122,7 +122,8 @@ inline MarthsFrame marths_frame(const MarthsFrameParameters& p = {}) {
 
   // Modal damping, zeta on every mode: C = M Phi diag(2 zeta w_i) Phi^T M with Phi mass-normalised,
   // so that Phi^T C Phi = diag(2 zeta w_i). The package rounds w_i to 0.01 rad/s before it forms C.
-  const Eigen::GeneralizedSelfAdjointEigenSolver<MarthsFrame::Matrix> modes(f.stiffness, f.mass);
+  // Dynamic-size: the fixed-size solver's instantiation alone took 5 s of the including file's compile.
+  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> modes(f.stiffness, f.mass);
   const MarthsFrame::Matrix phi = modes.eigenvectors();  // mass-normalised, ascending
   Eigen::Matrix<double, MarthsFrame::kDofs, 1> modal = Eigen::Matrix<double, MarthsFrame::kDofs, 1>::Zero();
   for (int i = 0; i < MarthsFrame::kDofs; ++i) {
