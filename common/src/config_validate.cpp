@@ -1163,11 +1163,10 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
 
   if (site.has_setup()) {
     // The setup's DOFs are the site's channels. Both nodes validate the same file, so a setup the site
-    // could not build is refused at the numerical node too, before anything moves.
-    const std::string at = child(path, "setup");
-    if (const auto problem = setup_problem(site.setup(), static_cast<std::size_t>(channels))) {
-      check.fail(problem->field.empty() ? at : child(at, problem->field), problem->what);
-    }
+    // could not build is refused at the numerical node too, before anything moves. The site's rules
+    // below count the setup's actuators: they wait for a setup without problems.
+    const ComponentContext context{.rate_hz = experiment.rate_hz(), .experiment = &experiment, .site = &site};
+    if (!check_setup(site.setup(), context, check.at(child(path, "setup")))) return;
   }
 
   if (site.placement() == config::REMOTE) {
@@ -1313,7 +1312,7 @@ void require_registered_components() {
   std::call_once(checked, [] {
     for (const pb::Descriptor* holder :
          {config::Controller::descriptor(), config::SiteController::descriptor(), config::ActuatorPlant::descriptor(),
-          config::Driver::descriptor(), config::Model::descriptor()}) {
+          config::Driver::descriptor(), config::Model::descriptor(), config::SetupTransform::descriptor()}) {
       for (const pb::Descriptor* member : registry::member_types(*holder, "kind")) {
         if (!has_component_rules(*member)) registry::unregistered(*member, "component");
       }
