@@ -114,10 +114,7 @@ namespace {
 // A site of one channel; a positive length, an angle from -180 to 180 degrees within 80 degrees of
 // the DOF's line, and an offset below the length.
 void validate(const config::InclinedActuator& actuator, const ComponentContext& context, const Checker& check) {
-  const std::size_t dofs = setup_kind::site_dofs(context);
-  check.expect(dofs == 1, "",
-               fmt::format("drives one interface DOF, but the site has {}; expected a site of one channel, or a matrix",
-                           setup_kind::channels_text(dofs)));
+  setup_kind::expect_site_dofs(check, context, 1, "one interface DOF", "a site of one channel, or a matrix");
   const bool length_ok = setup_kind::expect_length(check, "length_m", actuator.has_length_m(), actuator.length_m());
   const bool angle_ok = setup_kind::expect_angle(
       check, "angle_deg", actuator.has_angle_deg(), actuator.angle_deg(),

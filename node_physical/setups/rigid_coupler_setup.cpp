@@ -132,11 +132,8 @@ namespace {
 // A site of two channels (the node's translation and rotation), a positive arm and a pin angle from
 // 1 to 89 degrees.
 void validate(const config::RigidCoupler& coupler, const ComponentContext& context, const Checker& check) {
-  const std::size_t dofs = setup_kind::site_dofs(context);
-  check.expect(dofs == 2, "",
-               fmt::format("drives two interface DOFs (a node's translation and rotation), but the site has {}; "
-                           "expected a site of two channels",
-                           setup_kind::channels_text(dofs)));
+  setup_kind::expect_site_dofs(check, context, 2, "two interface DOFs (a node's translation and rotation)",
+                               "a site of two channels");
   if (!coupler.has_arm_m()) {
     check.expect(false, "arm_m", "missing; expected the distance from the node to each actuator's pin (m, > 0)");
   } else {

@@ -14,6 +14,13 @@ std::string channels_text(std::size_t dofs) {
   return fmt::format("{} channel{}", dofs, dofs == 1 ? "" : "s");
 }
 
+void expect_site_dofs(const Checker& check, const ComponentContext& context, std::size_t dofs, std::string_view drives,
+                      std::string_view expected) {
+  const std::size_t channels = site_dofs(context);
+  check.expect(channels == dofs, "",
+               fmt::format("drives {}, but the site has {}; expected {}", drives, channels_text(channels), expected));
+}
+
 bool expect_length(const Checker& check, std::string_view field, bool given, double length_m) {
   constexpr std::string_view kExpected = "expected the actuator's pin-to-pin length at zero stroke (m, > 0)";
   if (!given) return check.expect(false, field, fmt::format("missing; {}", kExpected));

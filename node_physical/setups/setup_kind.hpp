@@ -39,6 +39,10 @@ inline double tidy_m(double value_m) {
 std::size_t site_dofs(const ComponentContext& context);
 // "1 channel", "2 channels".
 std::string channels_text(std::size_t dofs);
+// A kind that drives `dofs` interface DOFs (`drives` says which) on a site of as many channels, else
+// what it `expected`.
+void expect_site_dofs(const Checker& check, const ComponentContext& context, std::size_t dofs, std::string_view drives,
+                      std::string_view expected);
 
 // An actuator's pin-to-pin length at zero stroke, given and positive; true when it holds.
 bool expect_length(const Checker& check, std::string_view field, bool given, double length_m);

@@ -142,11 +142,8 @@ namespace {
 // A site of two channels and two actuators, each of positive length and an angle from -180 to 180
 // degrees, their axes crossing at 10 degrees or more.
 void validate(const config::TwoActuatorsPlanar& pair, const ComponentContext& context, const Checker& check) {
-  const std::size_t dofs = setup_kind::site_dofs(context);
-  check.expect(dofs == 2, "",
-               fmt::format("drives two interface DOFs (x and y of one point), but the site has {}; expected a site "
-                           "of two channels",
-                           setup_kind::channels_text(dofs)));
+  setup_kind::expect_site_dofs(check, context, 2, "two interface DOFs (x and y of one point)",
+                               "a site of two channels");
   check.require(pair.actuator_size() == 2, "actuator",
                 fmt::format("has {} {}, expected 2: actuator {{ length_m: ... angle_deg: ... }} for each of the two "
                             "actuators",
