@@ -1,11 +1,12 @@
 // What the contract tests over the component registry share (docs/architecture.md, "Components"):
-// the members of a family's oneof, and the sweep of a component's numeric config fields on both
-// sides of its bounds.
+// the members of a family's oneof and their registration, and the sweep of a component's numeric
+// config fields on both sides of its bounds.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -15,6 +16,9 @@
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
+#include <google/protobuf/text_format.h>
+
+#include "rths/common/component_registry.hpp"
 
 namespace rths::test {
 
@@ -26,6 +30,30 @@ inline std::vector<std::string> oneof_members(const google::protobuf::Descriptor
   names.reserve(static_cast<std::size_t>(kind->field_count()));
   for (int i = 0; i < kind->field_count(); ++i) names.push_back(kind->field(i)->name());
   return names;
+}
+
+// The sample config of `member` (`samples`: text by member name) as its oneof's holder: what a
+// contract runs.
+template <class Holder>
+Holder parse_sample(const std::map<std::string, std::string>& samples, const std::string& member) {
+  Holder config;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(samples.at(member), &config)) << member;
+  return config;
+}
+
+// Every member of `holder`'s oneof has registered rules and a factory of `Product`, and a sample in
+// the contract (`samples`, by member name: a map), so that a member added to the schema is held to the
+// contract or fails it.
+template <class Product, class Samples>
+void expect_every_member_registered(const google::protobuf::Descriptor& holder, std::string_view oneof,
+                                    const Samples& samples) {
+  for (const google::protobuf::Descriptor* type : registry::member_types(holder, oneof)) {
+    EXPECT_TRUE(has_component_rules(*type)) << type->full_name();
+    EXPECT_TRUE(ComponentFactories<Product>::has(*type)) << type->full_name();
+  }
+  for (const std::string& member : oneof_members(holder, oneof)) {
+    EXPECT_EQ(samples.count(member), 1U) << member << ": no sample";
+  }
 }
 
 struct SweepOptions {
@@ -138,6 +166,32 @@ void sweep_numeric_fields(const Holder& base, const std::string& member, const s
       visit(config, swept.name + " = " + std::to_string(v), changed);
     }
   }
+}
+
+// The sweep (sweep_numeric_fields) sorted by the rules' verdict: `valid(config)` says whether they
+// accept it, and `accepted(config, what, changed)` runs on each config they do. Both verdicts must
+// occur for a member with a field to sweep: a sweep that never crosses a rule tests nothing.
+template <class Holder>
+void sweep_verdicts(const Holder& base, const std::string& member, const std::vector<double>& values,
+                    const std::function<bool(const Holder&)>& valid,
+                    const std::function<void(const Holder&, const std::string&, bool)>& accepted,
+                    SweepOptions options = {}) {
+  int accepted_count = 0;
+  int refused_count = 0;
+  sweep_numeric_fields<Holder>(
+      base, member, values,
+      [&](const Holder& config, const std::string& what, bool changed) {
+        if (!valid(config)) {
+          ++refused_count;
+          return;
+        }
+        ++accepted_count;
+        accepted(config, what, changed);
+      },
+      options);
+  if (accepted_count + refused_count == 0) return;
+  EXPECT_GT(accepted_count, 0) << member;
+  EXPECT_GT(refused_count, 0) << member << ": the sweep never crossed a rule";
 }
 
 }  // namespace rths::test
