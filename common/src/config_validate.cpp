@@ -611,14 +611,9 @@ void check_ground_motion(const config::GroundMotion& motion, const Checker& chec
 }
 
 // The models a channel may hold, as an error spells them ("spring { ... } or bouc_wen { ... }"): from
-// the schema, so that the sentence stays true as models are added.
+// the registry, so that the sentence stays true as models are added.
 std::string model_kinds() {
-  const pb::OneofDescriptor* kind = config::Model::descriptor()->FindOneofByName("kind");
-  std::string kinds;
-  for (int i = 0; i < kind->field_count(); ++i) {
-    kinds += fmt::format("{}{} {{ ... }}", i == 0 ? "" : " or ", kind->field(i)->name());
-  }
-  return kinds;
+  return registry::member_sketches(*config::Model::descriptor(), "kind");
 }
 
 // A channel's specimen or prediction model (config::Model): its rules are the registered model's
