@@ -10,7 +10,9 @@
 #include <numbers>
 #include <vector>
 
-#include "rths/node_physical/setup_transform.hpp"
+#include "node_physical/setups/inclined_actuator_setup.hpp"
+#include "node_physical/setups/matrix_setup.hpp"
+#include "node_physical/setups/two_actuators_setup.hpp"
 
 namespace {
 

@@ -92,7 +92,8 @@ TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
   const auto table = folder_table();
   for (const char* folder :
        {"proto", "common", "smith_predictor", "smith_predictor/interfaces", "smith_predictor/models", "node_physical",
-        "node_physical/interfaces", "node_physical/controllers", "node_numerical", "console", "deploy", "tests"}) {
+        "node_physical/interfaces", "node_physical/controllers", "node_physical/drivers", "node_physical/setups",
+        "node_physical/actuators", "node_numerical", "console", "deploy", "tests"}) {
     EXPECT_EQ(table.count(folder), 1U) << folder << " has no row in docs/architecture.md §2";
   }
   EXPECT_FALSE(allows(table, "node_physical/controllers", "node_physical")) << "a sub-library under its parent";
@@ -101,6 +102,8 @@ TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
   EXPECT_TRUE(allows(table, "smith_predictor/models", "smith_predictor/interfaces"));
   EXPECT_FALSE(allows(table, "smith_predictor/interfaces", "smith_predictor/models"));
   EXPECT_FALSE(allows(table, "common", "node_physical/controllers"));
+  EXPECT_FALSE(allows(table, "common", "node_physical/setups")) << "common asks the registry, never a setup kind";
+  EXPECT_FALSE(allows(table, "node_physical/setups", "node_physical")) << "a sub-library under its parent";
   EXPECT_FALSE(allows(table, "node_physical", "node_numerical"));
 }
 

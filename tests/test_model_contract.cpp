@@ -16,7 +16,6 @@
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
-#include <google/protobuf/text_format.h>
 
 #include "alloc_counter.hpp"
 #include "contract_support.hpp"
@@ -47,9 +46,7 @@ const std::map<std::string, std::string>& samples() {
 }
 
 config::Model sample(const std::string& member) {
-  config::Model m;
-  EXPECT_TRUE(pb::TextFormat::ParseFromString(samples().at(member), &m)) << member;
-  return m;
+  return test::parse_sample<config::Model>(samples(), member);
 }
 
 std::vector<std::string> members() {
@@ -69,11 +66,7 @@ InterfaceMotion motion_at(int step) {
 }
 
 TEST(ModelContract, EveryModelTheConfigCanNameHasRulesAFactoryAndASample) {
-  for (const pb::Descriptor* type : registry::member_types(*config::Model::descriptor(), "kind")) {
-    EXPECT_TRUE(has_component_rules(*type)) << type->full_name();
-    EXPECT_TRUE(ComponentFactories<PredictionModel>::has(*type)) << type->full_name();
-  }
-  for (const std::string& member : members()) EXPECT_EQ(samples().count(member), 1U) << member << ": no sample";
+  test::expect_every_member_registered<PredictionModel>(*config::Model::descriptor(), "kind", samples());
 }
 
 // The registry builds the model the config names: its description (what the handshake digests and the
@@ -140,14 +133,8 @@ TEST(ModelContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
   for (const std::string& member : members()) {
     const config::Model base = sample(member);
     const std::uint64_t base_digest = model_digest(*make_model(base));
-    int accepted = 0;
-    int refused = 0;
-    const auto probe = [&](const config::Model& config, const std::string& what, bool changed) {
-      if (!problems_of(config).empty()) {
-        ++refused;
-        return;
-      }
-      ++accepted;
+    const auto valid = [](const config::Model& config) { return problems_of(config).empty(); };
+    const auto built = [&](const config::Model& config, const std::string& what, bool changed) {
       std::unique_ptr<PredictionModel> model;
       ASSERT_NO_THROW(model = make_model(config)) << member << " " << what;
       if (changed) {
@@ -161,9 +148,7 @@ TEST(ModelContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
         ASSERT_TRUE(std::isfinite(model->step(motion_at(i), kDt))) << member << " " << what << " step " << i;
       }
     };
-    test::sweep_numeric_fields<config::Model>(base, member, values, probe, {.every_field_known = true});
-    EXPECT_GT(accepted, 0) << member;
-    EXPECT_GT(refused, 0) << member << ": the sweep never crossed a rule";
+    test::sweep_verdicts<config::Model>(base, member, values, valid, built, {.every_field_known = true});
   }
 }
 

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "node_physical/actuators/linear_actuator.hpp"
 #include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"

@@ -1,4 +1,4 @@
-// The maRTHS rigid coupler (RigidCouplerSetup, node_physical/setup_transform.hpp; seed 000 Eqs.
+// The maRTHS rigid coupler (RigidCouplerSetup, node_physical/setups/; seed 000 Eqs.
 // 21-30): strokes against the horizontal motion of the pins rotated here from the benchmark's pin
 // coordinates (fcn_coupler_geometry.m) and against Eq. 28 as printed; the measured strokes back to
 // the node against Eqs. 29-30; exact round trips; the linear coupler against the exact one to second
@@ -11,17 +11,19 @@
 #include <cstddef>
 #include <limits>
 #include <numbers>
-#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "alloc_counter.hpp"
 #include "experiment.pb.h"
+#include "node_physical/setups/rigid_coupler_setup.hpp"
+#include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
-#include "rths/common/setup_checks.hpp"
+#include "rths/common/problems.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 
 namespace rths {
@@ -338,39 +340,49 @@ std::string config_error(const std::string& setup) {
   return "loaded";
 }
 
+// A site of two channels with a coupler of `arm_m` and `angle_deg`.
+config::Site coupler_site(double arm_m, double angle_deg) {
+  config::Site site;
+  site.add_channel();
+  site.add_channel();
+  site.mutable_setup()->mutable_rigid_coupler()->set_arm_m(arm_m);
+  site.mutable_setup()->mutable_rigid_coupler()->set_angle_deg(angle_deg);
+  return site;
+}
+
+// The problems the coupler's registered rules find, each line's path from the setup's kind down.
+std::vector<std::string> coupler_problems(double arm_m, double angle_deg) {
+  const config::Site site = coupler_site(arm_m, angle_deg);
+  Problems problems;
+  check_component(site.setup(), "kind", ComponentContext{.site = &site}, Checker(problems));
+  return problems.lines();
+}
+
 TEST(RigidCoupler, ConfigRulesNameTheFieldAndWhatWasExpected) {
   // The bounds of the angle are allowed, the benchmark's coupler too.
-  EXPECT_FALSE(rigid_coupler_problem(0.29539, 25.4633).has_value());
-  EXPECT_FALSE(rigid_coupler_problem(0.29539, 1.0).has_value());
-  EXPECT_FALSE(rigid_coupler_problem(0.29539, 89.0).has_value());
+  EXPECT_TRUE(coupler_problems(0.29539, 25.4633).empty());
+  EXPECT_TRUE(coupler_problems(0.29539, 1.0).empty());
+  EXPECT_TRUE(coupler_problems(0.29539, 89.0).empty());
   for (const double arm :
        {0.0, -0.3, std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity()}) {
-    const auto problem = rigid_coupler_problem(arm, 25.4633);
-    ASSERT_TRUE(problem.has_value()) << arm;
-    EXPECT_EQ(problem->field, "arm_m");
-    EXPECT_NE(problem->what.find(fmt::format("is {}, expected the distance from the node to each actuator's pin", arm)),
-              std::string::npos)
-        << problem->what;
+    const std::vector<std::string> problems = coupler_problems(arm, 25.4633);
+    ASSERT_EQ(problems.size(), 1U) << arm;
+    EXPECT_EQ(
+        problems[0].rfind(
+            fmt::format("rigid_coupler.arm_m: is {}, expected the distance from the node to each actuator's pin", arm),
+            0),
+        0U)
+        << problems[0];
   }
   for (const double angle : {0.0, 0.999, 89.001, 90.0, -25.0, std::numeric_limits<double>::quiet_NaN()}) {
-    const auto problem = rigid_coupler_problem(0.29539, angle);
-    ASSERT_TRUE(problem.has_value()) << angle;
-    EXPECT_EQ(problem->field, "angle_deg");
-    EXPECT_NE(problem->what.find(fmt::format("is {} degrees, expected 1 to 89", angle)), std::string::npos)
-        << problem->what;
+    const std::vector<std::string> problems = coupler_problems(0.29539, angle);
+    ASSERT_EQ(problems.size(), 1U) << angle;
+    EXPECT_EQ(problems[0].rfind(fmt::format("rigid_coupler.angle_deg: is {} degrees, expected 1 to 89", angle), 0), 0U)
+        << problems[0];
   }
-  // The constructor and the factory refuse by the same rules, the factory naming the member.
+  // The factory refuses by the same rules, naming the member.
   try {
-    (void)RigidCouplerSetup(0.29539, 90.0, false);
-    ADD_FAILURE() << "a coupler at 90 degrees was built";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("angle_deg: is 90 degrees", 0), 0U) << e.what();
-  }
-  config::SetupTransform setup;
-  setup.mutable_rigid_coupler()->set_arm_m(-0.3);
-  setup.mutable_rigid_coupler()->set_angle_deg(25.4633);
-  try {
-    (void)make_setup_transform(setup, 2);
+    (void)make_setup_transform(coupler_site(-0.3, 25.4633));
     ADD_FAILURE() << "a coupler of negative arm was built";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()).rfind("setup.rigid_coupler.arm_m: is -0.3", 0), 0U) << e.what();

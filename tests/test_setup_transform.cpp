@@ -1,4 +1,4 @@
-// Setup transformations (node_physical/setup_transform.hpp, docs/setup-transformations.md): the
+// Setup transformations (node_physical/setups/, docs/setup-transformations.md): the
 // strokes against the distance between each actuator's ends computed here from their coordinates;
 // the round trip interface -> strokes -> interface over the valid range; the interface forces against
 // virtual work with a finite-difference Jacobian; the stroke velocities against finite differences
@@ -28,7 +28,12 @@
 
 #include "alloc_counter.hpp"
 #include "experiment.pb.h"
+#include "node_physical/setups/inclined_actuator_setup.hpp"
+#include "node_physical/setups/matrix_setup.hpp"
+#include "node_physical/setups/two_actuators_setup.hpp"
+#include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
+#include "rths/common/problems.hpp"
 #include "rths/common/setup_checks.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 #include "test_support.hpp"
@@ -642,7 +647,7 @@ TEST(SetupConfig, EachKindLoadsAndBuilds) {
                              "1.5 angle_deg: 90 } } }",
                              2}}) {
     const config::Experiment experiment = parse_experiment(experiment_with(c.channels, c.setup), kSource);
-    const auto setup = make_setup_transform(experiment.site(0).setup(), static_cast<std::size_t>(c.channels));
+    const auto setup = make_setup_transform(experiment.site(0));
     EXPECT_EQ(setup->dofs(), static_cast<std::size_t>(c.channels)) << c.setup;
     EXPECT_EQ(setup->actuators(), c.actuators) << c.setup;
   }
@@ -739,32 +744,46 @@ TEST(SetupConfig, DegenerateGeometryIsRefused) {
             "loaded");
 }
 
-TEST(SetupConfig, TheFactoryAndTheConstructorsRefuseWithTheSameRules) {
+// A site of `channels` channels (nothing else) with `setup` as its setup.
+config::Site site_with(std::size_t channels, const config::SetupTransform& setup) {
+  config::Site site;
+  for (std::size_t c = 0; c < channels; ++c) site.add_channel();
+  *site.mutable_setup() = setup;
+  return site;
+}
+
+// The factory refuses a setup by the rules the config validator applies (the kind's registered ones,
+// the stroke limits), naming the field below `setup`; the transformations' constructors keep only the
+// guards of their memory (tests/test_setup_contract.cpp).
+TEST(SetupConfig, TheFactoryRefusesByTheValidatorsRules) {
   config::SetupTransform setup;
   setup.mutable_matrix()->set_actuators(2);
   for (const double v : {1.0, 2.0, 2.0, 4.0}) setup.mutable_matrix()->add_value(v);
   try {
-    (void)make_setup_transform(setup, 2);
+    (void)make_setup_transform(site_with(2, setup));
     ADD_FAILURE() << "a rank-deficient matrix was built";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()).rfind("setup.matrix.value: is rank deficient", 0), 0U) << e.what();
   }
-  EXPECT_THROW(MatrixSetup(2, Vec{1.0, 2.0, 2.0, 4.0}, 2), std::invalid_argument);
-  EXPECT_THROW(InclinedActuatorSetup(2.0, 90.0), std::invalid_argument);
-  EXPECT_THROW(InclinedActuatorSetup(-1.0, 0.0), std::invalid_argument);
-  EXPECT_THROW(TwoActuatorsSetup(2.0, 0.0, 1.0, 180.0), std::invalid_argument);
+  config::SetupTransform pair;
+  for (const double angle : {30.0, 35.0}) {
+    config::PlanarActuator& actuator = *pair.mutable_two_actuators()->add_actuator();
+    actuator.set_length_m(angle == 30.0 ? 2.0 : 1.0);
+    actuator.set_angle_deg(angle);
+  }
   try {
-    (void)TwoActuatorsSetup(2.0, 30.0, 1.0, 35.0);
+    (void)make_setup_transform(site_with(2, pair));
     ADD_FAILURE() << "actuators crossing at 5 degrees were built";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("actuator[1].angle_deg: is 35 degrees"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("setup.two_actuators.actuator[1].angle_deg: is 35 degrees"), std::string::npos)
+        << e.what();
   }
   // The kind against the site's DOFs.
   config::SetupTransform inclined;
   inclined.mutable_inclined_actuator()->set_length_m(2.0);
   inclined.mutable_inclined_actuator()->set_angle_deg(30.0);
-  EXPECT_THROW((void)make_setup_transform(inclined, 2), std::invalid_argument);
-  EXPECT_EQ(make_setup_transform(inclined, 1)->actuators(), 1U);
+  EXPECT_THROW((void)make_setup_transform(site_with(2, inclined)), std::invalid_argument);
+  EXPECT_EQ(make_setup_transform(site_with(1, inclined))->actuators(), 1U);
 }
 
 TEST(SetupConfig, TheDocumentsExamplesLoad) {
@@ -787,9 +806,11 @@ TEST(SetupConfig, TheDocumentsExamplesLoad) {
     config::Site site;
     parse_text_message(block, "docs/setup-transformations.md", site);
     ASSERT_TRUE(site.has_setup()) << block;
-    const auto problem = setup_problem(site.setup(), channels);
-    EXPECT_FALSE(problem.has_value()) << block << "\n  " << problem->field << ": " << problem->what;
-    EXPECT_EQ(make_setup_transform(site.setup(), channels)->dofs(), channels);
+    for (std::size_t c = 0; c < channels; ++c) site.add_channel();
+    Problems problems;
+    EXPECT_TRUE(check_setup(site.setup(), ComponentContext{.site = &site}, Checker(problems, "setup")))
+        << block << "\n  " << problems.lines().front();
+    EXPECT_EQ(make_setup_transform(site)->dofs(), channels);
     ++examples;
   }
   EXPECT_EQ(examples, 3U);  // one per kind

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -20,10 +21,11 @@ namespace rths::test {
 // The problems the registered rules find in the component `holder`'s oneof holds, each line's path
 // under `path` (empty: valid).
 inline std::vector<std::string> component_problems(const google::protobuf::Message& holder,
-                                                   const ComponentContext& context, const std::string& path = {}) {
+                                                   const ComponentContext& context, const std::string& path = {},
+                                                   std::string_view oneof = "kind") {
   Problems problems;
   const Checker check(problems, path);
-  check.section([&] { check_component(holder, "kind", context, check); });
+  check.section([&] { check_component(holder, oneof, context, check); });
   return problems.lines();
 }
 

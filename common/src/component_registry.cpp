@@ -53,6 +53,43 @@ void unregistered(const Descriptor& message, const char* product) {
                   message.full_name(), product));
 }
 
+namespace {
+
+// "a", "a or b", "a, b or c".
+std::string joined(const std::vector<std::string>& items) {
+  std::string text;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    text += (i == 0 ? "" : i + 1 == items.size() ? " or " : ", ") + items[i];
+  }
+  return text;
+}
+
+template <class Each>
+std::string each_member(const Descriptor& holder, std::string_view oneof, const Each& each) {
+  const google::protobuf::OneofDescriptor* const group = holder.FindOneofByName(std::string(oneof));
+  std::vector<std::string> items;
+  for (int i = 0; group != nullptr && i < group->field_count(); ++i) items.push_back(each(*group->field(i)));
+  return joined(items);
+}
+
+}  // namespace
+
+std::string member_sketches(const Descriptor& holder, std::string_view oneof) {
+  return each_member(holder, oneof, [](const google::protobuf::FieldDescriptor& field) {
+    // A sketch is the same for every config of the message: its default instance answers for all.
+    const Descriptor& type = *field.message_type();
+    const google::protobuf::Message* prototype =
+        google::protobuf::MessageFactory::generated_factory()->GetPrototype(&type);
+    const std::string inside =
+        ComponentFacts<ConfigSketch>::has(type) ? ComponentFacts<ConfigSketch>::of(*prototype) : std::string("...");
+    return fmt::format("{} {{ {} }}", field.name(), inside);
+  });
+}
+
+std::string member_names(const Descriptor& holder, std::string_view oneof) {
+  return each_member(holder, oneof, [](const google::protobuf::FieldDescriptor& field) { return field.name(); });
+}
+
 }  // namespace registry
 
 bool has_component_rules(const google::protobuf::Descriptor& message) {

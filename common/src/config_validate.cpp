@@ -29,7 +29,6 @@
 #include "rths/common/config.hpp"
 #include "rths/common/frame_force_checks.hpp"
 #include "rths/common/ground_motion.hpp"
-#include "rths/common/linear_system.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/matrix_market.hpp"
 #include "rths/common/problems.hpp"
@@ -612,14 +611,9 @@ void check_ground_motion(const config::GroundMotion& motion, const Checker& chec
 }
 
 // The models a channel may hold, as an error spells them ("spring { ... } or bouc_wen { ... }"): from
-// the schema, so that the sentence stays true as models are added.
+// the registry, so that the sentence stays true as models are added.
 std::string model_kinds() {
-  const pb::OneofDescriptor* kind = config::Model::descriptor()->FindOneofByName("kind");
-  std::string kinds;
-  for (int i = 0; i < kind->field_count(); ++i) {
-    kinds += fmt::format("{}{} {{ ... }}", i == 0 ? "" : " or ", kind->field(i)->name());
-  }
-  return kinds;
+  return registry::member_sketches(*config::Model::descriptor(), "kind");
 }
 
 // A channel's specimen or prediction model (config::Model): its rules are the registered model's
@@ -748,86 +742,16 @@ void check_impairment(const config::Impairment& impairment, const std::string& p
                     "a duplication probability", check);
 }
 
-void check_linear_actuator(const config::LinearActuator& linear, const std::string& path, const Checker& check) {
-  const bool tf = linear.numerator_size() > 0 || linear.denominator_size() > 0;
-  check.require(tf != linear.has_state_space(), path,
-                tf ? "has both a transfer function and state_space; expected one of them"
-                   : "has no model; expected numerator: [...] denominator: [...] (s, highest power first) or "
-                     "state_space { ... }");
-  if (linear.has_state_space()) {
-    const auto& ss = linear.state_space();
-    const std::string at = child(path, "state_space");
-    const auto n = static_cast<int>(ss.states());
-    check.require(n >= 1 && n <= kMaxStates, child(at, "states"),
-                  fmt::format("is {}, expected 1..{} states", n, kMaxStates));
-    check.require(ss.a_size() == n * n, child(at, "a"),
-                  fmt::format("has {} entries, expected states x states = {}", ss.a_size(), n * n));
-    check.require(ss.b_size() == n, child(at, "b"), fmt::format("has {} entries, expected {}", ss.b_size(), n));
-    check.require(ss.c_size() == n, child(at, "c"), fmt::format("has {} entries, expected {}", ss.c_size(), n));
-    check.require(!linear.has_perturbation(), child(path, "perturbation"),
-                  "is given with a state space; expected a transfer function to perturb");
-    Eigen::MatrixXd a = Eigen::Map<const RowMajor>(ss.a().data(), n, n);
-    const Eigen::VectorXcd poles = Eigen::EigenSolver<Eigen::MatrixXd>(a, false).eigenvalues();
-    for (const auto& pole : poles) {
-      check.require(pole.real() < 0, child(at, "a"),
-                    fmt::format("has an eigenvalue {}{:+}j with real part >= 0; expected a stable actuator model",
-                                pole.real(), pole.imag()));
-    }
-    return;
-  }
-  const int nd = linear.denominator_size();
-  const int nn = linear.numerator_size();
-  check.require(nd >= 2 && nd <= kMaxStates + 1, child(path, "denominator"),
-                fmt::format("has {} coefficients, expected 2..{} (order 1..{}, highest power first)", nd,
-                            kMaxStates + 1, kMaxStates));
-  check.require(linear.denominator(0) != 0, element(child(path, "denominator"), 0),
-                "is 0; expected a nonzero leading coefficient");
-  check.require(
-      nn >= 1 && nn <= nd, child(path, "numerator"),
-      fmt::format("has {} coefficients for a denominator of {}; expected a proper model (1..{})", nn, nd, nd));
-  for (const auto& pole :
-       polynomial_roots(std::span<const double>(linear.denominator().data(), static_cast<std::size_t>(nd)))) {
-    check.require(pole.real() < 0, child(path, "denominator"),
-                  fmt::format("has a root {}{:+}j with real part >= 0; expected a stable actuator model", pole.real(),
-                              pole.imag()));
-  }
-  if (linear.has_perturbation()) {
-    const double r = linear.perturbation().relative();
-    check.require(linear.perturbation().has_relative() && r >= 0 && r < 1, child(path, "perturbation.relative"),
-                  fmt::format("is {}, expected a relative perturbation in [0, 1)", r));
-  }
-}
-
-void check_servo_hydraulic(const config::ServoHydraulicActuator& servo, const std::string& path, const Checker& check) {
-  check_positive(servo.has_area_m2(), servo.area_m2(), child(path, "area_m2"), "a piston area (m^2)", check);
-  check_positive(servo.has_flow_gain_m2_per_s(), servo.flow_gain_m2_per_s(), child(path, "flow_gain_m2_per_s"),
-                 "a flow gain (m^3/s per m)", check);
-  check_positive(servo.has_compliance_m3_per_pa(), servo.compliance_m3_per_pa(), child(path, "compliance_m3_per_pa"),
-                 "an oil-column compliance V/(4 beta) (m^3/Pa)", check);
-  check_positive(servo.has_piston_mass_kg(), servo.piston_mass_kg(), child(path, "piston_mass_kg"),
-                 "a piston mass (kg)", check);
-  check.require(servo.leakage_m3_per_s_per_pa() >= 0, child(path, "leakage_m3_per_s_per_pa"),
-                fmt::format("is {}, expected >= 0", servo.leakage_m3_per_s_per_pa()));
-  check.require(servo.piston_damping_ns_per_m() >= 0, child(path, "piston_damping_ns_per_m"),
-                fmt::format("is {}, expected >= 0", servo.piston_damping_ns_per_m()));
-  check.require(servo.valve_time_constant_s() >= 0, child(path, "valve_time_constant_s"),
-                fmt::format("is {}, expected >= 0 s (0: ideal valve)", servo.valve_time_constant_s()));
-  check.require(servo.substeps() >= 1 && servo.substeps() <= 65536, child(path, "substeps"),
-                fmt::format("is {}, expected 1..65536 RK4 substeps per step", servo.substeps()));
-}
-
-void check_actuator(const config::Actuator& actuator, const std::string& path, const Checker& check) {
-  switch (actuator.dynamics_case()) {
-    case config::Actuator::kLinear:
-      check_linear_actuator(actuator.linear(), child(path, "linear"), check);
-      break;
-    case config::Actuator::kServoHydraulic:
-      check_servo_hydraulic(actuator.servo_hydraulic(), child(path, "servo_hydraulic"), check);
-      break;
-    case config::Actuator::DYNAMICS_NOT_SET:
-      check.fail(path,
-                 "has no dynamics; expected linear { numerator: [...] denominator: [...] } or "
-                 "servo_hydraulic { ... }");
+// A channel's actuator: its dynamics by the rules its model registered (node_physical/actuators/),
+// its noise and limits.
+void check_actuator(const config::Experiment& experiment, const config::Site& site, const config::Channel& channel,
+                    const std::string& path, const Checker& check) {
+  const config::Actuator& actuator = channel.actuator();
+  const ComponentContext context{
+      .rate_hz = experiment.rate_hz(), .experiment = &experiment, .site = &site, .channel = &channel};
+  if (!check_component(actuator, "dynamics", context, check.at(path))) {
+    check.fail(path, fmt::format("has no dynamics; expected {}",
+                                 registry::member_sketches(*config::Actuator::descriptor(), "dynamics")));
   }
   const auto& noise = actuator.noise();
   check.require(noise.displacement_sd_m() >= 0, child(path, "noise.displacement_sd_m"),
@@ -1153,7 +1077,7 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
     if (channel.has_prediction()) {
       check_model(experiment, site, channel.prediction(), child(channel_path, "prediction"), check);
     }
-    if (channel.has_actuator()) check_actuator(channel.actuator(), child(channel_path, "actuator"), check);
+    if (channel.has_actuator()) check_actuator(experiment, site, channel, child(channel_path, "actuator"), check);
     check_interlock_limits(channel, channel_path, check);
     check_tracking_limit(channel, channel_path, experiment.rate_hz(), check);
     if (channel.has_controller()) {
@@ -1163,11 +1087,10 @@ void check_site(const config::Experiment& experiment, int index, const Checker& 
 
   if (site.has_setup()) {
     // The setup's DOFs are the site's channels. Both nodes validate the same file, so a setup the site
-    // could not build is refused at the numerical node too, before anything moves.
-    const std::string at = child(path, "setup");
-    if (const auto problem = setup_problem(site.setup(), static_cast<std::size_t>(channels))) {
-      check.fail(problem->field.empty() ? at : child(at, problem->field), problem->what);
-    }
+    // could not build is refused at the numerical node too, before anything moves. The site's rules
+    // below count the setup's actuators: they wait for a setup without problems.
+    const ComponentContext context{.rate_hz = experiment.rate_hz(), .experiment = &experiment, .site = &site};
+    if (!check_setup(site.setup(), context, check.at(child(path, "setup")))) return;
   }
 
   if (site.placement() == config::REMOTE) {
@@ -1311,10 +1234,17 @@ void check_keys_and_hold(const config::Experiment& experiment, const Checker& ch
 void require_registered_components() {
   static std::once_flag checked;
   std::call_once(checked, [] {
-    for (const pb::Descriptor* holder :
-         {config::Controller::descriptor(), config::SiteController::descriptor(), config::ActuatorPlant::descriptor(),
-          config::Driver::descriptor(), config::Model::descriptor()}) {
-      for (const pb::Descriptor* member : registry::member_types(*holder, "kind")) {
+    const std::array<std::pair<const pb::Descriptor*, std::string_view>, 7> oneofs{{
+        {config::Controller::descriptor(), "kind"},
+        {config::SiteController::descriptor(), "kind"},
+        {config::ActuatorPlant::descriptor(), "kind"},
+        {config::Driver::descriptor(), "kind"},
+        {config::Model::descriptor(), "kind"},
+        {config::SetupTransform::descriptor(), "kind"},
+        {config::Actuator::descriptor(), "dynamics"},
+    }};
+    for (const auto& [holder, oneof] : oneofs) {
+      for (const pb::Descriptor* member : registry::member_types(*holder, oneof)) {
         if (!has_component_rules(*member)) registry::unregistered(*member, "component");
       }
     }

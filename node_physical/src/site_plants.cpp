@@ -41,7 +41,7 @@ class FrameForces final : public InterfaceForceSource {
 std::unique_ptr<PlantDriver> through_setup(const config::Site& site, double rate_hz,
                                            std::unique_ptr<PlantDriver> actuators) {
   const auto channels = static_cast<std::size_t>(site.channel_size());
-  std::unique_ptr<SetupTransform> setup = make_setup_transform(site.setup(), channels);
+  std::unique_ptr<SetupTransform> setup = make_setup_transform(site);
   std::vector<double> limits(site.setup().stroke_limit_m().begin(), site.setup().stroke_limit_m().end());
   if (limits.empty()) limits.assign(setup->actuators(), std::numeric_limits<double>::infinity());
   std::unique_ptr<SiteController> controller =

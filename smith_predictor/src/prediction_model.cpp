@@ -17,10 +17,8 @@ std::unique_ptr<PredictionModel> make_model(const config::Model& model) {
   std::unique_ptr<PredictionModel> made = ComponentFactories<PredictionModel>::make_member(model, "kind", {});
   if (made == nullptr) {
     // The oneof's members named from the schema, so that the sentence stays true as models are added.
-    std::string kinds;
-    const google::protobuf::OneofDescriptor* kind = config::Model::descriptor()->FindOneofByName("kind");
-    for (int i = 0; i < kind->field_count(); ++i) kinds += (i == 0 ? "" : " or ") + kind->field(i)->name();
-    throw std::invalid_argument(fmt::format("make_model: the model names no kind (expected {})", kinds));
+    throw std::invalid_argument(fmt::format("make_model: the model names no kind (expected {})",
+                                            registry::member_names(*config::Model::descriptor(), "kind")));
   }
   return made;
 }

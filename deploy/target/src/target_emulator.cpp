@@ -121,7 +121,7 @@ TargetEmulator::TargetEmulator(const config::Site& site, double rate_hz, double 
   const std::size_t n = plants_->channels();
   wire_stroke_m_ = stroke_m_;
   if (site.has_setup() && !site.has_actuator_plant()) {
-    setup_ = make_setup_transform(site.setup(), n);
+    setup_ = make_setup_transform(site);
     wire_stroke_m_.assign(site.setup().stroke_limit_m().begin(), site.setup().stroke_limit_m().end());
     wire_stroke_m_.resize(wire, std::numeric_limits<double>::infinity());
   }

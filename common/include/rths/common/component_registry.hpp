@@ -3,6 +3,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <typeinfo>
@@ -19,12 +20,13 @@
 namespace rths {
 
 // What a component's rules and its factory may need beside its own config message: the step rate,
-// and the experiment and site it is part of (nullptr where there is none, as for a controller built
-// on its own).
+// and the experiment, site and channel it is part of (nullptr where there is none, as for a
+// controller built on its own). The channel is an actuator's dynamics': its limits.
 struct ComponentContext {
   double rate_hz = 0.0;
   const config::Experiment* experiment = nullptr;
   const config::Site* site = nullptr;
+  const config::Channel* channel = nullptr;
 };
 
 // The registry of components (docs/architecture.md, "Components"): every plant, driver, controller,
@@ -69,6 +71,13 @@ std::vector<const Descriptor*> member_types(const Descriptor& holder, std::strin
 
 [[noreturn]] void unregistered(const Descriptor& message, const char* product);
 
+// The members a oneof can hold, for the message of a config that names none: each written as its
+// component's ConfigSketch says ("matrix { actuators: ... value: [...] }", "name { ... }" without
+// one), joined as "a, b or c".
+std::string member_sketches(const Descriptor& holder, std::string_view oneof);
+// Their names only: "linear or servo_hydraulic".
+std::string member_names(const Descriptor& holder, std::string_view oneof);
+
 }  // namespace registry
 
 // Whether `message` has registered rules (tests: every component a oneof can hold must).
@@ -111,6 +120,58 @@ class ComponentFactories {
     return t;
   }
 };
+
+// What a component states of itself beside its rules and its factory, for code that cannot see its
+// class: common/ asks a setup kind how many actuators it drives. `Fact` is the question, a type
+// naming its answer's type (struct SetupActuators { using Value = std::size_t; }); one table per
+// question, keyed by config message as the factories are.
+template <class Fact>
+class ComponentFacts {
+ public:
+  using Value = Fact::Value;
+  using Answer = std::function<Value(const google::protobuf::Message&)>;
+
+  static void add(const google::protobuf::Descriptor* (*message)(), Answer answer) {
+    table().add(message, std::move(answer));
+  }
+  [[nodiscard]] static bool has(const google::protobuf::Descriptor& message) {
+    return table().find(message) != nullptr;
+  }
+  // The answer of the component `config` describes; a message no component answered for is a
+  // program error (std::logic_error), as for a factory.
+  static Value of(const google::protobuf::Message& config) {
+    const Answer* answer = table().find(*config.GetDescriptor());
+    if (answer == nullptr) registry::unregistered(*config.GetDescriptor(), typeid(Fact).name());
+    return (*answer)(config);
+  }
+  // That of the component a oneof holds; std::nullopt when it holds none.
+  static std::optional<Value> of_member(const google::protobuf::Message& holder, std::string_view oneof) {
+    const google::protobuf::Message* config = registry::member(holder, oneof);
+    return config == nullptr ? std::nullopt : std::optional<Value>(of(*config));
+  }
+
+ private:
+  static registry::Table<Answer>& table() {
+    static registry::Table<Answer> t;
+    return t;
+  }
+};
+
+// How a component is written in a config, inside its member's braces ("actuators: ... value: [...]"
+// for a setup's matrix): what the message of a oneof that holds none offers (registry::member_sketches).
+struct ConfigSketch {
+  using Value = std::string;
+};
+
+// Registers a component's answer to `Fact`, beside its register_component line:
+//   register_fact<SetupActuators>(actuators)   with   std::size_t actuators(const config::SetupMatrix&);
+template <class Fact, class Config>
+bool register_fact(typename Fact::Value (*answer)(const Config&)) noexcept {
+  ComponentFacts<Fact>::add(&Config::descriptor, [answer](const google::protobuf::Message& m) {
+    return answer(dynamic_cast<const Config&>(m));
+  });
+  return true;
+}
 
 // Registers the rules of a config message whose component is built elsewhere (for now) or is a
 // part of others (a plant model both a plant and a controller's estimate start from).

@@ -3,11 +3,20 @@
 #include <cstddef>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "experiment.pb.h"
 #include "rths/common/setup_checks.hpp"
 
 namespace rths {
+
+// What makes a model impossible to build: the field, relative to the message checked (`dofs`,
+// `stiffness_n_per_m[7]`; empty: the message itself), and one sentence of what was found and what was
+// expected.
+struct SetupProblem {
+  std::string field;
+  std::string what;
+};
 
 // What makes a frame force model (proto/experiment.proto, FrameForceModel) impossible to build for a
 // site of `channels` channels: the field, relative to the message (`dofs`, `mass_kg`,
