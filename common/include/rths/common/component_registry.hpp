@@ -128,7 +128,7 @@ class ComponentFactories {
 template <class Fact>
 class ComponentFacts {
  public:
-  using Value = Fact::Value;
+  using Value = typename Fact::Value;
   using Answer = std::function<Value(const google::protobuf::Message&)>;
 
   static void add(const google::protobuf::Descriptor* (*message)(), Answer answer) {
