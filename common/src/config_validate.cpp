@@ -28,7 +28,6 @@
 #include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/frame_force_checks.hpp"
-#include "rths/common/ground_motion.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/matrix_market.hpp"
 #include "rths/common/problems.hpp"
@@ -561,52 +560,11 @@ void check_structure(const config::Structure& structure, config::Integrator inte
   }
 }
 
-void check_ground_motion(const config::GroundMotion& motion, const Checker& check) {
-  const double scale = motion.scale();
-  switch (motion.source_case()) {
-    case config::GroundMotion::kRecord: {
-      const auto& record = motion.record();
-      check.require(!record.path().empty(), "ground_motion.record.path",
-                    "missing; expected the record file (a relative path starts from the config file's folder)");
-      check.require(record.has_unit(), "ground_motion.record.unit",
-                    "missing; expected G or M_PER_S2 (the unit of a record is never guessed)");
-      check.require(record.format() != config::PEER_AT2 || record.unit() == config::G, "ground_motion.record.unit",
-                    "is M_PER_S2, but PEER AT2 records are in g; expected G");
-      break;
-    }
-    case config::GroundMotion::kSynthetic: {
-      const auto& synthetic = motion.synthetic();
-      const std::string path = "ground_motion.synthetic";
-      for (const auto& [name, value] :
-           {std::pair{"duration_s", synthetic.duration_s()}, std::pair{"pga_m_per_s2", synthetic.pga_m_per_s2()},
-            std::pair{"ground_frequency_hz", synthetic.ground_frequency_hz()},
-            std::pair{"sample_rate_hz", synthetic.sample_rate_hz()}}) {
-        check.require(value > 0, child(path, name), fmt::format("is {}, expected > 0", value));
-      }
-      for (const auto& [name, value] :
-           {std::pair{"ground_damping", synthetic.ground_damping()}, std::pair{"rise_s", synthetic.rise_s()},
-            std::pair{"strong_s", synthetic.strong_s()}, std::pair{"decay_per_s", synthetic.decay_per_s()}}) {
-        check.require(value >= 0, child(path, name), fmt::format("is {}, expected >= 0", value));
-      }
-      // A recorded motion's values are checked as its file is read (ground_motion.cpp); a synthetic
-      // one peaks at exactly pga_m_per_s2 x scale.
-      const double peak = synthetic.pga_m_per_s2() * std::abs(scale);
-      check.require(peak <= kMaxGroundAccelerationMPerS2,
-                    scale == 1.0 ? child(path, "pga_m_per_s2") : std::string("ground_motion.scale"),
-                    fmt::format("{:g} m/s^2 (pga_m_per_s2) x {:g} = {:g} m/s^2 is beyond the {:g} m/s^2 ({:.1f} g) a "
-                                "ground motion may reach; expected a peak in m/s^2 after scale (a unit mistake?)",
-                                synthetic.pga_m_per_s2(), scale, peak, kMaxGroundAccelerationMPerS2,
-                                kMaxGroundAccelerationMPerS2 / kStandardGravity));
-      const double samples = std::round(synthetic.duration_s() * synthetic.sample_rate_hz()) + 1;
-      check.require(
-          samples <= static_cast<double>(kMaxGroundMotionSamples), child(path, "duration_s"),
-          fmt::format("{:g} s at {:g} Hz is {:.0f} samples, more than a ground motion may hold ({}); expected "
-                      "a shorter duration_s or a lower sample_rate_hz",
-                      synthetic.duration_s(), synthetic.sample_rate_hz(), samples, kMaxGroundMotionSamples));
-      break;
-    }
-    case config::GroundMotion::SOURCE_NOT_SET:
-      check.fail("ground_motion", "has no source; expected record { path: \"...\" unit: G } or synthetic { ... }");
+// The ground motion's source, by the rules registered for it (common/ground_motions/).
+void check_ground_motion(const config::Experiment& experiment, const Checker& check) {
+  const ComponentContext context{.rate_hz = experiment.rate_hz(), .experiment = &experiment};
+  if (!check_component(experiment.ground_motion(), "source", context, check.at("ground_motion"))) {
+    check.fail("ground_motion", "has no source; expected record { path: \"...\" unit: G } or synthetic { ... }");
   }
 }
 
@@ -1234,7 +1192,7 @@ void check_keys_and_hold(const config::Experiment& experiment, const Checker& ch
 void require_registered_components() {
   static std::once_flag checked;
   std::call_once(checked, [] {
-    const std::array<std::pair<const pb::Descriptor*, std::string_view>, 7> oneofs{{
+    const std::array<std::pair<const pb::Descriptor*, std::string_view>, 8> oneofs{{
         {config::Controller::descriptor(), "kind"},
         {config::SiteController::descriptor(), "kind"},
         {config::ActuatorPlant::descriptor(), "kind"},
@@ -1242,10 +1200,11 @@ void require_registered_components() {
         {config::Model::descriptor(), "kind"},
         {config::SetupTransform::descriptor(), "kind"},
         {config::Actuator::descriptor(), "dynamics"},
+        {config::GroundMotion::descriptor(), "source"},
     }};
     for (const auto& [holder, oneof] : oneofs) {
-      for (const pb::Descriptor* member : registry::member_types(*holder, oneof)) {
-        if (!has_component_rules(*member)) registry::unregistered(*member, "component");
+      for (const pb::FieldDescriptor* member : registry::members(*holder, oneof)) {
+        if (!has_member_rules(*member)) registry::unregistered(*member, "component");
       }
     }
   });
@@ -1297,7 +1256,7 @@ void validate(const config::Experiment& experiment, const std::string& source_na
     check.require(
         experiment.has_ground_motion(), "ground_motion",
         "missing; expected ground_motion { record { path: \"...\" unit: G } } or ground_motion { synthetic { } }");
-    check_ground_motion(experiment.ground_motion(), check);
+    check_ground_motion(experiment, check);
   });
 
   const bool some_site = check.expect(
