@@ -584,120 +584,33 @@ void check_model(const config::Experiment& experiment, const config::Site& site,
   }
 }
 
-void check_probability(double p, const std::string& path, std::string_view what, const Checker& check) {
-  check.require(p >= 0 && p <= 1, path, fmt::format("is {}, expected {} in [0, 1]", p, what));
-}
-
 void check_positive(bool given, double value, const std::string& path, std::string_view what, const Checker& check) {
   check.require(given, path, fmt::format("missing; expected {} > 0", what));
   check.require(value > 0, path, fmt::format("is {}, expected {} > 0", value, what));
 }
 
-void check_empirical(const config::EmpiricalDelay& empirical, const std::string& path, const Checker& check) {
-  const int edges = empirical.bin_edge_s_size();
-  const int weights = empirical.bin_weight_size();
-  const bool histogram = edges > 0 || weights > 0;
-  const bool trace = empirical.has_trace_path();
-  check.require(histogram || trace, path,
-                "has no delays; expected a histogram (bin_edge_s: [...] bin_weight: [...]) or trace_path: \"...\"");
-  check.require(!(histogram && trace), child(path, "trace_path"),
-                "is given with a histogram; expected either bin_edge_s/bin_weight or trace_path, not both");
-  if (trace) {
-    check.require(!empirical.trace_path().empty(), child(path, "trace_path"),
-                  "is empty; expected a file of one-way delays in seconds, one per line (a relative path starts from "
-                  "the config file's folder)");
-    return;
-  }
-  check.require(empirical.order() == config::EmpiricalDelay::SAMPLE, child(path, "order"),
-                "is REPLAY, but a histogram has no order; expected SAMPLE, or a trace_path to replay");
-  check.require(edges >= 2, child(path, "bin_edge_s"),
-                fmt::format("has {} entries, expected at least 2 bin edges (s)", edges));
-  check.require(
-      weights == edges - 1, child(path, "bin_weight"),
-      fmt::format("has {} entries for {} bin edges; expected one weight per bin ({})", weights, edges, edges - 1));
-  check.require(empirical.bin_edge_s(0) >= 0, element(child(path, "bin_edge_s"), 0),
-                fmt::format("is {}, expected a delay >= 0 s", empirical.bin_edge_s(0)));
-  for (int i = 1; i < edges; ++i) {
-    check.require(empirical.bin_edge_s(i) > empirical.bin_edge_s(i - 1), element(child(path, "bin_edge_s"), i),
-                  fmt::format("is {}, not above the previous edge {}; expected increasing bin edges",
-                              empirical.bin_edge_s(i), empirical.bin_edge_s(i - 1)));
-  }
-  double total = 0;
-  for (int i = 0; i < weights; ++i) {
-    check.require(empirical.bin_weight(i) >= 0, element(child(path, "bin_weight"), i),
-                  fmt::format("is {}, expected a weight >= 0", empirical.bin_weight(i)));
-    total += empirical.bin_weight(i);
-  }
-  check.require(total > 0, child(path, "bin_weight"), "are all 0; expected at least one bin with a positive weight");
-}
-
+// One direction of a link: its delay and loss models by the rules registered for them
+// (common/impairments/), the rules across them here.
 void check_impairment(const config::Impairment& impairment, const std::string& path, const Checker& check) {
-  check.require(impairment.delay_s() >= 0, child(path, "delay_s"),
-                fmt::format("is {}, expected a delay >= 0 s", impairment.delay_s()));
-  check.require(impairment.jitter_s() >= 0, child(path, "jitter_s"),
-                fmt::format("is {}, expected a jitter >= 0 s", impairment.jitter_s()));
-  if (impairment.jitter_model_case() != config::Impairment::JITTER_MODEL_NOT_SET) {
-    const auto* model = config::Impairment::descriptor()->FindFieldByNumber(impairment.jitter_model_case());
-    check.require(impairment.jitter_s() == 0, child(path, "jitter_s"),
-                  fmt::format("is {}, but {} {{ ... }} is given too; expected 0 (jitter_s is the uniform jitter, "
-                              "used only when no other delay model is given)",
-                              impairment.jitter_s(), model->name()));
+  check.expect(impairment.delay_s() >= 0, child(path, "delay_s"),
+               fmt::format("is {}, expected a delay >= 0 s", impairment.delay_s()));
+  const bool jitter_ok = check.expect(impairment.jitter_s() >= 0, child(path, "jitter_s"),
+                                      fmt::format("is {}, expected a jitter >= 0 s", impairment.jitter_s()));
+  if (const std::string model = registry::member_name(impairment, "jitter_model"); jitter_ok && !model.empty()) {
+    check.expect(impairment.jitter_s() == 0, child(path, "jitter_s"),
+                 fmt::format("is {}, but {} {{ ... }} is given too; expected 0 (jitter_s is the uniform jitter, "
+                             "used only when no other delay model is given)",
+                             impairment.jitter_s(), model));
   }
-  switch (impairment.jitter_model_case()) {
-    case config::Impairment::kNormal: {
-      const auto& normal = impairment.normal();
-      check_positive(normal.has_sd_s(), normal.sd_s(), child(path, "normal.sd_s"), "a standard deviation (s)", check);
-      break;
-    }
-    case config::Impairment::kPareto: {
-      const auto& pareto = impairment.pareto();
-      check_positive(pareto.has_scale_s(), pareto.scale_s(), child(path, "pareto.scale_s"), "a scale (s)", check);
-      check_positive(pareto.has_shape(), pareto.shape(), child(path, "pareto.shape"), "a tail index", check);
-      break;
-    }
-    case config::Impairment::kGamma: {
-      const auto& gamma = impairment.gamma();
-      check_positive(gamma.has_shape(), gamma.shape(), child(path, "gamma.shape"), "a shape", check);
-      check_positive(gamma.has_scale_s(), gamma.scale_s(), child(path, "gamma.scale_s"), "a scale (s)", check);
-      break;
-    }
-    case config::Impairment::kEmpirical:
-      check_empirical(impairment.empirical(), child(path, "empirical"), check);
-      break;
-    case config::Impairment::JITTER_MODEL_NOT_SET:
-      break;
+  const ComponentContext context;
+  check_component(impairment, "jitter_model", context, check.at(path));
+  if (impairment.has_loss() && !check_component(impairment.loss(), "model", context, check.at(child(path, "loss")))) {
+    check.expect(false, child(path, "loss"),
+                 "has no model; expected loss { probability: p } or loss { gilbert_elliott { ... } }");
   }
-  if (impairment.has_loss()) {
-    const auto& loss = impairment.loss();
-    const std::string at = child(path, "loss");
-    switch (loss.model_case()) {
-      case config::Loss::kProbability:
-        check_probability(loss.probability(), child(at, "probability"), "a loss probability", check);
-        break;
-      case config::Loss::kGilbertElliott: {
-        const auto& ge = loss.gilbert_elliott();
-        const std::string ge_path = child(at, "gilbert_elliott");
-        check.require(ge.has_p_good_to_bad(), child(ge_path, "p_good_to_bad"),
-                      "missing; expected the per-packet probability of going from good to bad, in [0, 1]");
-        check_probability(ge.p_good_to_bad(), child(ge_path, "p_good_to_bad"), "a per-packet transition probability",
-                          check);
-        check.require(ge.has_p_bad_to_good(), child(ge_path, "p_bad_to_good"),
-                      "missing; expected the per-packet probability of going from bad to good, in (0, 1] (1 / the "
-                      "mean time in the bad state, in packets)");
-        check.require(ge.p_bad_to_good() > 0 && ge.p_bad_to_good() <= 1, child(ge_path, "p_bad_to_good"),
-                      fmt::format("is {}, expected a per-packet transition probability in (0, 1] (0 would stay in "
-                                  "the bad state forever)",
-                                  ge.p_bad_to_good()));
-        check_probability(ge.loss_in_good(), child(ge_path, "loss_in_good"), "a loss probability", check);
-        check_probability(ge.loss_in_bad(), child(ge_path, "loss_in_bad"), "a loss probability", check);
-        break;
-      }
-      case config::Loss::MODEL_NOT_SET:
-        check.fail(at, "has no model; expected loss { probability: p } or loss { gilbert_elliott { ... } }");
-    }
-  }
-  check_probability(impairment.duplicate_probability(), child(path, "duplicate_probability"),
-                    "a duplication probability", check);
+  const double duplicate = impairment.duplicate_probability();
+  check.expect(duplicate >= 0 && duplicate <= 1, child(path, "duplicate_probability"),
+               fmt::format("is {}, expected a duplication probability in [0, 1]", duplicate));
 }
 
 // A channel's actuator: its dynamics by the rules its model registered (node_physical/actuators/),
@@ -1192,7 +1105,7 @@ void check_keys_and_hold(const config::Experiment& experiment, const Checker& ch
 void require_registered_components() {
   static std::once_flag checked;
   std::call_once(checked, [] {
-    const std::array<std::pair<const pb::Descriptor*, std::string_view>, 8> oneofs{{
+    const std::array<std::pair<const pb::Descriptor*, std::string_view>, 10> oneofs{{
         {config::Controller::descriptor(), "kind"},
         {config::SiteController::descriptor(), "kind"},
         {config::ActuatorPlant::descriptor(), "kind"},
@@ -1201,6 +1114,8 @@ void require_registered_components() {
         {config::SetupTransform::descriptor(), "kind"},
         {config::Actuator::descriptor(), "dynamics"},
         {config::GroundMotion::descriptor(), "source"},
+        {config::Impairment::descriptor(), "jitter_model"},
+        {config::Loss::descriptor(), "model"},
     }};
     for (const auto& [holder, oneof] : oneofs) {
       for (const pb::FieldDescriptor* member : registry::members(*holder, oneof)) {
