@@ -113,7 +113,7 @@ void for_each_include(const fs::path& file, const std::function<void(int, const 
 TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
   const auto table = folder_table();
   for (const char* folder :
-       {"proto", "common", "common/ground_motions", "common/impairments", "smith_predictor",
+       {"proto", "common", "common/ground_motions", "common/impairments", "common/dampings", "smith_predictor",
         "smith_predictor/interfaces", "smith_predictor/models", "node_physical", "node_physical/interfaces",
         "node_physical/controllers", "node_physical/drivers", "node_physical/setups", "node_physical/actuators",
         "node_numerical", "console", "deploy", "tests"}) {

@@ -29,6 +29,7 @@
 #include "rths/common/config.hpp"
 #include "rths/common/frame_force_checks.hpp"
 #include "rths/common/link.hpp"
+#include "rths/common/matrix_checks.hpp"
 #include "rths/common/matrix_market.hpp"
 #include "rths/common/problems.hpp"
 #include "rths/common/setup_checks.hpp"
@@ -42,13 +43,6 @@ using pb::FieldDescriptor;
 
 // Step rates above this are beyond any actuator loop the middleware serves (docs/architecture.md §3 runs 1 kHz).
 constexpr double kMaxRateHz = 100e3;
-// Symmetry of M and K is checked relative to the largest entry: the matrices come from tables
-// typed by hand or converted units, so exact equality would reject rounding in the last digit.
-constexpr double kSymmetryTolerance = 1e-9;
-// A stiffness or damping eigenvalue below -1e-9 x the largest is negative beyond rounding: a
-// negative-definite stiffness feeds energy in and the run grows without bound (to 1e303 m), but a
-// semi-definite one (a rigid-body mode held only by the sites' specimens) is physical and allowed.
-constexpr double kEigenvalueTolerance = 1e-9;
 // A mass eigenvalue below 1e-12 x the largest leaves every solve with M without a correct digit.
 constexpr double kMassConditionLimit = 1e-12;
 // Real-time bounds (proto/experiment.proto, Realtime). A peer silent for longer than 10 s is lost for
@@ -140,49 +134,6 @@ void check_finite(const pb::Message& message, const std::string& path, const Che
   }
 }
 
-// A dofs x dofs matrix stored row-major in a repeated field.
-void check_square(const Checker& check, const std::string& path, int entries, std::uint64_t dofs) {
-  check.require(static_cast<std::uint64_t>(entries) == dofs * dofs, path,
-                fmt::format("has {} entries, expected dofs*dofs = {}", entries, dofs * dofs));
-}
-
-RowMajor to_matrix(const pb::RepeatedField<double>& values, std::uint32_t dofs) {
-  const auto n = static_cast<Eigen::Index>(dofs);
-  return Eigen::Map<const RowMajor>(values.data(), n, n);
-}
-
-void check_symmetric(const Checker& check, const std::string& path, const RowMajor& matrix) {
-  const double scale = matrix.cwiseAbs().maxCoeff();
-  const Eigen::Index n = matrix.cols();
-  for (Eigen::Index i = 0; i < n; ++i) {
-    for (Eigen::Index j = i + 1; j < n; ++j) {
-      const double upper = matrix(i, j);
-      const double lower = matrix.transpose()(i, j);
-      if (std::abs(upper - lower) <= kSymmetryTolerance * scale) continue;
-      check.fail(path, fmt::format("is not symmetric: entry [{}] (row {}, column {}) is {} but entry [{}] (row {}, "
-                                   "column {}) is {}; expected a symmetric matrix (relative tolerance {})",
-                                   i * n + j, i + 1, j + 1, upper, j * n + i, j + 1, i + 1, lower, kSymmetryTolerance));
-    }
-  }
-}
-
-// Eigenvalues of a symmetric matrix, ascending.
-Eigen::VectorXd eigenvalues(const RowMajor& matrix) {
-  return Eigen::SelfAdjointEigenSolver<RowMajor>(matrix, Eigen::EigenvaluesOnly).eigenvalues();
-}
-
-// No eigenvalue negative beyond rounding (kEigenvalueTolerance of the largest in magnitude).
-void check_not_negative(const Checker& check, const std::string& path, const RowMajor& matrix, std::string_view what) {
-  const Eigen::VectorXd values = eigenvalues(matrix);
-  const double largest = values.cwiseAbs().maxCoeff();
-  const double lowest = values(0);
-  if (lowest >= -kEigenvalueTolerance * largest) return;
-  check.fail(path, fmt::format("has a negative eigenvalue {:.6g} (largest magnitude {:.6g}, tolerance {:g} of it); "
-                               "expected a positive semi-definite {} (a negative one feeds energy into the structure "
-                               "and the response grows without bound)",
-                               lowest, largest, kEigenvalueTolerance, what));
-}
-
 // The dense matrices of a structure: sizes, symmetry, definiteness, damping and the removed parts.
 void check_dense_matrices(const config::Structure& structure, config::Integrator integrator, const Checker& check) {
   const std::uint32_t dofs = structure.dofs();
@@ -190,23 +141,11 @@ void check_dense_matrices(const config::Structure& structure, config::Integrator
   const RowMajor mass = to_matrix(structure.mass_kg(), dofs);
   check_symmetric(check, "structure.mass_kg", mass);
   check_square(check, "structure.stiffness_n_per_m", structure.stiffness_n_per_m_size(), dofs);
-  RowMajor stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
-  check_symmetric(check, "structure.stiffness_n_per_m", stiffness);
-  check_not_negative(check, "structure.stiffness_n_per_m", stiffness, "stiffness matrix");
-  // The springs' initial stiffness joins it (checked already), for the modes and massless DOFs below
-  // (the model holds each one's largest tangent, k or more: the same verdict on positive, distinct
-  // frequencies).
-  for (const config::HystereticSpring& spring : structure.spring()) {
-    const double k =
-        spring.has_bouc_wen() ? spring.bouc_wen().stiffness_n_per_m() : spring.bilinear().stiffness_n_per_m();
-    const auto i = static_cast<Eigen::Index>(spring.dof_i()) - 1;
-    stiffness(i, i) += k;
-    if (spring.dof_j() == 0) continue;
-    const auto j = static_cast<Eigen::Index>(spring.dof_j()) - 1;
-    stiffness(j, j) += k;
-    stiffness(i, j) -= k;
-    stiffness(j, i) -= k;
-  }
+  const RowMajor given_stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
+  check_symmetric(check, "structure.stiffness_n_per_m", given_stiffness);
+  check_not_negative(check, "structure.stiffness_n_per_m", given_stiffness, "stiffness matrix");
+  // The springs' initial stiffness joins it (checked already), for the massless DOFs below.
+  const RowMajor stiffness = stiffness_with_springs(structure);
 
   // Massless DOFs (an FE export's rotations: zero rows and columns of M) follow the others statically;
   // only Newmark, which solves with K + a0 M + a1 C, can step them, and only when stiffness holds them.
@@ -241,56 +180,9 @@ void check_dense_matrices(const config::Structure& structure, config::Integrator
                             "largest, {:.6g}); expected a mass on every DOF with mass",
                             mass_values(0), kMassConditionLimit, mass_values(mass_values.size() - 1)));
 
-  switch (structure.damping_case()) {
-    case config::Structure::kDampingNsPerM: {
-      const std::string path = "structure.damping_ns_per_m.value";
-      check_square(check, path, structure.damping_ns_per_m().value_size(), dofs);
-      const RowMajor damping = to_matrix(structure.damping_ns_per_m().value(), dofs);
-      check_symmetric(check, path, damping);
-      check_not_negative(check, path, damping, "damping matrix");
-      break;
-    }
-    case config::Structure::kRayleigh: {
-      const auto& rayleigh = structure.rayleigh();
-      const std::string path = "structure.rayleigh";
-      for (const auto& [name, given, zeta] : {std::tuple{"zeta_a", rayleigh.has_zeta_a(), rayleigh.zeta_a()},
-                                              std::tuple{"zeta_b", rayleigh.has_zeta_b(), rayleigh.zeta_b()}}) {
-        check.require(given, child(path, name), "missing; expected a modal damping ratio in [0, 1)");
-        check.require(zeta >= 0 && zeta < 1, child(path, name),
-                      fmt::format("is {}, expected a modal damping ratio in [0, 1)", zeta));
-      }
-      check.require(dofs >= 2, path,
-                    "needs two distinct modes, but a 1-DOF structure has one; expected damping_ns_per_m instead");
-      const auto modes = static_cast<std::uint32_t>(inertial.size());
-      for (const auto& [name, mode] :
-           {std::pair{"mode_a", rayleigh.mode_a()}, std::pair{"mode_b", rayleigh.mode_b()}}) {
-        check.require(mode >= 1 && mode <= modes, child(path, name),
-                      fmt::format("is {}, expected a mode number from 1 to the {} DOFs with mass", mode, modes));
-      }
-      check.require(rayleigh.mode_a() != rayleigh.mode_b(), child(path, "mode_b"),
-                    fmt::format("is {} like mode_a; expected two distinct modes", rayleigh.mode_b()));
-      // C = a0 M + a1 K is fitted from zeta_i = a0 / (2 w_i) + a1 w_i / 2 at the two modes: the
-      // fit needs two different, positive natural frequencies.
-      const Eigen::VectorXd squared = squared_frequencies(mass, stiffness);
-      const double largest = std::max(std::abs(squared.maxCoeff()), std::abs(squared.minCoeff()));
-      for (const auto mode : {rayleigh.mode_a(), rayleigh.mode_b()}) {
-        const double w2 = squared(static_cast<Eigen::Index>(mode) - 1);
-        check.require(w2 > 1e-12 * largest, path,
-                      fmt::format("mode {} has natural frequency {} rad/s (stiffness_n_per_m is not positive "
-                                  "definite); expected modes with positive frequencies to fit Rayleigh damping",
-                                  mode, std::sqrt(std::max(w2, 0.0))));
-      }
-      const double wa = std::sqrt(squared(static_cast<Eigen::Index>(rayleigh.mode_a()) - 1));
-      const double wb = std::sqrt(squared(static_cast<Eigen::Index>(rayleigh.mode_b()) - 1));
-      check.require(std::abs(wa - wb) > 1e-9 * std::max(wa, wb), path,
-                    fmt::format("modes {} and {} have the same natural frequency {} rad/s; expected modes with "
-                                "distinct frequencies",
-                                rayleigh.mode_a(), rayleigh.mode_b(), wa));
-      break;
-    }
-    case config::Structure::DAMPING_NOT_SET:
-      break;  // undamped: allowed (the specimens may be the only damping)
-  }
+  // The damping the oneof names, by the rules registered for it (common/dampings/); none: undamped
+  // (the specimens may be the only damping).
+  check_component(structure, "damping", ComponentContext{}, check.at("structure"));
 
   for (int p = 0; p < structure.removed_size(); ++p) {
     const config::StructurePart& part = structure.removed(p);
@@ -407,23 +299,8 @@ void check_sparse_matrices(const config::Structure& structure, config::Integrato
                            sigma, pivots.size() == 0 ? std::string("zero") : fmt::format("{:.6g}", pivots.minCoeff())));
     }
   }
-  if (structure.has_rayleigh()) {
-    const auto& rayleigh = structure.rayleigh();
-    // A sparse model's Rayleigh modes come from Lanczos iteration, which finds its lowest modes.
-    const std::uint32_t highest = std::min<std::uint32_t>(dofs, 100);
-    for (const auto& [name, mode] : {std::pair{"mode_a", rayleigh.mode_a()}, std::pair{"mode_b", rayleigh.mode_b()}}) {
-      check.require(mode >= 1 && mode <= highest, child("structure.rayleigh", name),
-                    fmt::format("is {}, expected a mode number from 1 to {} (a sparse model's damping is fitted at two "
-                                "of its lowest modes)",
-                                mode, highest));
-    }
-    check.require(rayleigh.mode_a() != rayleigh.mode_b(), "structure.rayleigh.mode_b",
-                  fmt::format("is {} like mode_a; expected two distinct modes", rayleigh.mode_b()));
-    for (const auto& [name, zeta] : {std::pair{"zeta_a", rayleigh.zeta_a()}, std::pair{"zeta_b", rayleigh.zeta_b()}}) {
-      check.require(zeta >= 0 && zeta < 1, child("structure.rayleigh", name),
-                    fmt::format("is {}, expected a modal damping ratio in [0, 1)", zeta));
-    }
-  }
+  // Its Rayleigh damping (damping_ns_per_m is refused above), by the rules registered for it.
+  check_component(structure, "damping", ComponentContext{}, check.at("structure"));
 }
 
 // Hysteretic springs: DOFs within the model, a law with parameters that make a dissipating loop, an
@@ -1105,7 +982,7 @@ void check_keys_and_hold(const config::Experiment& experiment, const Checker& ch
 void require_registered_components() {
   static std::once_flag checked;
   std::call_once(checked, [] {
-    const std::array<std::pair<const pb::Descriptor*, std::string_view>, 10> oneofs{{
+    const std::array<std::pair<const pb::Descriptor*, std::string_view>, 11> oneofs{{
         {config::Controller::descriptor(), "kind"},
         {config::SiteController::descriptor(), "kind"},
         {config::ActuatorPlant::descriptor(), "kind"},
@@ -1116,6 +993,7 @@ void require_registered_components() {
         {config::GroundMotion::descriptor(), "source"},
         {config::Impairment::descriptor(), "jitter_model"},
         {config::Loss::descriptor(), "model"},
+        {config::Structure::descriptor(), "damping"},
     }};
     for (const auto& [holder, oneof] : oneofs) {
       for (const pb::FieldDescriptor* member : registry::members(*holder, oneof)) {
