@@ -21,6 +21,7 @@
 #include "rths/common/component_registry.hpp"
 #include "rths/common/structural_damping.hpp"
 #include "rths/node_numerical/structure.hpp"
+#include "test_support.hpp"
 
 namespace rths {
 namespace {
@@ -73,7 +74,7 @@ std::vector<std::string> members() {
 
 // The problems the registered rules find in `structure`'s damping (an empty list: valid).
 std::vector<std::string> problems_of(const config::Structure& structure) {
-  return test::member_problems(structure, "damping", "structure");
+  return test::component_problems(structure, ComponentContext{}, "structure", "damping");
 }
 
 // The damping a structure's model is built with, dense.
@@ -83,8 +84,7 @@ Eigen::MatrixXd damping_of(const config::Structure& structure) {
 }
 
 TEST(DampingContract, EveryDampingTheConfigCanNameHasRulesAFactoryAndASample) {
-  test::expect_every_member_registered<StructuralDamping>(*config::Structure::descriptor(), "damping");
-  for (const std::string& member : members()) EXPECT_EQ(samples().count(member), 1U) << member << ": no sample";
+  test::expect_every_member_registered<StructuralDamping>(*config::Structure::descriptor(), "damping", samples());
 }
 
 // The registry builds the damping the config names: the matrix given, or the Rayleigh damping whose
@@ -122,24 +122,15 @@ TEST(DampingContract, WhatTheRulesAcceptIsBuiltFiniteAndSymmetric) {
   for (const std::string& member : members()) bases.emplace_back(member, parsed(samples().at(member)));
   bases.emplace_back("rayleigh", sparse_of(parsed(samples().at("rayleigh"))));
   for (const auto& [member, base] : bases) {
-    int accepted = 0;
-    int refused = 0;
-    const auto probe = [&, member = member](const config::Structure& structure, const std::string& what,
-                                            bool /*changed*/) {
-      if (!problems_of(structure).empty()) {
-        ++refused;
-        return;
-      }
-      ++accepted;
-      Eigen::MatrixXd damping;
-      ASSERT_NO_THROW(damping = damping_of(structure)) << member << " " << what;
-      EXPECT_TRUE(damping.allFinite()) << member << " " << what;
-      EXPECT_LE((damping - damping.transpose()).norm(), 1e-9 * damping.norm()) << member << " " << what;
-    };
-    test::sweep_numeric_fields<config::Structure>(base, member, values, probe,
-                                                  {.repeated_doubles = true, .every_field_known = true});
-    EXPECT_GT(accepted, 0) << member << (base.has_sparse() ? " (sparse)" : "");
-    EXPECT_GT(refused, 0) << member << (base.has_sparse() ? " (sparse)" : "") << ": the sweep never crossed a rule";
+    test::sweep_verdicts<config::Structure>(
+        base, member, values, [](const config::Structure& structure) { return problems_of(structure).empty(); },
+        [&, member = member](const config::Structure& structure, const std::string& what, bool /*changed*/) {
+          Eigen::MatrixXd damping;
+          ASSERT_NO_THROW(damping = damping_of(structure)) << member << " " << what;
+          EXPECT_TRUE(damping.allFinite()) << member << " " << what;
+          EXPECT_LE((damping - damping.transpose()).norm(), 1e-9 * damping.norm()) << member << " " << what;
+        },
+        {.repeated_doubles = true, .every_field_known = true});
   }
 }
 

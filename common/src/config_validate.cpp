@@ -461,11 +461,6 @@ void check_model(const config::Experiment& experiment, const config::Site& site,
   }
 }
 
-void check_positive(bool given, double value, const std::string& path, std::string_view what, const Checker& check) {
-  check.require(given, path, fmt::format("missing; expected {} > 0", what));
-  check.require(value > 0, path, fmt::format("is {}, expected {} > 0", value, what));
-}
-
 // One direction of a link: its delay and loss models by the rules registered for them
 // (common/impairments/), the rules across them here.
 void check_impairment(const config::Impairment& impairment, const std::string& path, const Checker& check) {
