@@ -41,15 +41,15 @@ Holder parse_sample(const std::map<std::string, std::string>& samples, const std
   return config;
 }
 
-// Every member of `holder`'s oneof has registered rules and a factory of `Product`, and a sample in
-// the contract (`samples`, by member name: a map), so that a member added to the schema is held to the
-// contract or fails it.
+// Every member of `holder`'s oneof (a message or a number) has registered rules and a factory of
+// `Product`, and a sample in the contract (`samples`, by member name: a map), so that a member added
+// to the schema is held to the contract or fails it.
 template <class Product, class Samples>
 void expect_every_member_registered(const google::protobuf::Descriptor& holder, std::string_view oneof,
                                     const Samples& samples) {
-  for (const google::protobuf::Descriptor* type : registry::member_types(holder, oneof)) {
-    EXPECT_TRUE(has_component_rules(*type)) << type->full_name();
-    EXPECT_TRUE(ComponentFactories<Product>::has(*type)) << type->full_name();
+  for (const google::protobuf::FieldDescriptor* member : registry::members(holder, oneof)) {
+    EXPECT_TRUE(has_member_rules(*member)) << member->full_name() << ": no rules";
+    EXPECT_TRUE(ComponentFactories<Product>::has_member(*member)) << member->full_name() << ": no factory";
   }
   for (const std::string& member : oneof_members(holder, oneof)) {
     EXPECT_EQ(samples.count(member), 1U) << member << ": no sample";

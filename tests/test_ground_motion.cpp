@@ -19,6 +19,7 @@
 
 #include <sys/stat.h>
 
+#include "common/ground_motions/synthetic_motion.hpp"
 #include "experiment.pb.h"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/input_file.hpp"

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <regex>
 #include <set>
@@ -88,12 +89,34 @@ bool allows(const std::map<std::string, Row>& table, const std::string& from, co
   return false;
 }
 
+// Each .cpp and .hpp file under `folder` (a path in the repository), with its path in the repository.
+void for_each_source(const std::string& folder, const std::function<void(const fs::path&, const std::string&)>& visit) {
+  for (const auto& entry : fs::recursive_directory_iterator(test::source_dir() / folder)) {
+    const std::string extension = entry.path().extension().string();
+    if (!entry.is_regular_file() || (extension != ".cpp" && extension != ".hpp")) continue;
+    visit(entry.path(), fs::relative(entry.path(), test::source_dir()).generic_string());
+  }
+}
+
+// Each #include "..." of a source file: its line number and the header.
+void for_each_include(const fs::path& file, const std::function<void(int, const std::string&)>& visit) {
+  static const std::regex include(R"re(^\s*#\s*include\s+"([^"]+)")re");
+  std::ifstream in(file);
+  int line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    std::smatch m;
+    if (std::regex_search(line, m, include)) visit(line_number, m[1].str());
+  }
+}
+
 TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
   const auto table = folder_table();
   for (const char* folder :
-       {"proto", "common", "smith_predictor", "smith_predictor/interfaces", "smith_predictor/models", "node_physical",
-        "node_physical/interfaces", "node_physical/controllers", "node_physical/drivers", "node_physical/setups",
-        "node_physical/actuators", "node_numerical", "console", "deploy", "tests"}) {
+       {"proto", "common", "common/ground_motions", "common/impairments", "common/dampings", "smith_predictor",
+        "smith_predictor/interfaces", "smith_predictor/models", "node_physical", "node_physical/interfaces",
+        "node_physical/controllers", "node_physical/drivers", "node_physical/setups", "node_physical/actuators",
+        "node_numerical", "console", "deploy", "tests"}) {
     EXPECT_EQ(table.count(folder), 1U) << folder << " has no row in docs/architecture.md §2";
   }
   EXPECT_FALSE(allows(table, "node_physical/controllers", "node_physical")) << "a sub-library under its parent";
@@ -109,30 +132,38 @@ TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
 
 TEST(Layers, EveryIncludeFollowsTheFolderTable) {
   const auto table = folder_table();
-  const std::regex include(R"re(^\s*#\s*include\s+"([^"]+)")re");
   int checked = 0;
   for (const auto& [folder, row] : table) {
     if (row.all || !fs::is_directory(test::source_dir() / folder)) continue;
-    for (const auto& entry : fs::recursive_directory_iterator(test::source_dir() / folder)) {
-      const std::string extension = entry.path().extension().string();
-      if (!entry.is_regular_file() || (extension != ".cpp" && extension != ".hpp")) continue;
-      const std::string relative = fs::relative(entry.path(), test::source_dir()).generic_string();
-      if (folder_of(table, relative) != folder) continue;  // a sub-library's file: checked under its row
-      std::ifstream in(entry.path());
-      int line_number = 0;
-      for (std::string line; std::getline(in, line);) {
-        ++line_number;
-        std::smatch m;
-        if (!std::regex_search(line, m, include)) continue;
+    for_each_source(folder, [&](const fs::path& file, const std::string& relative) {
+      if (folder_of(table, relative) != folder) return;  // a sub-library's file: checked under its row
+      for_each_include(file, [&](int line_number, const std::string& header) {
         ++checked;
-        const std::string to = target_of(table, m[1].str());
+        const std::string to = target_of(table, header);
         EXPECT_TRUE(allows(table, folder, to))
-            << relative << ":" << line_number << ": includes " << m[1].str() << " of " << to << ", which the row of "
+            << relative << ":" << line_number << ": includes " << header << " of " << to << ", which the row of "
             << folder << " in docs/architecture.md §2 does not allow";
-      }
-    }
+      });
+    });
   }
   EXPECT_GT(checked, 300);  // the walk found the sources
+}
+
+// common/ is the base the components of its own families build on (the registry, the readers): it
+// builds them through the registry and includes none of its sub-libraries, so that they stay
+// components (docs/architecture.md §2).
+TEST(Layers, CommonReachesItsComponentsThroughTheRegistryOnly) {
+  const auto table = folder_table();
+  int checked = 0;
+  for_each_source("common", [&](const fs::path& file, const std::string& relative) {
+    if (folder_of(table, relative) != "common") return;
+    for_each_include(file, [&](int line_number, const std::string& header) {
+      ++checked;
+      EXPECT_FALSE(target_of(table, header).starts_with("common/"))
+          << relative << ":" << line_number << ": includes " << header;
+    });
+  });
+  EXPECT_GT(checked, 100);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/ground_motions/synthetic_motion.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/impairment.hpp"

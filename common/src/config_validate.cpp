@@ -28,8 +28,8 @@
 #include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/frame_force_checks.hpp"
-#include "rths/common/ground_motion.hpp"
 #include "rths/common/link.hpp"
+#include "rths/common/matrix_checks.hpp"
 #include "rths/common/matrix_market.hpp"
 #include "rths/common/problems.hpp"
 #include "rths/common/setup_checks.hpp"
@@ -43,13 +43,6 @@ using pb::FieldDescriptor;
 
 // Step rates above this are beyond any actuator loop the middleware serves (docs/architecture.md §3 runs 1 kHz).
 constexpr double kMaxRateHz = 100e3;
-// Symmetry of M and K is checked relative to the largest entry: the matrices come from tables
-// typed by hand or converted units, so exact equality would reject rounding in the last digit.
-constexpr double kSymmetryTolerance = 1e-9;
-// A stiffness or damping eigenvalue below -1e-9 x the largest is negative beyond rounding: a
-// negative-definite stiffness feeds energy in and the run grows without bound (to 1e303 m), but a
-// semi-definite one (a rigid-body mode held only by the sites' specimens) is physical and allowed.
-constexpr double kEigenvalueTolerance = 1e-9;
 // A mass eigenvalue below 1e-12 x the largest leaves every solve with M without a correct digit.
 constexpr double kMassConditionLimit = 1e-12;
 // Real-time bounds (proto/experiment.proto, Realtime). A peer silent for longer than 10 s is lost for
@@ -141,49 +134,6 @@ void check_finite(const pb::Message& message, const std::string& path, const Che
   }
 }
 
-// A dofs x dofs matrix stored row-major in a repeated field.
-void check_square(const Checker& check, const std::string& path, int entries, std::uint64_t dofs) {
-  check.require(static_cast<std::uint64_t>(entries) == dofs * dofs, path,
-                fmt::format("has {} entries, expected dofs*dofs = {}", entries, dofs * dofs));
-}
-
-RowMajor to_matrix(const pb::RepeatedField<double>& values, std::uint32_t dofs) {
-  const auto n = static_cast<Eigen::Index>(dofs);
-  return Eigen::Map<const RowMajor>(values.data(), n, n);
-}
-
-void check_symmetric(const Checker& check, const std::string& path, const RowMajor& matrix) {
-  const double scale = matrix.cwiseAbs().maxCoeff();
-  const Eigen::Index n = matrix.cols();
-  for (Eigen::Index i = 0; i < n; ++i) {
-    for (Eigen::Index j = i + 1; j < n; ++j) {
-      const double upper = matrix(i, j);
-      const double lower = matrix.transpose()(i, j);
-      if (std::abs(upper - lower) <= kSymmetryTolerance * scale) continue;
-      check.fail(path, fmt::format("is not symmetric: entry [{}] (row {}, column {}) is {} but entry [{}] (row {}, "
-                                   "column {}) is {}; expected a symmetric matrix (relative tolerance {})",
-                                   i * n + j, i + 1, j + 1, upper, j * n + i, j + 1, i + 1, lower, kSymmetryTolerance));
-    }
-  }
-}
-
-// Eigenvalues of a symmetric matrix, ascending.
-Eigen::VectorXd eigenvalues(const RowMajor& matrix) {
-  return Eigen::SelfAdjointEigenSolver<RowMajor>(matrix, Eigen::EigenvaluesOnly).eigenvalues();
-}
-
-// No eigenvalue negative beyond rounding (kEigenvalueTolerance of the largest in magnitude).
-void check_not_negative(const Checker& check, const std::string& path, const RowMajor& matrix, std::string_view what) {
-  const Eigen::VectorXd values = eigenvalues(matrix);
-  const double largest = values.cwiseAbs().maxCoeff();
-  const double lowest = values(0);
-  if (lowest >= -kEigenvalueTolerance * largest) return;
-  check.fail(path, fmt::format("has a negative eigenvalue {:.6g} (largest magnitude {:.6g}, tolerance {:g} of it); "
-                               "expected a positive semi-definite {} (a negative one feeds energy into the structure "
-                               "and the response grows without bound)",
-                               lowest, largest, kEigenvalueTolerance, what));
-}
-
 // The dense matrices of a structure: sizes, symmetry, definiteness, damping and the removed parts.
 void check_dense_matrices(const config::Structure& structure, config::Integrator integrator, const Checker& check) {
   const std::uint32_t dofs = structure.dofs();
@@ -191,23 +141,11 @@ void check_dense_matrices(const config::Structure& structure, config::Integrator
   const RowMajor mass = to_matrix(structure.mass_kg(), dofs);
   check_symmetric(check, "structure.mass_kg", mass);
   check_square(check, "structure.stiffness_n_per_m", structure.stiffness_n_per_m_size(), dofs);
-  RowMajor stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
-  check_symmetric(check, "structure.stiffness_n_per_m", stiffness);
-  check_not_negative(check, "structure.stiffness_n_per_m", stiffness, "stiffness matrix");
-  // The springs' initial stiffness joins it (checked already), for the modes and massless DOFs below
-  // (the model holds each one's largest tangent, k or more: the same verdict on positive, distinct
-  // frequencies).
-  for (const config::HystereticSpring& spring : structure.spring()) {
-    const double k =
-        spring.has_bouc_wen() ? spring.bouc_wen().stiffness_n_per_m() : spring.bilinear().stiffness_n_per_m();
-    const auto i = static_cast<Eigen::Index>(spring.dof_i()) - 1;
-    stiffness(i, i) += k;
-    if (spring.dof_j() == 0) continue;
-    const auto j = static_cast<Eigen::Index>(spring.dof_j()) - 1;
-    stiffness(j, j) += k;
-    stiffness(i, j) -= k;
-    stiffness(j, i) -= k;
-  }
+  const RowMajor given_stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
+  check_symmetric(check, "structure.stiffness_n_per_m", given_stiffness);
+  check_not_negative(check, "structure.stiffness_n_per_m", given_stiffness, "stiffness matrix");
+  // The springs' initial stiffness joins it (checked already), for the massless DOFs below.
+  const RowMajor stiffness = stiffness_with_springs(structure);
 
   // Massless DOFs (an FE export's rotations: zero rows and columns of M) follow the others statically;
   // only Newmark, which solves with K + a0 M + a1 C, can step them, and only when stiffness holds them.
@@ -242,56 +180,9 @@ void check_dense_matrices(const config::Structure& structure, config::Integrator
                             "largest, {:.6g}); expected a mass on every DOF with mass",
                             mass_values(0), kMassConditionLimit, mass_values(mass_values.size() - 1)));
 
-  switch (structure.damping_case()) {
-    case config::Structure::kDampingNsPerM: {
-      const std::string path = "structure.damping_ns_per_m.value";
-      check_square(check, path, structure.damping_ns_per_m().value_size(), dofs);
-      const RowMajor damping = to_matrix(structure.damping_ns_per_m().value(), dofs);
-      check_symmetric(check, path, damping);
-      check_not_negative(check, path, damping, "damping matrix");
-      break;
-    }
-    case config::Structure::kRayleigh: {
-      const auto& rayleigh = structure.rayleigh();
-      const std::string path = "structure.rayleigh";
-      for (const auto& [name, given, zeta] : {std::tuple{"zeta_a", rayleigh.has_zeta_a(), rayleigh.zeta_a()},
-                                              std::tuple{"zeta_b", rayleigh.has_zeta_b(), rayleigh.zeta_b()}}) {
-        check.require(given, child(path, name), "missing; expected a modal damping ratio in [0, 1)");
-        check.require(zeta >= 0 && zeta < 1, child(path, name),
-                      fmt::format("is {}, expected a modal damping ratio in [0, 1)", zeta));
-      }
-      check.require(dofs >= 2, path,
-                    "needs two distinct modes, but a 1-DOF structure has one; expected damping_ns_per_m instead");
-      const auto modes = static_cast<std::uint32_t>(inertial.size());
-      for (const auto& [name, mode] :
-           {std::pair{"mode_a", rayleigh.mode_a()}, std::pair{"mode_b", rayleigh.mode_b()}}) {
-        check.require(mode >= 1 && mode <= modes, child(path, name),
-                      fmt::format("is {}, expected a mode number from 1 to the {} DOFs with mass", mode, modes));
-      }
-      check.require(rayleigh.mode_a() != rayleigh.mode_b(), child(path, "mode_b"),
-                    fmt::format("is {} like mode_a; expected two distinct modes", rayleigh.mode_b()));
-      // C = a0 M + a1 K is fitted from zeta_i = a0 / (2 w_i) + a1 w_i / 2 at the two modes: the
-      // fit needs two different, positive natural frequencies.
-      const Eigen::VectorXd squared = squared_frequencies(mass, stiffness);
-      const double largest = std::max(std::abs(squared.maxCoeff()), std::abs(squared.minCoeff()));
-      for (const auto mode : {rayleigh.mode_a(), rayleigh.mode_b()}) {
-        const double w2 = squared(static_cast<Eigen::Index>(mode) - 1);
-        check.require(w2 > 1e-12 * largest, path,
-                      fmt::format("mode {} has natural frequency {} rad/s (stiffness_n_per_m is not positive "
-                                  "definite); expected modes with positive frequencies to fit Rayleigh damping",
-                                  mode, std::sqrt(std::max(w2, 0.0))));
-      }
-      const double wa = std::sqrt(squared(static_cast<Eigen::Index>(rayleigh.mode_a()) - 1));
-      const double wb = std::sqrt(squared(static_cast<Eigen::Index>(rayleigh.mode_b()) - 1));
-      check.require(std::abs(wa - wb) > 1e-9 * std::max(wa, wb), path,
-                    fmt::format("modes {} and {} have the same natural frequency {} rad/s; expected modes with "
-                                "distinct frequencies",
-                                rayleigh.mode_a(), rayleigh.mode_b(), wa));
-      break;
-    }
-    case config::Structure::DAMPING_NOT_SET:
-      break;  // undamped: allowed (the specimens may be the only damping)
-  }
+  // The damping the oneof names, by the rules registered for it (common/dampings/); none: undamped
+  // (the specimens may be the only damping).
+  check_component(structure, "damping", ComponentContext{}, check.at("structure"));
 
   for (int p = 0; p < structure.removed_size(); ++p) {
     const config::StructurePart& part = structure.removed(p);
@@ -408,23 +299,8 @@ void check_sparse_matrices(const config::Structure& structure, config::Integrato
                            sigma, pivots.size() == 0 ? std::string("zero") : fmt::format("{:.6g}", pivots.minCoeff())));
     }
   }
-  if (structure.has_rayleigh()) {
-    const auto& rayleigh = structure.rayleigh();
-    // A sparse model's Rayleigh modes come from Lanczos iteration, which finds its lowest modes.
-    const std::uint32_t highest = std::min<std::uint32_t>(dofs, 100);
-    for (const auto& [name, mode] : {std::pair{"mode_a", rayleigh.mode_a()}, std::pair{"mode_b", rayleigh.mode_b()}}) {
-      check.require(mode >= 1 && mode <= highest, child("structure.rayleigh", name),
-                    fmt::format("is {}, expected a mode number from 1 to {} (a sparse model's damping is fitted at two "
-                                "of its lowest modes)",
-                                mode, highest));
-    }
-    check.require(rayleigh.mode_a() != rayleigh.mode_b(), "structure.rayleigh.mode_b",
-                  fmt::format("is {} like mode_a; expected two distinct modes", rayleigh.mode_b()));
-    for (const auto& [name, zeta] : {std::pair{"zeta_a", rayleigh.zeta_a()}, std::pair{"zeta_b", rayleigh.zeta_b()}}) {
-      check.require(zeta >= 0 && zeta < 1, child("structure.rayleigh", name),
-                    fmt::format("is {}, expected a modal damping ratio in [0, 1)", zeta));
-    }
-  }
+  // Its Rayleigh damping (damping_ns_per_m is refused above), by the rules registered for it.
+  check_component(structure, "damping", ComponentContext{}, check.at("structure"));
 }
 
 // Hysteretic springs: DOFs within the model, a law with parameters that make a dissipating loop, an
@@ -561,52 +437,11 @@ void check_structure(const config::Structure& structure, config::Integrator inte
   }
 }
 
-void check_ground_motion(const config::GroundMotion& motion, const Checker& check) {
-  const double scale = motion.scale();
-  switch (motion.source_case()) {
-    case config::GroundMotion::kRecord: {
-      const auto& record = motion.record();
-      check.require(!record.path().empty(), "ground_motion.record.path",
-                    "missing; expected the record file (a relative path starts from the config file's folder)");
-      check.require(record.has_unit(), "ground_motion.record.unit",
-                    "missing; expected G or M_PER_S2 (the unit of a record is never guessed)");
-      check.require(record.format() != config::PEER_AT2 || record.unit() == config::G, "ground_motion.record.unit",
-                    "is M_PER_S2, but PEER AT2 records are in g; expected G");
-      break;
-    }
-    case config::GroundMotion::kSynthetic: {
-      const auto& synthetic = motion.synthetic();
-      const std::string path = "ground_motion.synthetic";
-      for (const auto& [name, value] :
-           {std::pair{"duration_s", synthetic.duration_s()}, std::pair{"pga_m_per_s2", synthetic.pga_m_per_s2()},
-            std::pair{"ground_frequency_hz", synthetic.ground_frequency_hz()},
-            std::pair{"sample_rate_hz", synthetic.sample_rate_hz()}}) {
-        check.require(value > 0, child(path, name), fmt::format("is {}, expected > 0", value));
-      }
-      for (const auto& [name, value] :
-           {std::pair{"ground_damping", synthetic.ground_damping()}, std::pair{"rise_s", synthetic.rise_s()},
-            std::pair{"strong_s", synthetic.strong_s()}, std::pair{"decay_per_s", synthetic.decay_per_s()}}) {
-        check.require(value >= 0, child(path, name), fmt::format("is {}, expected >= 0", value));
-      }
-      // A recorded motion's values are checked as its file is read (ground_motion.cpp); a synthetic
-      // one peaks at exactly pga_m_per_s2 x scale.
-      const double peak = synthetic.pga_m_per_s2() * std::abs(scale);
-      check.require(peak <= kMaxGroundAccelerationMPerS2,
-                    scale == 1.0 ? child(path, "pga_m_per_s2") : std::string("ground_motion.scale"),
-                    fmt::format("{:g} m/s^2 (pga_m_per_s2) x {:g} = {:g} m/s^2 is beyond the {:g} m/s^2 ({:.1f} g) a "
-                                "ground motion may reach; expected a peak in m/s^2 after scale (a unit mistake?)",
-                                synthetic.pga_m_per_s2(), scale, peak, kMaxGroundAccelerationMPerS2,
-                                kMaxGroundAccelerationMPerS2 / kStandardGravity));
-      const double samples = std::round(synthetic.duration_s() * synthetic.sample_rate_hz()) + 1;
-      check.require(
-          samples <= static_cast<double>(kMaxGroundMotionSamples), child(path, "duration_s"),
-          fmt::format("{:g} s at {:g} Hz is {:.0f} samples, more than a ground motion may hold ({}); expected "
-                      "a shorter duration_s or a lower sample_rate_hz",
-                      synthetic.duration_s(), synthetic.sample_rate_hz(), samples, kMaxGroundMotionSamples));
-      break;
-    }
-    case config::GroundMotion::SOURCE_NOT_SET:
-      check.fail("ground_motion", "has no source; expected record { path: \"...\" unit: G } or synthetic { ... }");
+// The ground motion's source, by the rules registered for it (common/ground_motions/).
+void check_ground_motion(const config::Experiment& experiment, const Checker& check) {
+  const ComponentContext context{.rate_hz = experiment.rate_hz(), .experiment = &experiment};
+  if (!check_component(experiment.ground_motion(), "source", context, check.at("ground_motion"))) {
+    check.fail("ground_motion", "has no source; expected record { path: \"...\" unit: G } or synthetic { ... }");
   }
 }
 
@@ -626,120 +461,28 @@ void check_model(const config::Experiment& experiment, const config::Site& site,
   }
 }
 
-void check_probability(double p, const std::string& path, std::string_view what, const Checker& check) {
-  check.require(p >= 0 && p <= 1, path, fmt::format("is {}, expected {} in [0, 1]", p, what));
-}
-
-void check_positive(bool given, double value, const std::string& path, std::string_view what, const Checker& check) {
-  check.require(given, path, fmt::format("missing; expected {} > 0", what));
-  check.require(value > 0, path, fmt::format("is {}, expected {} > 0", value, what));
-}
-
-void check_empirical(const config::EmpiricalDelay& empirical, const std::string& path, const Checker& check) {
-  const int edges = empirical.bin_edge_s_size();
-  const int weights = empirical.bin_weight_size();
-  const bool histogram = edges > 0 || weights > 0;
-  const bool trace = empirical.has_trace_path();
-  check.require(histogram || trace, path,
-                "has no delays; expected a histogram (bin_edge_s: [...] bin_weight: [...]) or trace_path: \"...\"");
-  check.require(!(histogram && trace), child(path, "trace_path"),
-                "is given with a histogram; expected either bin_edge_s/bin_weight or trace_path, not both");
-  if (trace) {
-    check.require(!empirical.trace_path().empty(), child(path, "trace_path"),
-                  "is empty; expected a file of one-way delays in seconds, one per line (a relative path starts from "
-                  "the config file's folder)");
-    return;
-  }
-  check.require(empirical.order() == config::EmpiricalDelay::SAMPLE, child(path, "order"),
-                "is REPLAY, but a histogram has no order; expected SAMPLE, or a trace_path to replay");
-  check.require(edges >= 2, child(path, "bin_edge_s"),
-                fmt::format("has {} entries, expected at least 2 bin edges (s)", edges));
-  check.require(
-      weights == edges - 1, child(path, "bin_weight"),
-      fmt::format("has {} entries for {} bin edges; expected one weight per bin ({})", weights, edges, edges - 1));
-  check.require(empirical.bin_edge_s(0) >= 0, element(child(path, "bin_edge_s"), 0),
-                fmt::format("is {}, expected a delay >= 0 s", empirical.bin_edge_s(0)));
-  for (int i = 1; i < edges; ++i) {
-    check.require(empirical.bin_edge_s(i) > empirical.bin_edge_s(i - 1), element(child(path, "bin_edge_s"), i),
-                  fmt::format("is {}, not above the previous edge {}; expected increasing bin edges",
-                              empirical.bin_edge_s(i), empirical.bin_edge_s(i - 1)));
-  }
-  double total = 0;
-  for (int i = 0; i < weights; ++i) {
-    check.require(empirical.bin_weight(i) >= 0, element(child(path, "bin_weight"), i),
-                  fmt::format("is {}, expected a weight >= 0", empirical.bin_weight(i)));
-    total += empirical.bin_weight(i);
-  }
-  check.require(total > 0, child(path, "bin_weight"), "are all 0; expected at least one bin with a positive weight");
-}
-
+// One direction of a link: its delay and loss models by the rules registered for them
+// (common/impairments/), the rules across them here.
 void check_impairment(const config::Impairment& impairment, const std::string& path, const Checker& check) {
-  check.require(impairment.delay_s() >= 0, child(path, "delay_s"),
-                fmt::format("is {}, expected a delay >= 0 s", impairment.delay_s()));
-  check.require(impairment.jitter_s() >= 0, child(path, "jitter_s"),
-                fmt::format("is {}, expected a jitter >= 0 s", impairment.jitter_s()));
-  if (impairment.jitter_model_case() != config::Impairment::JITTER_MODEL_NOT_SET) {
-    const auto* model = config::Impairment::descriptor()->FindFieldByNumber(impairment.jitter_model_case());
-    check.require(impairment.jitter_s() == 0, child(path, "jitter_s"),
-                  fmt::format("is {}, but {} {{ ... }} is given too; expected 0 (jitter_s is the uniform jitter, "
-                              "used only when no other delay model is given)",
-                              impairment.jitter_s(), model->name()));
+  check.expect(impairment.delay_s() >= 0, child(path, "delay_s"),
+               fmt::format("is {}, expected a delay >= 0 s", impairment.delay_s()));
+  const bool jitter_ok = check.expect(impairment.jitter_s() >= 0, child(path, "jitter_s"),
+                                      fmt::format("is {}, expected a jitter >= 0 s", impairment.jitter_s()));
+  if (const std::string model = registry::member_name(impairment, "jitter_model"); jitter_ok && !model.empty()) {
+    check.expect(impairment.jitter_s() == 0, child(path, "jitter_s"),
+                 fmt::format("is {}, but {} {{ ... }} is given too; expected 0 (jitter_s is the uniform jitter, "
+                             "used only when no other delay model is given)",
+                             impairment.jitter_s(), model));
   }
-  switch (impairment.jitter_model_case()) {
-    case config::Impairment::kNormal: {
-      const auto& normal = impairment.normal();
-      check_positive(normal.has_sd_s(), normal.sd_s(), child(path, "normal.sd_s"), "a standard deviation (s)", check);
-      break;
-    }
-    case config::Impairment::kPareto: {
-      const auto& pareto = impairment.pareto();
-      check_positive(pareto.has_scale_s(), pareto.scale_s(), child(path, "pareto.scale_s"), "a scale (s)", check);
-      check_positive(pareto.has_shape(), pareto.shape(), child(path, "pareto.shape"), "a tail index", check);
-      break;
-    }
-    case config::Impairment::kGamma: {
-      const auto& gamma = impairment.gamma();
-      check_positive(gamma.has_shape(), gamma.shape(), child(path, "gamma.shape"), "a shape", check);
-      check_positive(gamma.has_scale_s(), gamma.scale_s(), child(path, "gamma.scale_s"), "a scale (s)", check);
-      break;
-    }
-    case config::Impairment::kEmpirical:
-      check_empirical(impairment.empirical(), child(path, "empirical"), check);
-      break;
-    case config::Impairment::JITTER_MODEL_NOT_SET:
-      break;
+  const ComponentContext context;
+  check_component(impairment, "jitter_model", context, check.at(path));
+  if (impairment.has_loss() && !check_component(impairment.loss(), "model", context, check.at(child(path, "loss")))) {
+    check.expect(false, child(path, "loss"),
+                 "has no model; expected loss { probability: p } or loss { gilbert_elliott { ... } }");
   }
-  if (impairment.has_loss()) {
-    const auto& loss = impairment.loss();
-    const std::string at = child(path, "loss");
-    switch (loss.model_case()) {
-      case config::Loss::kProbability:
-        check_probability(loss.probability(), child(at, "probability"), "a loss probability", check);
-        break;
-      case config::Loss::kGilbertElliott: {
-        const auto& ge = loss.gilbert_elliott();
-        const std::string ge_path = child(at, "gilbert_elliott");
-        check.require(ge.has_p_good_to_bad(), child(ge_path, "p_good_to_bad"),
-                      "missing; expected the per-packet probability of going from good to bad, in [0, 1]");
-        check_probability(ge.p_good_to_bad(), child(ge_path, "p_good_to_bad"), "a per-packet transition probability",
-                          check);
-        check.require(ge.has_p_bad_to_good(), child(ge_path, "p_bad_to_good"),
-                      "missing; expected the per-packet probability of going from bad to good, in (0, 1] (1 / the "
-                      "mean time in the bad state, in packets)");
-        check.require(ge.p_bad_to_good() > 0 && ge.p_bad_to_good() <= 1, child(ge_path, "p_bad_to_good"),
-                      fmt::format("is {}, expected a per-packet transition probability in (0, 1] (0 would stay in "
-                                  "the bad state forever)",
-                                  ge.p_bad_to_good()));
-        check_probability(ge.loss_in_good(), child(ge_path, "loss_in_good"), "a loss probability", check);
-        check_probability(ge.loss_in_bad(), child(ge_path, "loss_in_bad"), "a loss probability", check);
-        break;
-      }
-      case config::Loss::MODEL_NOT_SET:
-        check.fail(at, "has no model; expected loss { probability: p } or loss { gilbert_elliott { ... } }");
-    }
-  }
-  check_probability(impairment.duplicate_probability(), child(path, "duplicate_probability"),
-                    "a duplication probability", check);
+  const double duplicate = impairment.duplicate_probability();
+  check.expect(duplicate >= 0 && duplicate <= 1, child(path, "duplicate_probability"),
+               fmt::format("is {}, expected a duplication probability in [0, 1]", duplicate));
 }
 
 // A channel's actuator: its dynamics by the rules its model registered (node_physical/actuators/),
@@ -1234,7 +977,7 @@ void check_keys_and_hold(const config::Experiment& experiment, const Checker& ch
 void require_registered_components() {
   static std::once_flag checked;
   std::call_once(checked, [] {
-    const std::array<std::pair<const pb::Descriptor*, std::string_view>, 7> oneofs{{
+    const std::array<std::pair<const pb::Descriptor*, std::string_view>, 11> oneofs{{
         {config::Controller::descriptor(), "kind"},
         {config::SiteController::descriptor(), "kind"},
         {config::ActuatorPlant::descriptor(), "kind"},
@@ -1242,10 +985,14 @@ void require_registered_components() {
         {config::Model::descriptor(), "kind"},
         {config::SetupTransform::descriptor(), "kind"},
         {config::Actuator::descriptor(), "dynamics"},
+        {config::GroundMotion::descriptor(), "source"},
+        {config::Impairment::descriptor(), "jitter_model"},
+        {config::Loss::descriptor(), "model"},
+        {config::Structure::descriptor(), "damping"},
     }};
     for (const auto& [holder, oneof] : oneofs) {
-      for (const pb::Descriptor* member : registry::member_types(*holder, oneof)) {
-        if (!has_component_rules(*member)) registry::unregistered(*member, "component");
+      for (const pb::FieldDescriptor* member : registry::members(*holder, oneof)) {
+        if (!has_member_rules(*member)) registry::unregistered(*member, "component");
       }
     }
   });
@@ -1297,7 +1044,7 @@ void validate(const config::Experiment& experiment, const std::string& source_na
     check.require(
         experiment.has_ground_motion(), "ground_motion",
         "missing; expected ground_motion { record { path: \"...\" unit: G } } or ground_motion { synthetic { } }");
-    check_ground_motion(experiment.ground_motion(), check);
+    check_ground_motion(experiment, check);
   });
 
   const bool some_site = check.expect(

@@ -1,14 +1,12 @@
 #include "rths/common/ground_motion.hpp"
 
-#include <Eigen/Dense>
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
-#include <limits>
-#include <numbers>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -16,9 +14,8 @@
 #include <utility>
 
 #include "experiment.pb.h"
+#include "rths/common/component_registry.hpp"
 #include "rths/common/input_file.hpp"
-#include "rths/common/linear_system.hpp"
-#include "rths/common/random.hpp"
 #include "rths/common/text.hpp"
 
 namespace rths {
@@ -115,28 +112,6 @@ std::ifstream open_or_throw(const std::filesystem::path& path) {
                              (exists ? "(exists but is not readable)" : "(no such file)"));
   }
   return in;
-}
-
-// Jennings-Housner-Paulsen style intensity envelope: quadratic build-up, constant strong phase,
-// exponential decay.
-double envelope(double t_s, const config::SyntheticMotion& spec) {
-  const double rise_s = spec.rise_s();
-  const double strong_end_s = rise_s + spec.strong_s();
-  if (t_s < rise_s) {
-    const double r = t_s / rise_s;
-    return r * r;
-  }
-  if (t_s <= strong_end_s) {
-    return 1.0;
-  }
-  return std::exp(-spec.decay_per_s() * (t_s - strong_end_s));
-}
-
-void require_positive(double value, const char* field) {
-  if (!(value > 0.0) || !std::isfinite(value)) {
-    throw std::invalid_argument(std::string("ground_motion.synthetic.") + field + ": is " + format_number(value) +
-                                ", expected a finite value > 0");
-  }
 }
 
 }  // namespace
@@ -357,72 +332,9 @@ GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path, 
   return {std::move(acceleration), dt_s, path.filename().string()};
 }
 
-GroundMotion make_synthetic(const config::SyntheticMotion& spec) {
-  require_positive(spec.duration_s(), "duration_s");
-  require_positive(spec.sample_rate_hz(), "sample_rate_hz");
-  require_positive(spec.ground_frequency_hz(), "ground_frequency_hz");
-  require_positive(spec.ground_damping(), "ground_damping");
-  require_positive(spec.pga_m_per_s2(), "pga_m_per_s2");
-  if (!(spec.rise_s() >= 0.0) || !(spec.strong_s() >= 0.0) || !(spec.decay_per_s() >= 0.0)) {
-    throw std::invalid_argument("ground_motion.synthetic: rise_s, strong_s and decay_per_s must be >= 0");
-  }
-
-  const double dt_s = 1.0 / spec.sample_rate_hz();
-  const auto count = static_cast<std::size_t>(std::llround(spec.duration_s() * spec.sample_rate_hz())) + 1;
-  const double omega_g = 2.0 * std::numbers::pi * spec.ground_frequency_hz();
-  const double zeta_g = spec.ground_damping();
-
-  // Kanai-Tajimi ground filter (Kanai 1957, Tajimi 1960): x'' + 2 zeta_g omega_g x' + omega_g^2 x = -w,
-  // ground acceleration = -(2 zeta_g omega_g x' + omega_g^2 x). The noise is held over each sample
-  // interval and the filter discretised exactly for that held input (zero-order hold), so the
-  // spectrum does not depend on an integrator's step.
-  ContinuousStateSpace filter;
-  filter.a = StateMatrix::Zero(2, 2);
-  filter.a(0, 1) = 1.0;
-  filter.a(1, 0) = -omega_g * omega_g;
-  filter.a(1, 1) = -2.0 * zeta_g * omega_g;
-  filter.b = StateVector::Zero(2);
-  filter.b(1) = -1.0;
-  filter.c = OutputRow::Zero(2);
-  const DiscreteStateSpace held = zero_order_hold(filter, dt_s);
-  const Eigen::Matrix2d phi = held.a;
-  const Eigen::Vector2d gamma = held.b;
-
-  Rng noise(spec.seed());
-  std::vector<double> acceleration(count);
-  std::vector<double> shape(count);
-  Eigen::Vector2d filter_state = Eigen::Vector2d::Zero();
-  double sum_acceleration = 0.0;
-  double sum_shape = 0.0;
-  for (std::size_t i = 0; i < count; ++i) {
-    const double t_s = static_cast<double>(i) * dt_s;
-    shape[i] = envelope(t_s, spec);
-    const double stationary = -(2.0 * zeta_g * omega_g * filter_state(1) + omega_g * omega_g * filter_state(0));
-    acceleration[i] = shape[i] * stationary;
-    sum_acceleration += acceleration[i];
-    sum_shape += shape[i];
-    filter_state = (phi * filter_state + gamma * noise.normal()).eval();
-  }
-  // Remove the mean (no net velocity change over the record) in the shape of the envelope rather
-  // than as a constant, so the motion still starts from exactly zero and fades out with it.
-  if (sum_shape > 0.0) {
-    const double offset = sum_acceleration / sum_shape;
-    for (std::size_t i = 0; i < count; ++i) {
-      acceleration[i] -= offset * shape[i];
-    }
-  }
-  double peak = 0.0;
-  for (const double a : acceleration) {
-    peak = std::isnan(a) || std::isnan(peak) ? std::numeric_limits<double>::quiet_NaN() : std::max(peak, std::abs(a));
-  }
-  if (!(peak > 0.0)) {
-    throw std::invalid_argument("ground_motion.synthetic: the envelope is zero over the whole record");
-  }
-  const double gain = spec.pga_m_per_s2() / peak;
-  for (double& a : acceleration) {
-    a *= gain;
-  }
-  return {std::move(acceleration), dt_s, "synthetic Kanai-Tajimi seed " + std::to_string(spec.seed())};
+double ground_motion_scale(const ComponentContext& context) {
+  const auto* motion = dynamic_cast<const config::GroundMotion*>(context.holder);
+  return motion == nullptr ? 1.0 : motion->scale();
 }
 
 GroundMotion load_ground_motion(const config::GroundMotion& spec, const std::filesystem::path& base_dir) {
@@ -430,42 +342,17 @@ GroundMotion load_ground_motion(const config::GroundMotion& spec, const std::fil
   if (!std::isfinite(scale)) {
     throw std::invalid_argument("ground_motion.scale: is not finite");
   }
-  GroundMotion scaled;
-  switch (spec.source_case()) {
-    case config::GroundMotion::kRecord: {
-      // The readers scale as they read, so that a value beyond any ground motion is named by its line.
-      const config::RecordFile& record = spec.record();
-      std::filesystem::path path(record.path());
-      if (path.is_relative()) {
-        path = base_dir / path;
-      }
-      if (record.format() == config::PEER_AT2) {
-        // AT2 values are in g by definition of the format; the unit field does not apply.
-        scaled = load_peer_at2(path, scale);
-      } else {
-        const double unit_scale = record.unit() == config::M_PER_S2 ? 1.0 : kStandardGravity;
-        scaled = load_two_column(path, unit_scale, scale);
-      }
-      break;
-    }
-    case config::GroundMotion::kSynthetic: {
-      const GroundMotion unscaled = make_synthetic(spec.synthetic());
-      std::vector<double> samples = unscaled.samples();
-      for (double& a : samples) {
-        a *= scale;
-      }
-      scaled = GroundMotion(std::move(samples), unscaled.dt_s(), unscaled.source(), unscaled.start_s());
-      break;
-    }
-    case config::GroundMotion::SOURCE_NOT_SET:
-    default:
-      throw std::invalid_argument("ground_motion: neither 'record' nor 'synthetic' is given");
+  // The source the oneof names, scaled (common/ground_motions/, docs/architecture.md §9).
+  const std::unique_ptr<GroundMotion> scaled =
+      ComponentFactories<GroundMotion>::make_member(spec, "source", ComponentContext{.base_dir = base_dir});
+  if (scaled == nullptr) {
+    throw std::invalid_argument("ground_motion: neither 'record' nor 'synthetic' is given");
   }
   if (scale == 1.0) {
-    return scaled;
+    return std::move(*scaled);
   }
-  std::vector<double> samples = scaled.samples();
-  return {std::move(samples), scaled.dt_s(), scaled.source() + " x " + format_number(scale), scaled.start_s()};
+  std::vector<double> samples = scaled->samples();
+  return {std::move(samples), scaled->dt_s(), scaled->source() + " x " + format_number(scale), scaled->start_s()};
 }
 
 }  // namespace rths

@@ -29,6 +29,11 @@ Checker Checker::at(std::string_view field, int index) const {
   return Checker(*problems_, fmt::format("{}[{}]", join(field), index));
 }
 
+Checker Checker::holder() const {
+  const std::size_t dot = path_.rfind('.');
+  return Checker(*problems_, dot == std::string::npos ? std::string{} : path_.substr(0, dot));
+}
+
 std::string Checker::join(std::string_view field) const {
   if (path_.empty()) return std::string(field);
   if (field.empty()) return path_;

@@ -12,8 +12,10 @@
 #include <Spectra/SymGEigsShiftSolver.h>
 
 #include "experiment.pb.h"
+#include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/matrix_market.hpp"
+#include "rths/common/structural_damping.hpp"
 #include "rths/common/structural_modes.hpp"
 
 namespace rths {
@@ -31,22 +33,6 @@ Eigen::MatrixXd square_matrix(const Field& values, Eigen::Index dofs, const std:
                                 " entries, expected dofs*dofs = " + std::to_string(expected) + " (row-major)");
   }
   return Eigen::Map<const RowMajorMatrix>(values.data(), dofs, dofs);
-}
-
-// a0 and a1 of C = a0 M + a1 K from zeta_i = a0 / (2 omega_i) + a1 omega_i / 2 at both modes
-// (Chopra, Dynamics of Structures, §11.4), given the squared frequencies of modes 1, 2, ...
-std::pair<double, double> rayleigh_coefficients(const Eigen::VectorXd& omega_squared, int mode_a, double zeta_a,
-                                                int mode_b, double zeta_b) {
-  const double omega_a = std::sqrt(std::max(omega_squared(mode_a - 1), 0.0));
-  const double omega_b = std::sqrt(std::max(omega_squared(mode_b - 1), 0.0));
-  const double denominator = omega_b * omega_b - omega_a * omega_a;
-  if (!(std::abs(denominator) > 1e-12 * omega_b * omega_b)) {
-    throw std::invalid_argument("structure.rayleigh: modes " + std::to_string(mode_a) + " and " +
-                                std::to_string(mode_b) +
-                                " have the same frequency; Rayleigh damping needs two distinct modes");
-  }
-  return {2.0 * omega_a * omega_b * (zeta_a * omega_b - zeta_b * omega_a) / denominator,
-          2.0 * (zeta_b * omega_b - zeta_a * omega_a) / denominator};
 }
 
 }  // namespace
@@ -170,33 +156,11 @@ StructuralModel dense_form(StructuralModel model) {
   return model;
 }
 
-Eigen::MatrixXd rayleigh_damping(const Eigen::MatrixXd& mass, const Eigen::MatrixXd& stiffness, int mode_a,
-                                 double zeta_a, int mode_b, double zeta_b) {
-  const Eigen::VectorXd omega_squared = squared_frequencies(mass, stiffness);
-  const auto modes = static_cast<int>(omega_squared.size());
-  for (const int mode : {mode_a, mode_b}) {
-    if (mode < 1 || mode > modes) {
-      throw std::invalid_argument("structure.rayleigh: mode " + std::to_string(mode) +
-                                  " requested, the structure has " + std::to_string(modes) +
-                                  " mode(s) (numbered from 1)");
-    }
-  }
-  const auto [a0, a1] = rayleigh_coefficients(omega_squared, mode_a, zeta_a, mode_b, zeta_b);
-  return a0 * mass + a1 * stiffness;
-}
-
 Eigen::SparseMatrix<double> rayleigh_damping(const Eigen::SparseMatrix<double>& mass,
                                              const Eigen::SparseMatrix<double>& stiffness, int mode_a, double zeta_a,
                                              int mode_b, double zeta_b) {
-  const int highest = std::max(mode_a, mode_b);
-  if (std::min(mode_a, mode_b) < 1 || highest > mass.rows()) {
-    throw std::invalid_argument("structure.rayleigh: modes " + std::to_string(mode_a) + " and " +
-                                std::to_string(mode_b) + " requested, the structure has " +
-                                std::to_string(mass.rows()) + " mode(s) (numbered from 1)");
-  }
-  const Eigen::VectorXd omega_squared = lowest_squared_frequencies(mass, stiffness, highest);
-  const auto [a0, a1] = rayleigh_coefficients(omega_squared, mode_a, zeta_a, mode_b, zeta_b);
-  return {a0 * mass + a1 * stiffness};
+  return rayleigh_damping(mass, stiffness, mode_a, zeta_a, mode_b, zeta_b,
+                          [&](int count) { return lowest_squared_frequencies(mass, stiffness, count); });
 }
 
 namespace {
@@ -260,6 +224,12 @@ void add_spring_stiffness(const std::vector<SpringElement>& springs, Eigen::Matr
   for (const Eigen::Triplet<double>& t : spring_stiffness(springs)) stiffness(t.row(), t.col()) += t.value();
 }
 
+// The damping the structure's oneof names (common/dampings/); nullptr when it names none, a
+// legitimate undamped structure (the validator decides whether to allow it).
+std::unique_ptr<StructuralDamping> named_damping(const config::Structure& spec) {
+  return ComponentFactories<StructuralDamping>::make_member(spec, "damping", ComponentContext{});
+}
+
 // The matrices of a structure given sparse, Rayleigh damping from its lowest modes.
 void set_sparse_matrices(const config::Structure& spec, StructuralModel& model) {
   const auto dofs = static_cast<Eigen::Index>(spec.dofs());
@@ -269,11 +239,10 @@ void set_sparse_matrices(const config::Structure& spec, StructuralModel& model) 
   add_spring_stiffness(model.springs, model.sparse_stiffness);
   if (sparse.has_damping_ns_per_m()) {
     model.sparse_damping = to_sparse_matrix(sparse.damping_ns_per_m(), spec.dofs());
-  } else if (spec.has_rayleigh()) {
-    const config::RayleighDamping& rayleigh = spec.rayleigh();
-    model.sparse_damping =
-        rayleigh_damping(model.sparse_mass, model.sparse_stiffness, static_cast<int>(rayleigh.mode_a()),
-                         rayleigh.zeta_a(), static_cast<int>(rayleigh.mode_b()), rayleigh.zeta_b());
+  } else if (const std::unique_ptr<StructuralDamping> damping = named_damping(spec)) {
+    model.sparse_damping = damping->sparse(model.sparse_mass, model.sparse_stiffness, [&model](int count) {
+      return lowest_squared_frequencies(model.sparse_mass, model.sparse_stiffness, count);
+    });
   } else {
     model.sparse_damping = Eigen::SparseMatrix<double>(dofs, dofs);
   }
@@ -284,22 +253,9 @@ void set_dense_matrices(const config::Structure& spec, StructuralModel& model) {
   model.mass = square_matrix(spec.mass_kg(), dofs, "mass_kg");
   model.stiffness = square_matrix(spec.stiffness_n_per_m(), dofs, "stiffness_n_per_m");
   add_spring_stiffness(model.springs, model.stiffness);
-  switch (spec.damping_case()) {
-    case config::Structure::kDampingNsPerM:
-      model.damping = square_matrix(spec.damping_ns_per_m().value(), dofs, "damping_ns_per_m.value");
-      break;
-    case config::Structure::kRayleigh: {
-      const config::RayleighDamping& rayleigh = spec.rayleigh();
-      model.damping = rayleigh_damping(model.mass, model.stiffness, static_cast<int>(rayleigh.mode_a()),
-                                       rayleigh.zeta_a(), static_cast<int>(rayleigh.mode_b()), rayleigh.zeta_b());
-      break;
-    }
-    case config::Structure::DAMPING_NOT_SET:
-    default:
-      // No damping given is a legitimate undamped structure (the validator decides whether to allow it).
-      model.damping = Eigen::MatrixXd::Zero(dofs, dofs);
-      break;
-  }
+  const std::unique_ptr<StructuralDamping> damping = named_damping(spec);
+  model.damping = damping == nullptr ? Eigen::MatrixXd(Eigen::MatrixXd::Zero(dofs, dofs))
+                                     : damping->dense(model.mass, model.stiffness);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "common/ground_motions/synthetic_motion.hpp"
 #include "node_physical/controllers/actuator_controller.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/ground_motion.hpp"

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -27,6 +28,12 @@ struct ComponentContext {
   const config::Experiment* experiment = nullptr;
   const config::Site* site = nullptr;
   const config::Channel* channel = nullptr;
+  // The message whose oneof holds the component, for what it says of all its members (a ground
+  // motion's scale): check_component and make_member set it; nullptr for a component made alone.
+  const google::protobuf::Message* holder = nullptr;
+  // The folder a relative path of the config starts from (the config file's); empty: the working
+  // directory.
+  std::filesystem::path base_dir{};
 };
 
 // The registry of components (docs/architecture.md, "Components"): every plant, driver, controller,
@@ -43,33 +50,49 @@ using Descriptor = google::protobuf::Descriptor;
 using Message = google::protobuf::Message;
 using Rules = std::function<void(const Message&, const ComponentContext&, const Checker&)>;
 
-// The messages and rules registered so far, in registration order; what an index is built from.
-template <class Entry>
+using FieldDescriptor = google::protobuf::FieldDescriptor;
+
+// The messages (or fields) and rules registered so far, in registration order; what an index is built from.
+template <class Entry, class Key = Descriptor>
 struct Table {
-  std::vector<std::pair<const Descriptor* (*)(), Entry>> entries;
-  std::unordered_map<const Descriptor*, const Entry*> index;
+  std::vector<std::pair<const Key* (*)(), Entry>> entries;
+  std::unordered_map<const Key*, const Entry*> index;
   std::once_flag indexed;  // lookups may come from several threads (a study's runs)
 
-  void add(const Descriptor* (*message)(), Entry entry) { entries.emplace_back(message, std::move(entry)); }
-  const Entry* find(const Descriptor& message) {
+  void add(const Key* (*key)(), Entry entry) { entries.emplace_back(key, std::move(entry)); }
+  const Entry* find(const Key& key) {
     std::call_once(indexed, [this] {
-      for (const auto& [descriptor, entry] : entries) index.emplace(descriptor(), &entry);
+      for (const auto& [of, entry] : entries) index.emplace(of(), &entry);
     });
-    const auto it = index.find(&message);
+    const auto it = index.find(&key);
     return it == index.end() ? nullptr : it->second;
   }
 };
 
 Table<Rules>& rules();
+// The rules of a oneof member that is a number rather than a message (Loss's probability), by its
+// field; they are given the message that holds it.
+Table<Rules, FieldDescriptor>& scalar_rules();
+
+// The field of a scalar member, as the tables key it.
+template <class Holder, int kField>
+const FieldDescriptor* scalar_member() {
+  return Holder::descriptor()->FindFieldByNumber(kField);
+}
 
 // The member a oneof holds (nullptr when none): the config of the component it names.
 const Message* member(const Message& holder, std::string_view oneof);
 // Its field name, for error paths ("rls" in controller.rls.taps).
 std::string member_name(const Message& holder, std::string_view oneof);
-// The message types a oneof can hold: what a test compares with the registry.
+// The message types a oneof can hold (nullptr for a number): what a test compares with the registry.
 std::vector<const Descriptor*> member_types(const Descriptor& holder, std::string_view oneof);
+// Its members, messages and numbers alike.
+std::vector<const FieldDescriptor*> members(const Descriptor& holder, std::string_view oneof);
+// The member a oneof holds (nullptr when none).
+const FieldDescriptor* held_member(const Message& holder, std::string_view oneof);
 
 [[noreturn]] void unregistered(const Descriptor& message, const char* product);
+[[noreturn]] void unregistered(const FieldDescriptor& member, const char* product);
 
 // The members a oneof can hold, for the message of a config that names none: each written as its
 // component's ConfigSketch says ("matrix { actuators: ... value: [...] }", "name { ... }" without
@@ -82,9 +105,12 @@ std::string member_names(const Descriptor& holder, std::string_view oneof);
 
 // Whether `message` has registered rules (tests: every component a oneof can hold must).
 bool has_component_rules(const google::protobuf::Descriptor& message);
+// Whether a oneof's member has registered rules: its message's, or a scalar member's own.
+bool has_member_rules(const google::protobuf::FieldDescriptor& member);
 
 // Checks the component that `holder`'s oneof holds by its registered rules, at the member's path
-// below `check`. False when the oneof holds none (the caller says whether that is allowed).
+// below `check`, its context's holder set to `holder`. False when the oneof holds none (the caller
+// says whether that is allowed).
 bool check_component(const google::protobuf::Message& holder, std::string_view oneof, const ComponentContext& context,
                      const Checker& check);
 
@@ -107,16 +133,35 @@ class ComponentFactories {
     if (make == nullptr) registry::unregistered(*config.GetDescriptor(), typeid(Product).name());
     return (*make)(config, context);
   }
-  // The component a oneof holds; nullptr when it holds none.
+  // The component a oneof holds, its context's holder set to `holder`; nullptr when it holds none.
   static std::unique_ptr<Product> make_member(const google::protobuf::Message& holder, std::string_view oneof,
                                               const ComponentContext& context) {
-    const google::protobuf::Message* config = registry::member(holder, oneof);
-    return config == nullptr ? nullptr : make(*config, context);
+    const google::protobuf::FieldDescriptor* member = registry::held_member(holder, oneof);
+    if (member == nullptr) return nullptr;
+    ComponentContext within = context;
+    within.holder = &holder;
+    if (member->message_type() != nullptr) return make(holder.GetReflection()->GetMessage(holder, member), within);
+    const Make* make = scalar_table().find(*member);
+    if (make == nullptr) registry::unregistered(*member, typeid(Product).name());
+    return (*make)(holder, within);
+  }
+
+  // A scalar member's factory, given the message that holds it (register_scalar_component).
+  static void add_scalar(const google::protobuf::FieldDescriptor* (*member)(), Make make) {
+    scalar_table().add(member, std::move(make));
+  }
+  // Whether a oneof's member has a factory: its message's, or a scalar member's own.
+  [[nodiscard]] static bool has_member(const google::protobuf::FieldDescriptor& member) {
+    return member.message_type() != nullptr ? has(*member.message_type()) : scalar_table().find(member) != nullptr;
   }
 
  private:
   static registry::Table<Make>& table() {
     static registry::Table<Make> t;
+    return t;
+  }
+  static registry::Table<Make, google::protobuf::FieldDescriptor>& scalar_table() {
+    static registry::Table<Make, google::protobuf::FieldDescriptor> t;
     return t;
   }
 };
@@ -197,6 +242,24 @@ bool register_component(void (*validate)(const Config&, const ComponentContext&,
                                    [make](const google::protobuf::Message& m, const ComponentContext& c) {
                                      return make(dynamic_cast<const Config&>(m), c);
                                    });
+  return true;
+}
+
+// Registers a component that a oneof names by a number rather than a message (Loss's probability:
+// the independent loss model), keyed by its field: its rules and factory take the message that holds
+// it, and its rules' checker stands at the field.
+//   const bool kRegistered =
+//       register_scalar_component<config::Loss, config::Loss::kProbabilityFieldNumber, LossModel>(validate, make);
+template <class Holder, int kField, class Product>
+bool register_scalar_component(void (*validate)(const Holder&, const ComponentContext&, const Checker&),
+                               std::unique_ptr<Product> (*make)(const Holder&, const ComponentContext&)) noexcept {
+  registry::scalar_rules().add(&registry::scalar_member<Holder, kField>,
+                               [validate](const google::protobuf::Message& m, const ComponentContext& c,
+                                          const Checker& k) { validate(dynamic_cast<const Holder&>(m), c, k); });
+  ComponentFactories<Product>::add_scalar(&registry::scalar_member<Holder, kField>,
+                                          [make](const google::protobuf::Message& m, const ComponentContext& c) {
+                                            return make(dynamic_cast<const Holder&>(m), c);
+                                          });
   return true;
 }
 

@@ -8,10 +8,11 @@
 
 namespace rths::config {
 class GroundMotion;
-class SyntheticMotion;
 }  // namespace rths::config
 
 namespace rths {
+
+struct ComponentContext;
 
 // A ground acceleration history on a uniform grid (m/s^2), read as a continuous signal by linear
 // interpolation; zero before the start and after the end. Sample i is at start_s + i dt_s (a
@@ -54,10 +55,12 @@ GroundMotion load_peer_at2(const std::filesystem::path& path, double scale = 1.0
 GroundMotion read_two_column(std::istream& in, const std::filesystem::path& path, double unit_scale,
                              double scale = 1.0);
 GroundMotion read_peer_at2(std::istream& in, const std::filesystem::path& path, double scale = 1.0);
-// Kanai-Tajimi filtered white noise under an envelope, reproducible from the seed.
-GroundMotion make_synthetic(const config::SyntheticMotion& spec);
-// Whatever the config's ground_motion says, scaled; relative paths resolve against base_dir.
+// Whatever the config's ground_motion says, scaled; relative paths resolve against base_dir. Its
+// source (record, synthetic) is the registered component its oneof names (common/ground_motions/).
 GroundMotion load_ground_motion(const config::GroundMotion& spec, const std::filesystem::path& base_dir);
+// What a ground-motion source multiplies its accelerations by: the scale of the ground motion that
+// holds it (ComponentContext::holder, which the registry sets); 1 for a source made alone.
+double ground_motion_scale(const ComponentContext& context);
 
 constexpr double kStandardGravity = 9.80665;
 

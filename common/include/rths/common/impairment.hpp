@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <vector>
 
 #include "experiment.pb.h"
@@ -22,13 +23,56 @@ struct PacketFate {
 // std::runtime_error naming the file and line of anything else, or a trace without delays.
 std::vector<double> read_delay_trace(const std::filesystem::path& file);
 
+// A delay that a packet exceeds with at most this probability: what a delay model's max_delay_s
+// returns, and what the links' buffers are sized for.
+constexpr double kDelayTailProbability = 1e-6;
+
+// A packet delay distribution (config Impairment's jitter_model; jitter_s's uniform jitter when it
+// names none): one registered component per member of the oneof (common/impairments/,
+// docs/architecture.md §9), built with the Impairment and drawn from for every packet.
+class JitterModel {
+ public:
+  JitterModel() = default;
+  JitterModel(const JitterModel&) = delete;
+  JitterModel& operator=(const JitterModel&) = delete;
+  JitterModel(JitterModel&&) = delete;
+  JitterModel& operator=(JitterModel&&) = delete;
+  virtual ~JitterModel() = default;
+
+  // The delay (s) of a packet whose constant part is delay_s, drawn with `rng`; `main` is false for
+  // a duplicate's copy (a replayed trace steps through its values with the packets themselves only).
+  // Allocation-free.
+  virtual double draw_s(double delay_s, Rng& rng, bool main) = 0;
+  // A delay that a packet exceeds with probability <= kDelayTailProbability (s), exact for the
+  // bounded models. Sizes the in-flight buffers; never used to clip a delay.
+  [[nodiscard]] virtual double max_delay_s(double delay_s) const = 0;
+};
+
+// How packets are lost (config Loss's model): one registered component per member of the oneof
+// (common/impairments/), stepped once per packet with the loss stream.
+class LossModel {
+ public:
+  LossModel() = default;
+  LossModel(const LossModel&) = delete;
+  LossModel& operator=(const LossModel&) = delete;
+  LossModel(LossModel&&) = delete;
+  LossModel& operator=(LossModel&&) = delete;
+  virtual ~LossModel() = default;
+
+  // Once, before the first packet (a Markov chain draws its first state).
+  virtual void start(Rng& /*rng*/) {}
+  // Whether the next packet is lost; allocation-free.
+  virtual bool lost(Rng& rng) = 0;
+};
+
 // The impairment one direction of a link imposes (docs/architecture.md §4, proto `Impairment`): loss (independent
 // or Gilbert-Elliott), a delay from a constant, uniform, normal, shifted-Pareto, gamma or empirical
 // model, duplication, order kept or not. One implementation shared by the in-memory links and the
 // relay. Delays, losses, duplicates and the duplicates' delays each draw from their own stream of
 // the seed, so sweeping the loss rate with one seed changes which packets are lost and nothing else.
 // The delay stream is consumed exactly as before these models existed: configs with only delay_s and
-// jitter_s give bit-identical delays.
+// jitter_s give bit-identical delays. The delay and loss models are the registered components the
+// config names, built here once (the registry is not asked again per packet). Movable, not copyable.
 class Impairment {
  public:
   Impairment() : Impairment(config::Impairment{}) {}
@@ -46,28 +90,16 @@ class Impairment {
   double next_delay_s();
 
   [[nodiscard]] bool preserves_order() const { return !spec_.allow_reorder(); }
-  // A delay that a packet exceeds with probability <= 1e-6 (s), exact for the bounded models
-  // (constant, uniform, empirical). Sizes the in-flight buffers; never used to clip a delay.
+  // A delay that a packet exceeds with probability <= kDelayTailProbability (s), exact for the bounded
+  // models (constant, uniform, empirical). Sizes the in-flight buffers; never used to clip a delay.
   [[nodiscard]] double max_delay_s() const { return max_delay_s_; }
   [[nodiscard]] double duplicate_probability() const { return spec_.duplicate_probability(); }
   [[nodiscard]] const config::Impairment& spec() const { return spec_; }
 
  private:
-  enum class Model : std::uint8_t { kUniform, kNormal, kPareto, kGamma, kHistogram, kTraceSample, kTraceReplay };
-
-  // The variable part of a delay, drawn with `rng` (the trace cursor only for the main stream).
-  double draw_delay_s(Rng& rng, bool replay_cursor);
-  bool draw_loss();
-  [[nodiscard]] double compute_max_delay_s() const;
-
   config::Impairment spec_;
-  Model model_ = Model::kUniform;
-  // Histogram: edges and cumulative normalised weights (last = 1); trace: the delays.
-  std::vector<double> edges_s_;
-  std::vector<double> cumulative_;
-  std::vector<double> trace_s_;
-  std::size_t replay_next_ = 0;
-  bool bad_state_ = false;  // Gilbert-Elliott
+  std::unique_ptr<JitterModel> jitter_;
+  std::unique_ptr<LossModel> loss_;  // nullptr: no loss
   double max_delay_s_ = 0;
   Rng delay_rng_;
   Rng loss_rng_;

@@ -45,6 +45,9 @@ class Checker {
   // The place of a member of this one, and of an element of a repeated member.
   [[nodiscard]] Checker at(std::string_view field) const { return Checker(*problems_, join(field)); }
   [[nodiscard]] Checker at(std::string_view field, int index) const;
+  // The place that holds this one: where a component's rules name a field of the message whose oneof
+  // holds the component (ground_motion.scale, from ground_motion.synthetic).
+  [[nodiscard]] Checker holder() const;
   [[nodiscard]] const std::string& path() const { return path_; }
   // The path of a member of this place ("" names the place itself).
   [[nodiscard]] std::string join(std::string_view field) const;

@@ -45,10 +45,8 @@ struct StructuralModel {
 StructuralModel sparse_form(StructuralModel model);
 StructuralModel dense_form(StructuralModel model);
 
-// Rayleigh C = a0 M + a1 K with zeta at two modes (1-based mode numbers).
-Eigen::MatrixXd rayleigh_damping(const Eigen::MatrixXd& mass, const Eigen::MatrixXd& stiffness, int mode_a,
-                                 double zeta_a, int mode_b, double zeta_b);
-
+// Rayleigh C = a0 M + a1 K with zeta at two modes (1-based mode numbers) of a sparse model, its modes
+// from lowest_squared_frequencies (the dense one is in common's structural_modes.hpp).
 Eigen::SparseMatrix<double> rayleigh_damping(const Eigen::SparseMatrix<double>& mass,
                                              const Eigen::SparseMatrix<double>& stiffness, int mode_a, double zeta_a,
                                              int mode_b, double zeta_b);

@@ -1,0 +1,65 @@
+// A damping matrix given entry by entry (config Structure's damping_ns_per_m, a Matrix): C itself,
+// dofs x dofs, row-major (N s/m), for a dense structure.
+#include <fmt/format.h>
+
+#include <cstddef>
+#include <memory>
+#include <stdexcept>
+#include <vector>
+
+#include "experiment.pb.h"
+#include "rths/common/component_registry.hpp"
+#include "rths/common/matrix_checks.hpp"
+#include "rths/common/structural_damping.hpp"
+
+namespace rths {
+namespace {
+
+class DampingMatrix final : public StructuralDamping {
+ public:
+  explicit DampingMatrix(const config::Matrix& matrix) : values_(matrix.value().begin(), matrix.value().end()) {}
+
+  [[nodiscard]] Eigen::MatrixXd dense(const Eigen::MatrixXd& mass,
+                                      const Eigen::MatrixXd& /*stiffness*/) const override {
+    return of_size(mass.rows());
+  }
+  // A sparse structure takes its damping matrix in sparse { damping_ns_per_m } (the rules refuse this one).
+  [[nodiscard]] Eigen::SparseMatrix<double> sparse(const Eigen::SparseMatrix<double>& mass,
+                                                   const Eigen::SparseMatrix<double>& /*stiffness*/,
+                                                   const LowestSquaredFrequencies& /*lowest*/) const override {
+    return of_size(mass.rows()).sparseView();
+  }
+
+ private:
+  // The one guard beside the rules below: dofs x dofs entries, what the matrix is read from.
+  [[nodiscard]] Eigen::MatrixXd of_size(Eigen::Index dofs) const {
+    const auto expected = static_cast<std::size_t>(dofs * dofs);
+    if (values_.size() != expected) {
+      throw std::invalid_argument(
+          fmt::format("structure.damping_ns_per_m.value: has {} entries, expected dofs*dofs = {} (row-major)",
+                      values_.size(), expected));
+    }
+    return Eigen::Map<const RowMajorMatrix>(values_.data(), dofs, dofs);
+  }
+
+  std::vector<double> values_;
+};
+
+// Every number is finite by the time a component's rules run: the config validator checks them all
+// first, and the structure's mass and stiffness before its damping.
+void validate(const config::Matrix& matrix, const ComponentContext& context, const Checker& check) {
+  const std::uint32_t dofs = damped_structure(context).dofs();
+  check_square(check, "value", matrix.value_size(), dofs);
+  const RowMajorMatrix damping = to_matrix(matrix.value(), dofs);
+  check_symmetric(check, "value", damping);
+  check_not_negative(check, "value", damping, "damping matrix");
+}
+
+std::unique_ptr<StructuralDamping> make(const config::Matrix& matrix, const ComponentContext& /*context*/) {
+  return std::make_unique<DampingMatrix>(matrix);
+}
+
+[[maybe_unused]] const bool kRegistered = register_component<config::Matrix, StructuralDamping>(validate, make);
+
+}  // namespace
+}  // namespace rths
