@@ -67,7 +67,7 @@ struct Model {
   SparseMatrix a;
 };
 
-// KR-alpha's A (integrators.cpp, KrAlphaIntegrator::a_matrix) at rho_inf = 0.5.
+// KR-alpha's A (model_based_integrators.cpp, KrAlphaIntegrator::a_matrix) at rho_inf = 0.5.
 Model model_of(const std::string& name, const rths::GeneratedModel& generated) {
   const double rho = 0.5;
   const double alpha_m = (2.0 * rho - 1.0) / (rho + 1.0);
@@ -230,7 +230,7 @@ void run(const Model& model, int rounds, int block) {
   CholmodFactor supernodal;
   std::vector<Solver> solvers(8);
 
-  // (a) rths's solve: Operator<SparseBackend>::run, integrators.cpp.
+  // (a) rths's solve: Operator<SparseBackend>::run, integration.hpp.
   solvers[0].name = "Eigen LDLT, written out";
   auto start = Clock::now();
   ef.ldlt.compute(a);
