@@ -34,8 +34,10 @@ foreach(file IN ITEMS index.html charts.js console.js console.css node_modules/u
     message(FATAL_ERROR "not installed: share/rths/console/${file}")
   endif()
 endforeach()
-# The schemas the README points a user to for the config and results formats.
-foreach(schema IN ITEMS experiment.proto results.proto wire.proto)
+# The schemas the README points a user to for the config (experiment.proto and the files it imports) and
+# results formats.
+foreach(schema IN ITEMS experiment.proto structure.proto ground_motion.proto site.proto setup.proto driver.proto
+                        actuator.proto controller.proto models.proto link.proto realtime.proto results.proto wire.proto)
   if(NOT EXISTS ${PREFIX}/share/rths/proto/${schema})
     message(FATAL_ERROR "not installed: share/rths/proto/${schema}")
   endif()

@@ -290,14 +290,14 @@ std::vector<std::string> undocumented(const std::string& text, std::size_t& decl
 }
 
 // "Every field documented in a comment": each field, enum value and message of results.proto, and of
-// the calibration file's message in experiment.proto.
+// the calibration file's message in controller.proto.
 TEST(ResultsSchemaSource, EveryFieldIsDocumented) {
   std::size_t declarations = 0;
   const std::vector<std::string> results =
       undocumented(test::slurp(test::source_dir() / "proto/results.proto"), declarations);
   EXPECT_TRUE(results.empty()) << "undocumented in results.proto:\n" << ::testing::PrintToString(results);
   EXPECT_GT(declarations, 200U);  // the schema was read: 180-odd fields, its enum values and messages
-  const std::string config = test::slurp(test::source_dir() / "proto/experiment.proto");
+  const std::string config = test::slurp(test::source_dir() / "proto/controller.proto");
   const std::size_t from = config.find("message RlsCalibration {");
   ASSERT_NE(from, std::string::npos);
   const std::size_t comment = config.rfind('\n', from - 2) + 1;  // the line before: its comment

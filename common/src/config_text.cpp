@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -47,14 +48,23 @@ std::string explain_parse_error(const std::string& message) {
   }
   if (message.starts_with("Unknown enumeration value of") && parts.size() == 2) {
     // The message names the field but not its message; every enum field of that name in the
-    // schema shares one enum type (checked here rather than assumed).
+    // schema (experiment.proto and the files of its parts it imports) shares one enum type (checked
+    // here rather than assumed).
     const pb::EnumDescriptor* type = nullptr;
-    const auto* file = config::Experiment::descriptor()->file();
-    for (int m = 0; m < file->message_type_count(); ++m) {
-      const auto* field = file->message_type(m)->FindFieldByName(std::string(parts[1]));
-      if (field == nullptr || field->enum_type() == nullptr) continue;
-      if (type != nullptr && type != field->enum_type()) return message;
-      type = field->enum_type();
+    std::vector<const pb::FileDescriptor*> files{config::Experiment::descriptor()->file()};
+    for (std::size_t f = 0; f < files.size(); ++f) {
+      for (int d = 0; d < files[f]->dependency_count(); ++d) {
+        const auto* imported = files[f]->dependency(d);
+        if (std::find(files.begin(), files.end(), imported) == files.end()) files.push_back(imported);
+      }
+    }
+    for (const auto* file : files) {
+      for (int m = 0; m < file->message_type_count(); ++m) {
+        const auto* field = file->message_type(m)->FindFieldByName(std::string(parts[1]));
+        if (field == nullptr || field->enum_type() == nullptr) continue;
+        if (type != nullptr && type != field->enum_type()) return message;
+        type = field->enum_type();
+      }
     }
     if (type != nullptr) {
       const auto names = value_names(*type);

@@ -40,7 +40,7 @@ using validation::element;
 
 // Step rates above this are beyond any actuator loop the middleware serves (docs/architecture.md §3 runs 1 kHz).
 constexpr double kMaxRateHz = 100e3;
-// Real-time bounds (proto/experiment.proto, Realtime). A peer silent for longer than 10 s is lost for
+// Real-time bounds (proto/realtime.proto, Realtime). A peer silent for longer than 10 s is lost for
 // any network a test runs over, and the actuators wait that long holding; a timeout below two steps
 // would end a test on one late packet.
 constexpr double kMaxPeerTimeoutS = 10.0;

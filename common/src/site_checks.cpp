@@ -1,4 +1,4 @@
-// The rules of a site (proto/experiment.proto, Site): its name, influence and channels (specimen and
+// The rules of a site (proto/site.proto, Site): its name, influence and channels (specimen and
 // prediction models, actuator, interlock and tracking limits, controller), its setup, address, safe
 // motion, compensation, link, driver, delay guard and multi-axial parts. The config validator
 // (config_validate.cpp) runs them as one section per site; each component's own rules are asked
@@ -27,12 +27,12 @@
 namespace rths::validation {
 namespace {
 
-// Safe-motion bounds (proto/experiment.proto, SafeMotion): the longest start delay
+// Safe-motion bounds (proto/site.proto, SafeMotion): the longest start delay
 // (realtime.start_delay_s, config_validate.cpp) is 10 s.
 constexpr double kMaxStartRampS = 9.9;     // a start ramp ends within the longest start delay
 constexpr double kStartRampMarginS = 0.1;  // between the end of the start ramp and the earliest start
 constexpr double kMaxStopHoldS = 60.0;
-// Delay guard bounds (proto/experiment.proto, DelayGuard): a model ten times off is no model, and a
+// Delay guard bounds (proto/site.proto, DelayGuard): a model ten times off is no model, and a
 // smoothing longer than 10 s would watch a delay long after it destabilised the test.
 constexpr double kMaxGuardModelError = 10.0;
 constexpr double kMaxGuardSmoothingS = 10.0;

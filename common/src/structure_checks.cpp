@@ -1,4 +1,4 @@
-// The rules of a structure (proto/experiment.proto, Structure): its size, its matrices dense or
+// The rules of a structure (proto/structure.proto, Structure): its size, its matrices dense or
 // sparse (sizes, symmetry, definiteness), the removed parts, the hysteretic springs, the recorded DOFs,
 // the DOFs' names and kinds, and its modal reduction. The config validator (config_validate.cpp) runs
 // them as its structure section; the damping's own rules are its component's (common/dampings/).

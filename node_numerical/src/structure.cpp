@@ -24,7 +24,7 @@ namespace {
 
 using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
-// The config stores matrices row-major with dofs*dofs entries (proto/experiment.proto, Structure).
+// The config stores matrices row-major with dofs*dofs entries (proto/structure.proto, Structure).
 template <typename Field>
 Eigen::MatrixXd square_matrix(const Field& values, Eigen::Index dofs, const std::string& field) {
   const auto expected = static_cast<std::size_t>(dofs * dofs);

@@ -434,7 +434,7 @@ class UdpBridgeDriver final : public PlantDriver {
   std::size_t fault_channel_ = 0;
 };
 
-// UDP bridge bounds (proto/experiment.proto, UdpBridge). The probe's answer comes within milliseconds
+// UDP bridge bounds (proto/driver.proto, UdpBridge). The probe's answer comes within milliseconds
 // from a target that runs; a minute covers a target still booting. Missed replies beyond one second of
 // steps leave the site's interlock watching a measurement that old.
 constexpr double kMaxBridgeOpenTimeoutS = 60.0;

@@ -18,7 +18,7 @@ struct SetupProblem {
   std::string what;
 };
 
-// What makes a frame force model (proto/experiment.proto, FrameForceModel) impossible to build for a
+// What makes a frame force model (proto/models.proto, FrameForceModel) impossible to build for a
 // site of `channels` channels: the field, relative to the message (`dofs`, `mass_kg`,
 // `stiffness_n_per_m[7]`), and one sentence of what was found and what was expected. One set of rules
 // for the config validator (which adds the site, the file and the line) and for node_physical's

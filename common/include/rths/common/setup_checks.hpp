@@ -28,7 +28,7 @@ struct SetupActuators {
   using Value = std::size_t;
 };
 
-// A site's setup transformation (proto/experiment.proto, SetupTransform): its kind by the rules the
+// A site's setup transformation (proto/setup.proto, SetupTransform): its kind by the rules the
 // kind registered (node_physical/setups/), the site's channels (context.site) its interface DOFs, and
 // the actuators' stroke limits (none, or one per actuator, each finite and above 0), checked when the
 // kind has no problem. True when the setup has none. The config validator checks every site's setup
