@@ -17,7 +17,8 @@
 #include <cmath>
 
 #include <Eigen/Core>
-#include <Eigen/Eigenvalues>
+
+#include "rths/common/eigen_problems.hpp"
 
 namespace rths::test {
 
@@ -122,12 +123,11 @@ inline MarthsFrame marths_frame(const MarthsFrameParameters& p = {}) {
 
   // Modal damping, zeta on every mode: C = M Phi diag(2 zeta w_i) Phi^T M with Phi mass-normalised,
   // so that Phi^T C Phi = diag(2 zeta w_i). The package rounds w_i to 0.01 rad/s before it forms C.
-  // Dynamic-size: the fixed-size solver's instantiation alone took 5 s of the including file's compile.
-  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> modes(f.stiffness, f.mass);
-  const MarthsFrame::Matrix phi = modes.eigenvectors();  // mass-normalised, ascending
+  const SymmetricEigen modes = generalized_symmetric_eigen(f.stiffness, f.mass);
+  const MarthsFrame::Matrix phi = modes.vectors;  // mass-normalised, ascending
   Eigen::Matrix<double, MarthsFrame::kDofs, 1> modal = Eigen::Matrix<double, MarthsFrame::kDofs, 1>::Zero();
   for (int i = 0; i < MarthsFrame::kDofs; ++i) {
-    const double w = std::round(100 * std::sqrt(modes.eigenvalues()(i))) / 100;
+    const double w = std::round(100 * std::sqrt(modes.values(i))) / 100;
     f.natural_rad_per_s[static_cast<std::size_t>(i)] = w;
     modal(i) = 2 * p.damping_ratio * w;
   }

@@ -19,6 +19,7 @@
 #include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "rths/common/component_registry.hpp"
+#include "rths/common/eigen_problems.hpp"
 #include "rths/common/structural_damping.hpp"
 #include "rths/node_numerical/structure.hpp"
 #include "test_support.hpp"
@@ -102,10 +103,10 @@ TEST(DampingContract, TheDampingBuiltIsTheOneTheConfigNames) {
   const config::Structure rayleigh = parsed(samples().at("rayleigh"));
   const Eigen::Map<const Eigen::Matrix3d> mass(rayleigh.mass_kg().data());
   const Eigen::Map<const Eigen::Matrix3d> stiffness(rayleigh.stiffness_n_per_m().data());
-  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::Matrix3d> modes(stiffness, mass);
-  const Eigen::Matrix3d modal = modes.eigenvectors().transpose() * damping_of(rayleigh) * modes.eigenvectors();
+  const SymmetricEigen modes = generalized_symmetric_eigen(stiffness, mass);
+  const Eigen::Matrix3d modal = modes.vectors.transpose() * damping_of(rayleigh) * modes.vectors;
   for (const auto& [mode, zeta] : {std::pair{0, 0.02}, std::pair{2, 0.05}}) {
-    EXPECT_NEAR(modal(mode, mode) / (2.0 * std::sqrt(modes.eigenvalues()(mode))), zeta, 1e-12) << "mode " << mode + 1;
+    EXPECT_NEAR(modal(mode, mode) / (2.0 * std::sqrt(modes.values(mode))), zeta, 1e-12) << "mode " << mode + 1;
   }
   const config::Structure sparse = sparse_of(rayleigh);
   ASSERT_TRUE(problems_of(sparse).empty()) << problems_of(sparse).front();

@@ -347,8 +347,13 @@ TEST(ModalReduction, BudgetReportsTheReductionAndItsErrorAgainstTheWholeModel) {
                        {"budget", test::example("models/shear1000/shear1000.textproto").string(), "--steps", "500",
                         "--share", "1", "--set", "structure.reduction.modes=20", "--quiet"},
                        dir.path() / "budget");
-  ASSERT_EQ(budget.wait(std::chrono::seconds(120)), kExitCompleted) << budget.err();
+  // The whole model's reference run takes minutes under a sanitizer on a loaded machine: the bound
+  // only keeps a hung process from holding the suite. Whether the step fits the period is the
+  // machine's (a sanitized build's p99 on a busy machine does not); the exit code must agree with it.
+  const int exit_code = budget.wait(std::chrono::seconds(600));
   const std::string& out = budget.out();
+  ASSERT_TRUE(contains(out, ": FITS") || contains(out, ": DOES NOT FIT")) << out << budget.err();
+  EXPECT_EQ(exit_code, contains(out, ": FITS") ? kExitCompleted : kExitFailure) << budget.err();
   EXPECT_TRUE(contains(out, "integrator step alone (the reduced model)"));
   EXPECT_TRUE(contains(out, "reduced: 20 modes + 2 static correction(s) = 22 DOFs of 1000 (highest mode 3.899 Hz)"));
   const auto at = out.find("ground motion alone, first 20 s): peak ");

@@ -50,6 +50,7 @@
 #include <fmt/format.h>
 #include <Eigen/Dense>
 
+#include "rths/common/eigen_problems.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/stability_plan.hpp"
@@ -127,9 +128,9 @@ double exact_tau_cr_s(double model_error) {
   };
   const auto excess = [&](double w) { return std::abs(delayed_loop_gain(w)) - 1.0; };
   // Up to four times the highest frequency of the undelayed structure: beyond it |r| falls as 1 / w^2.
-  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> modes(structure.stiffness + model, structure.mass,
-                                                                        Eigen::EigenvaluesOnly);
-  const double w_max = 4.0 * std::sqrt(modes.eigenvalues().maxCoeff());
+  const double w_max =
+      4.0 *
+      std::sqrt(generalized_symmetric_eigen(structure.stiffness + model, structure.mass, false).values.maxCoeff());
   constexpr int kGrid = 40000;
   double tau = kInfinity;
   for (int i = 1; i < kGrid; ++i) {

@@ -1,4 +1,5 @@
 #include "rths/common/linear_system.hpp"
+#include "rths/common/eigen_problems.hpp"
 
 #include <fmt/format.h>
 
@@ -179,12 +180,12 @@ std::vector<std::complex<double>> polynomial_roots(std::span<const double> coeff
     if (i + 1 < n) companion(i + 1, i) = 1.0;
   }
   balance(companion);
-  const Eigen::EigenSolver<Eigen::MatrixXd> solver(companion, false);
-  if (solver.info() != Eigen::Success)
-    throw std::invalid_argument("polynomial_roots: the eigenvalues did not converge");
+  bool converged = false;
+  const Eigen::VectorXcd eigenvalues = general_eigenvalues(companion, &converged);
+  if (!converged) throw std::invalid_argument("polynomial_roots: the eigenvalues did not converge");
   roots.reserve(static_cast<std::size_t>(n));
   for (Eigen::Index i = 0; i < n; ++i) {
-    std::complex<double> z = solver.eigenvalues()(i);
+    std::complex<double> z = eigenvalues(i);
     std::complex<double> value;
     std::complex<double> derivative;
     evaluate(p, z, value, derivative);

@@ -1,4 +1,5 @@
 #include "rths/common/matrix_checks.hpp"
+#include "rths/common/eigen_problems.hpp"
 
 #include <fmt/format.h>
 
@@ -34,7 +35,7 @@ void check_symmetric(const Checker& check, const std::string& path, const RowMaj
 }
 
 Eigen::VectorXd eigenvalues(const RowMajorMatrix& matrix) {
-  return Eigen::SelfAdjointEigenSolver<RowMajorMatrix>(matrix, Eigen::EigenvaluesOnly).eigenvalues();
+  return symmetric_eigen(matrix, false).values;
 }
 
 void check_not_negative(const Checker& check, const std::string& path, const RowMajorMatrix& matrix,

@@ -1,4 +1,5 @@
 #include "rths/common/structural_modes.hpp"
+#include "rths/common/eigen_problems.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -62,12 +63,11 @@ Eigen::VectorXd squared_frequencies(const Eigen::MatrixXd& mass, const Eigen::Ma
     }
     reduced_k -= stiffness(inertial, massless) * koo.solve(stiffness(massless, inertial));
   }
-  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> solver(reduced_k, mass(inertial, inertial),
-                                                                         Eigen::EigenvaluesOnly);
-  if (solver.info() != Eigen::Success) {
+  SymmetricEigen solved = generalized_symmetric_eigen(reduced_k, mass(inertial, inertial), false);
+  if (!solved.ok) {
     throw std::invalid_argument("structure: the mass matrix is not symmetric positive definite on its DOFs with mass");
   }
-  return solver.eigenvalues();
+  return std::move(solved.values);
 }
 
 Eigen::MatrixXd rayleigh_damping(const Eigen::MatrixXd& mass, const Eigen::MatrixXd& stiffness, int mode_a,

@@ -1,4 +1,5 @@
 #include "rths/node_numerical/modal_reduction.hpp"
+#include "rths/common/eigen_problems.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -120,22 +121,22 @@ ReducedModel reduce_modally(const StructuralModel& model, std::span<const Eigen:
   // the retained modes' and the rest, on the corrections, lie above omega_m.
   const Eigen::MatrixXd m_r = project(model.mass, model.sparse_mass, model.is_sparse(), basis);
   const Eigen::MatrixXd k_r = project(model.stiffness, model.sparse_stiffness, model.is_sparse(), basis);
-  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> ritz(k_r, m_r);
-  if (ritz.info() != Eigen::Success) {
+  const SymmetricEigen ritz = generalized_symmetric_eigen(k_r, m_r);
+  if (!ritz.ok) {
     throw std::invalid_argument(
         "structure.reduction: the reduced eigenproblem failed (a basis that is not "
         "independent)");
   }
-  const Eigen::MatrixXd& rotation = ritz.eigenvectors();
+  const Eigen::MatrixXd& rotation = ritz.vectors;
   ReducedModel reduced;
   reduced.basis = basis * rotation;
   reduced.modes = modes;
   reduced.corrections = corrections;
-  reduced.frequencies_rad_s = ritz.eigenvalues().cwiseMax(0.0).cwiseSqrt();
+  reduced.frequencies_rad_s = ritz.values.cwiseMax(0.0).cwiseSqrt();
   reduced.highest_mode_rad_s = std::sqrt(std::max(retained.squared_frequencies(modes - 1), 0.0));
   const auto r = reduced.basis.cols();
   reduced.model.mass = Eigen::MatrixXd::Identity(r, r);
-  reduced.model.stiffness = ritz.eigenvalues().asDiagonal();
+  reduced.model.stiffness = ritz.values.asDiagonal();
   reduced.model.damping = project(model.damping, model.sparse_damping, model.is_sparse(), reduced.basis);
   // Gamma_r = M_r^-1 T^T M Gamma with M_r = I.
   reduced.model.ground_influence = reduced.basis.transpose() * mass_times(model.ground_influence);

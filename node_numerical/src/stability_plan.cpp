@@ -1,6 +1,7 @@
 // The modal reduction of an experiment to seed 004's SDOF partitions, and the loop a Smith predictor
 // leaves (node_numerical/stability_plan.hpp, docs/stability.md).
 #include "rths/node_numerical/stability_plan.hpp"
+#include "rths/common/eigen_problems.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -144,14 +145,14 @@ std::vector<SiteMode> reduce(const config::Experiment& experiment, int modes) {
     Eigen::VectorXd phi;
     for (int it = 0; it < kMaxIterations; ++it) {
       reference_at(structure, sites, omega, stiffness, damping);
-      const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> eig(stiffness, structure.mass);
-      if (eig.info() != Eigen::Success || !(eig.eigenvalues()(i) > 0.0)) {
+      const SymmetricEigen eig = generalized_symmetric_eigen(stiffness, structure.mass);
+      if (!eig.ok || !(eig.values(i) > 0.0)) {
         throw std::invalid_argument(fmt::format(
             "the reference structure (numerical substructure and specimens) has no positive frequency at mode {}",
             i + 1));
       }
-      const double next = std::sqrt(eig.eigenvalues()(i));
-      phi = eig.eigenvectors().col(i);
+      const double next = std::sqrt(eig.values(i));
+      phi = eig.vectors.col(i);
       const bool settled = std::abs(next - omega) <= kFrequencyTolerance * next;
       omega = next;
       if (settled) break;
@@ -232,7 +233,7 @@ LoopCritical critical_loop_delay(const config::Experiment& experiment, const std
     for (const SiteModels& o : others) a += on_structure(o.influence, specimens(o, w));
     Eigen::MatrixXcd g = lambda.transpose() * a.partialPivLu().solve(lambda);
     for (Eigen::Index c = 0; c < channels; ++c) g.row(c) *= delayed[static_cast<std::size_t>(c)];
-    Eigen::VectorXcd mu = g.eigenvalues();
+    Eigen::VectorXcd mu = complex_eigenvalues(g);
     std::sort(mu.begin(), mu.end(), [](const Complex& x, const Complex& y) { return std::abs(x) > std::abs(y); });
     return mu;
   };
@@ -243,10 +244,8 @@ LoopCritical critical_loop_delay(const config::Experiment& experiment, const std
   std::vector<SiteModels> all = others;
   all.push_back(mine);
   reference_at(structure, all, 0.0, stiffness, damping);
-  const Eigen::GeneralizedSelfAdjointEigenSolver<Eigen::MatrixXd> eig(stiffness, structure.mass,
-                                                                      Eigen::EigenvaluesOnly);
-  const double w_max =
-      std::min(8.0 * std::sqrt(std::max(eig.eigenvalues().maxCoeff(), 0.0)), std::numbers::pi * experiment.rate_hz());
+  const double highest = generalized_symmetric_eigen(stiffness, structure.mass, false).values.maxCoeff();
+  const double w_max = std::min(8.0 * std::sqrt(std::max(highest, 0.0)), std::numbers::pi * experiment.rate_hz());
   LoopCritical out{std::numeric_limits<double>::infinity(), 0.0};
   Eigen::VectorXcd previous = loop_gains(w_max / kSweepPoints);
   for (int i = 1; i < kSweepPoints; ++i) {

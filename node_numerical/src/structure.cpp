@@ -1,4 +1,5 @@
 #include "rths/node_numerical/structure.hpp"
+#include "rths/common/eigen_problems.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -114,8 +115,8 @@ Modes lowest_modes(const StructuralModel& model, int count) {
   const Eigen::MatrixXd half = llt.matrixL().solve(mass);  // L^-1 M
   Eigen::MatrixXd s = llt.matrixL().solve(half.transpose());
   s = 0.5 * (s + s.transpose()).eval();
-  const Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> eigen(s);
-  const Eigen::VectorXd& lambda = eigen.eigenvalues();  // ascending: the lowest frequencies last
+  const SymmetricEigen eigen = symmetric_eigen(s);
+  const Eigen::VectorXd& lambda = eigen.values;  // ascending: the lowest frequencies last
   const double tolerance = 1e-12 * lambda(n - 1);
   if (!(lambda(n - count) > tolerance)) {
     throw std::invalid_argument("lowest_modes: " + std::to_string(count) + " modes asked of a model with " +
@@ -127,7 +128,7 @@ Modes lowest_modes(const StructuralModel& model, int count) {
   for (int j = 0; j < count; ++j) {
     const Eigen::Index i = n - 1 - j;
     modes.squared_frequencies(j) = 1.0 / lambda(i);
-    modes.shapes.col(j) = llt.matrixU().solve(eigen.eigenvectors().col(i)) / std::sqrt(lambda(i));
+    modes.shapes.col(j) = llt.matrixU().solve(eigen.vectors.col(i)) / std::sqrt(lambda(i));
   }
   return modes;
 }

@@ -2,8 +2,6 @@
 // or a state space, discretised exactly at the site's rate.
 #include "node_physical/actuators/linear_actuator.hpp"
 
-#include <Eigen/Eigenvalues>
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -19,6 +17,7 @@
 #include <vector>
 
 #include "rths/common/component_registry.hpp"
+#include "rths/common/eigen_problems.hpp"
 #include "rths/common/problems.hpp"
 #include "rths/common/random.hpp"
 
@@ -194,7 +193,7 @@ void validate(const config::LinearActuator& linear, const ComponentContext& /*co
     if (!sized) return;
     using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
     const Eigen::MatrixXd a = Eigen::Map<const RowMajor>(ss.a().data(), n, n);
-    if (const auto pole = first_unstable(Eigen::EigenSolver<Eigen::MatrixXd>(a, false).eigenvalues())) {
+    if (const auto pole = first_unstable(general_eigenvalues(a))) {
       check.expect(false, "state_space.a",
                    fmt::format("has an eigenvalue {}{:+}j with real part >= 0; expected a stable actuator model",
                                pole->real(), pole->imag()));
