@@ -4,7 +4,6 @@
 // them as its structure section; the damping's own rules are its component's (common/dampings/).
 #include <Eigen/Cholesky>
 #include <Eigen/Core>
-#include <Eigen/Eigenvalues>
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 
