@@ -4,9 +4,9 @@
 
 // Dense eigenvalue problems, compiled once in common/src/eigen_problems.cpp. Eigen's eigensolvers are
 // templates: each file that instantiated one (EigenSolver, ComplexEigenSolver, the self-adjoint
-// ones) spent 5 to 15 s of CPU compiling it, in each of the project's builds (docs/performance.md,
-// "Build time"); a call here costs one function call and a copy of its matrices, which no step pays
-// (they run when a model is built, checked or analysed).
+// ones) spent 5 to 40 s of CPU compiling it, in each of the project's builds (docs/performance.md,
+// "Eigen's eigensolvers compiled once"); a call here costs one function call and a copy of its
+// matrices, which no step pays (they run when a model is built, checked or analysed).
 namespace rths {
 
 // The eigenvalues of a real square matrix, in Eigen's order (not sorted). `converged` (when given)
