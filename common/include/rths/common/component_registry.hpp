@@ -173,7 +173,7 @@ class ComponentFactories {
 template <class Fact>
 class ComponentFacts {
  public:
-  using Value = typename Fact::Value;
+  using Value = typename Fact::Value;  // NOLINT(readability-redundant-typename): clang 14 requires it
   using Answer = std::function<Value(const google::protobuf::Message&)>;
 
   static void add(const google::protobuf::Descriptor* (*message)(), Answer answer) {
