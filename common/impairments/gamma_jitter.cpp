@@ -2,7 +2,6 @@
 #include <cmath>
 #include <memory>
 
-#include "common/impairments/rules.hpp"
 #include "experiment.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/common/impairment.hpp"
@@ -36,8 +35,8 @@ class GammaJitter final : public JitterModel {
 
 // Every number is finite by the time a component's rules run: the config validator checks them all first.
 void validate(const config::GammaJitter& gamma, const ComponentContext& /*context*/, const Checker& check) {
-  impairment_rules::expect_positive(check, "shape", gamma.has_shape(), gamma.shape(), "a shape");
-  impairment_rules::expect_positive(check, "scale_s", gamma.has_scale_s(), gamma.scale_s(), "a scale (s)");
+  check.expect_positive("shape", gamma.has_shape(), gamma.shape(), "a shape");
+  check.expect_positive("scale_s", gamma.has_scale_s(), gamma.scale_s(), "a scale (s)");
 }
 
 std::unique_ptr<JitterModel> make(const config::GammaJitter& gamma, const ComponentContext& /*context*/) {

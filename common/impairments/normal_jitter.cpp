@@ -2,7 +2,6 @@
 #include <algorithm>
 #include <memory>
 
-#include "common/impairments/rules.hpp"
 #include "experiment.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/common/impairment.hpp"
@@ -27,7 +26,7 @@ class NormalJitter final : public JitterModel {
 
 // Every number is finite by the time a component's rules run: the config validator checks them all first.
 void validate(const config::NormalJitter& normal, const ComponentContext& /*context*/, const Checker& check) {
-  impairment_rules::expect_positive(check, "sd_s", normal.has_sd_s(), normal.sd_s(), "a standard deviation (s)");
+  check.expect_positive("sd_s", normal.has_sd_s(), normal.sd_s(), "a standard deviation (s)");
 }
 
 std::unique_ptr<JitterModel> make(const config::NormalJitter& normal, const ComponentContext& /*context*/) {

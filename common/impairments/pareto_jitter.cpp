@@ -2,7 +2,6 @@
 #include <cmath>
 #include <memory>
 
-#include "common/impairments/rules.hpp"
 #include "experiment.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/common/impairment.hpp"
@@ -29,8 +28,8 @@ class ParetoJitter final : public JitterModel {
 
 // Every number is finite by the time a component's rules run: the config validator checks them all first.
 void validate(const config::ParetoJitter& pareto, const ComponentContext& /*context*/, const Checker& check) {
-  impairment_rules::expect_positive(check, "scale_s", pareto.has_scale_s(), pareto.scale_s(), "a scale (s)");
-  impairment_rules::expect_positive(check, "shape", pareto.has_shape(), pareto.shape(), "a tail index");
+  check.expect_positive("scale_s", pareto.has_scale_s(), pareto.scale_s(), "a scale (s)");
+  check.expect_positive("shape", pareto.has_shape(), pareto.shape(), "a tail index");
 }
 
 std::unique_ptr<JitterModel> make(const config::ParetoJitter& pareto, const ComponentContext& /*context*/) {

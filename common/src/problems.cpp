@@ -45,6 +45,11 @@ bool Checker::expect(bool ok, std::string_view field, const std::string& what) c
   return ok;
 }
 
+bool Checker::expect_positive(std::string_view field, bool given, double value, std::string_view what) const {
+  return expect(given, field, fmt::format("missing; expected {} > 0", what)) &&
+         expect(value > 0, field, fmt::format("is {}, expected {} > 0", value, what));
+}
+
 bool Checker::section(const std::function<void()>& checks) const {
   const std::size_t before = problems_->size();
   try {

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
-#include <string_view>
 
 #include "rths/common/component_registry.hpp"
 #include "rths/common/problems.hpp"
@@ -96,24 +95,15 @@ void ServoHydraulicActuator::report(const ActuatorCounters& counters, const conf
 
 namespace {
 
-// A quantity that must be given and positive.
-void expect_positive(const Checker& check, std::string_view field, bool given, double value, std::string_view what) {
-  if (!given) {
-    check.expect(false, field, fmt::format("missing; expected {} > 0", what));
-    return;
-  }
-  check.expect(value > 0, field, fmt::format("is {}, expected {} > 0", value, what));
-}
-
 // A positive area, flow gain, compliance and piston mass; a leakage, damping and valve time constant
 // of 0 or more; 1 to 65536 RK4 substeps.
 void validate(const config::ServoHydraulicActuator& servo, const ComponentContext& /*context*/, const Checker& check) {
-  expect_positive(check, "area_m2", servo.has_area_m2(), servo.area_m2(), "a piston area (m^2)");
-  expect_positive(check, "flow_gain_m2_per_s", servo.has_flow_gain_m2_per_s(), servo.flow_gain_m2_per_s(),
-                  "a flow gain (m^3/s per m)");
-  expect_positive(check, "compliance_m3_per_pa", servo.has_compliance_m3_per_pa(), servo.compliance_m3_per_pa(),
-                  "an oil-column compliance V/(4 beta) (m^3/Pa)");
-  expect_positive(check, "piston_mass_kg", servo.has_piston_mass_kg(), servo.piston_mass_kg(), "a piston mass (kg)");
+  check.expect_positive("area_m2", servo.has_area_m2(), servo.area_m2(), "a piston area (m^2)");
+  check.expect_positive("flow_gain_m2_per_s", servo.has_flow_gain_m2_per_s(), servo.flow_gain_m2_per_s(),
+                        "a flow gain (m^3/s per m)");
+  check.expect_positive("compliance_m3_per_pa", servo.has_compliance_m3_per_pa(), servo.compliance_m3_per_pa(),
+                        "an oil-column compliance V/(4 beta) (m^3/Pa)");
+  check.expect_positive("piston_mass_kg", servo.has_piston_mass_kg(), servo.piston_mass_kg(), "a piston mass (kg)");
   check.expect(servo.leakage_m3_per_s_per_pa() >= 0, "leakage_m3_per_s_per_pa",
                fmt::format("is {}, expected >= 0", servo.leakage_m3_per_s_per_pa()));
   check.expect(servo.piston_damping_ns_per_m() >= 0, "piston_damping_ns_per_m",

@@ -54,6 +54,10 @@ class Checker {
 
   // NOLINTNEXTLINE(modernize-use-nodiscard): a rule is mostly a statement; its verdict is there when needed
   bool expect(bool ok, std::string_view field, const std::string& what) const;
+  // A number the component has no default for: given ("missing; expected WHAT > 0"), and then > 0
+  // ("is VALUE, expected WHAT > 0"); one problem at most. True when both hold.
+  // NOLINTNEXTLINE(modernize-use-nodiscard): as expect()
+  bool expect_positive(std::string_view field, bool given, double value, std::string_view what) const;
   void require(bool ok, std::string_view field, const std::string& what) const {
     if (!ok) fail(field, what);
   }
