@@ -1,11 +1,8 @@
 // A damping matrix given entry by entry (config Structure's damping_ns_per_m, a Matrix): C itself,
 // dofs x dofs, row-major (N s/m), for a dense structure.
-#include <fmt/format.h>
+#include <google/protobuf/repeated_field.h>
 
-#include <cstddef>
 #include <memory>
-#include <stdexcept>
-#include <vector>
 
 #include "experiment.pb.h"
 #include "rths/common/component_registry.hpp"
@@ -17,32 +14,23 @@ namespace {
 
 class DampingMatrix final : public StructuralDamping {
  public:
-  explicit DampingMatrix(const config::Matrix& matrix) : values_(matrix.value().begin(), matrix.value().end()) {}
+  explicit DampingMatrix(const config::Matrix& matrix) : values_(matrix.value()) {}
 
   [[nodiscard]] Eigen::MatrixXd dense(const Eigen::MatrixXd& mass,
                                       const Eigen::MatrixXd& /*stiffness*/) const override {
-    return of_size(mass.rows());
+    return square_matrix(values_, mass.rows(), kField);
   }
   // A sparse structure takes its damping matrix in sparse { damping_ns_per_m } (the rules refuse this one).
   [[nodiscard]] Eigen::SparseMatrix<double> sparse(const Eigen::SparseMatrix<double>& mass,
                                                    const Eigen::SparseMatrix<double>& /*stiffness*/,
                                                    const LowestSquaredFrequencies& /*lowest*/) const override {
-    return of_size(mass.rows()).sparseView();
+    return square_matrix(values_, mass.rows(), kField).sparseView();
   }
 
  private:
-  // The one guard beside the rules below: dofs x dofs entries, what the matrix is read from.
-  [[nodiscard]] Eigen::MatrixXd of_size(Eigen::Index dofs) const {
-    const auto expected = static_cast<std::size_t>(dofs * dofs);
-    if (values_.size() != expected) {
-      throw std::invalid_argument(
-          fmt::format("structure.damping_ns_per_m.value: has {} entries, expected dofs*dofs = {} (row-major)",
-                      values_.size(), expected));
-    }
-    return Eigen::Map<const RowMajorMatrix>(values_.data(), dofs, dofs);
-  }
-
-  std::vector<double> values_;
+  // The one guard beside the rules below (square_matrix's): dofs x dofs entries, what C is read from.
+  static constexpr const char* kField = "damping_ns_per_m.value";
+  google::protobuf::RepeatedField<double> values_;
 };
 
 // Every number is finite by the time a component's rules run: the config validator checks them all

@@ -1,11 +1,13 @@
 #include "rths/common/matrix_checks.hpp"
-#include "rths/common/eigen_problems.hpp"
 
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstddef>
+#include <stdexcept>
 
 #include "experiment.pb.h"
+#include "rths/common/eigen_problems.hpp"
 
 namespace rths {
 
@@ -17,6 +19,16 @@ void check_square(const Checker& check, const std::string& path, int entries, st
 RowMajorMatrix to_matrix(const google::protobuf::RepeatedField<double>& values, std::uint32_t dofs) {
   const auto n = static_cast<Eigen::Index>(dofs);
   return Eigen::Map<const RowMajorMatrix>(values.data(), n, n);
+}
+
+Eigen::MatrixXd square_matrix(const google::protobuf::RepeatedField<double>& values, Eigen::Index dofs,
+                              std::string_view field) {
+  const auto expected = static_cast<std::size_t>(dofs * dofs);
+  if (static_cast<std::size_t>(values.size()) != expected) {
+    throw std::invalid_argument(fmt::format("structure.{}: has {} entries, expected dofs*dofs = {} (row-major)", field,
+                                            values.size(), expected));
+  }
+  return Eigen::Map<const RowMajorMatrix>(values.data(), dofs, dofs);
 }
 
 void check_symmetric(const Checker& check, const std::string& path, const RowMajorMatrix& matrix) {

@@ -33,20 +33,18 @@ namespace {
 // A mass eigenvalue below 1e-12 x the largest leaves every solve with M without a correct digit.
 constexpr double kMassConditionLimit = 1e-12;
 
-using RowMajor = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
 // The dense matrices of a structure: sizes, symmetry, definiteness, damping and the removed parts.
 void check_dense_matrices(const config::Structure& structure, config::Integrator integrator, const Checker& check) {
   const std::uint32_t dofs = structure.dofs();
   check_square(check, "structure.mass_kg", structure.mass_kg_size(), dofs);
-  const RowMajor mass = to_matrix(structure.mass_kg(), dofs);
+  const RowMajorMatrix mass = to_matrix(structure.mass_kg(), dofs);
   check_symmetric(check, "structure.mass_kg", mass);
   check_square(check, "structure.stiffness_n_per_m", structure.stiffness_n_per_m_size(), dofs);
-  const RowMajor given_stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
+  const RowMajorMatrix given_stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
   check_symmetric(check, "structure.stiffness_n_per_m", given_stiffness);
   check_not_negative(check, "structure.stiffness_n_per_m", given_stiffness, "stiffness matrix");
   // The springs' initial stiffness joins it (checked already), for the massless DOFs below.
-  const RowMajor stiffness = stiffness_with_springs(structure);
+  const RowMajorMatrix stiffness = stiffness_with_springs(structure);
 
   // Massless DOFs (an FE export's rotations: zero rows and columns of M) follow the others statically;
   // only Newmark, which solves with K + a0 M + a1 C, can step them, and only when stiffness holds them.
@@ -60,7 +58,7 @@ void check_dense_matrices(const config::Structure& structure, config::Integrator
                   fmt::format("has {} massless DOF(s) (the first is DOF {}); expected integrator: "
                               "NEWMARK_AVERAGE_ACCELERATION, the integrator that steps massless DOFs",
                               massless.size(), massless.front() + 1));
-    const RowMajor held = stiffness(massless, massless);
+    const RowMajorMatrix held = stiffness(massless, massless);
     const Eigen::VectorXd held_values = eigenvalues(held);
     check.require(held_values(0) > 1e-12 * std::abs(held_values(held_values.size() - 1)), "structure.stiffness_n_per_m",
                   fmt::format("is singular on the {} massless DOF(s) (smallest eigenvalue {:.6g}); expected every "
@@ -69,9 +67,10 @@ void check_dense_matrices(const config::Structure& structure, config::Integrator
   }
   // The integrators solve with the mass on the DOFs that have one; a negative-mass DOF has no
   // solution, and a nearly massless one no accurate solution.
-  const RowMajor inertial_mass = inertial.empty() ? RowMajor(mass) : RowMajor(mass(inertial, inertial));
+  const RowMajorMatrix inertial_mass =
+      inertial.empty() ? RowMajorMatrix(mass) : RowMajorMatrix(mass(inertial, inertial));
   const Eigen::VectorXd mass_values = eigenvalues(inertial_mass);
-  if (Eigen::LLT<RowMajor> cholesky(inertial_mass); cholesky.info() != Eigen::Success || !(mass_values(0) > 0)) {
+  if (Eigen::LLT<RowMajorMatrix> cholesky(inertial_mass); cholesky.info() != Eigen::Success || !(mass_values(0) > 0)) {
     check.fail("structure.mass_kg", fmt::format("is not positive definite (smallest eigenvalue {:.6g}); expected a "
                                                 "symmetric positive-definite mass matrix on the DOFs with mass",
                                                 mass_values(0)));
@@ -365,7 +364,7 @@ void check_reduction(const config::Experiment& experiment, const Checker& check)
   if (structure.has_sparse()) {
     pivots = ldlt_pivots(to_sparse_matrix(structure.sparse().stiffness_n_per_m(), dofs));
   } else {
-    const RowMajor stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
+    const RowMajorMatrix stiffness = to_matrix(structure.stiffness_n_per_m(), dofs);
     const Eigen::LDLT<Eigen::MatrixXd> ldlt{Eigen::MatrixXd(stiffness)};
     if (ldlt.info() == Eigen::Success) pivots = ldlt.vectorD();
     const std::size_t massless = massless_dofs(to_matrix(structure.mass_kg(), dofs)).size();

@@ -1,5 +1,4 @@
 #include "rths/node_numerical/structure.hpp"
-#include "rths/common/eigen_problems.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,28 +14,15 @@
 #include "experiment.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
+#include "rths/common/eigen_problems.hpp"
+#include "rths/common/matrix_checks.hpp"
 #include "rths/common/matrix_market.hpp"
 #include "rths/common/structural_damping.hpp"
 #include "rths/common/structural_modes.hpp"
 
 namespace rths {
 
-namespace {
-
-using RowMajorMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// The config stores matrices row-major with dofs*dofs entries (proto/structure.proto, Structure).
-template <typename Field>
-Eigen::MatrixXd square_matrix(const Field& values, Eigen::Index dofs, const std::string& field) {
-  const auto expected = static_cast<std::size_t>(dofs * dofs);
-  if (static_cast<std::size_t>(values.size()) != expected) {
-    throw std::invalid_argument("structure." + field + ": has " + std::to_string(values.size()) +
-                                " entries, expected dofs*dofs = " + std::to_string(expected) + " (row-major)");
-  }
-  return Eigen::Map<const RowMajorMatrix>(values.data(), dofs, dofs);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 namespace {
 

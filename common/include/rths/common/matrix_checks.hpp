@@ -31,6 +31,10 @@ constexpr double kEigenvalueTolerance = 1e-9;
 void check_square(const Checker& check, const std::string& path, int entries, std::uint64_t dofs);
 // The dofs x dofs matrix of a repeated field check_square accepted.
 RowMajorMatrix to_matrix(const google::protobuf::RepeatedField<double>& values, std::uint32_t dofs);
+// The same where no rule has checked the size: a constructor's guard of its memory, throwing
+// std::invalid_argument "structure.FIELD: has N entries, expected dofs*dofs = M (row-major)".
+Eigen::MatrixXd square_matrix(const google::protobuf::RepeatedField<double>& values, Eigen::Index dofs,
+                              std::string_view field);
 void check_symmetric(const Checker& check, const std::string& path, const RowMajorMatrix& matrix);
 // Eigenvalues of a symmetric matrix, ascending.
 Eigen::VectorXd eigenvalues(const RowMajorMatrix& matrix);
