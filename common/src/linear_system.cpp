@@ -1,5 +1,4 @@
 #include "rths/common/linear_system.hpp"
-#include "rths/common/eigen_problems.hpp"
 
 #include <fmt/format.h>
 
@@ -9,6 +8,8 @@
 #include <stdexcept>
 
 #include <unsupported/Eigen/MatrixFunctions>
+
+#include "rths/common/eigen_problems.hpp"
 
 namespace rths {
 

@@ -1,11 +1,12 @@
 #include "rths/common/structural_modes.hpp"
-#include "rths/common/eigen_problems.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
 #include <string>
 #include <utility>
+
+#include "rths/common/eigen_problems.hpp"
 
 namespace rths {
 namespace {

@@ -1,5 +1,4 @@
 #include "rths/node_numerical/modal_reduction.hpp"
-#include "rths/common/eigen_problems.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,6 +8,7 @@
 #include <Eigen/SparseCholesky>
 
 #include "experiment.pb.h"
+#include "rths/common/eigen_problems.hpp"
 
 namespace rths {
 
