@@ -4,6 +4,8 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
+#include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,22 @@ inline std::vector<std::string> component_problems(const google::protobuf::Messa
   const Checker check(problems, path);
   check.section([&] { check_component(holder, oneof, context, check); });
   return problems.lines();
+}
+
+// The verdict `rths-numerical budget` prints ("budget: 100 % of the period = 976.6 us; the step's p99
+// takes 23.4 % of the period: FITS"): the share and the p99, both in percent of the period, and
+// whether it said FITS. nullopt when the output has no such line.
+struct BudgetVerdict {
+  double share_percent = 0;
+  double p99_percent = 0;
+  bool fits = false;
+};
+inline std::optional<BudgetVerdict> budget_verdict(const std::string& out) {
+  static const std::regex line(
+      R"re(budget: ([-+.e0-9]+) % of the period = [.0-9]+ us; the step's p99 takes ([.0-9]+) % of the period: (FITS|DOES NOT FIT))re");
+  std::smatch m;
+  if (!std::regex_search(out, m, line)) return std::nullopt;
+  return BudgetVerdict{std::stod(m[1].str()), std::stod(m[2].str()), m[3].str() == "FITS"};
 }
 
 // A parameterised case's label as a test name: "missing ground-motion file" -> MissingGroundMotionFile.
