@@ -36,6 +36,18 @@ std::vector<std::string_view> quoted_parts(std::string_view message) {
   return parts;
 }
 
+// The files of the config's schema: experiment.proto and every file it imports, directly or not.
+std::vector<const pb::FileDescriptor*> schema_files() {
+  std::vector<const pb::FileDescriptor*> files{config::Experiment::descriptor()->file()};
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    for (int d = 0; d < files[f]->dependency_count(); ++d) {
+      const auto* imported = files[f]->dependency(d);
+      if (std::find(files.begin(), files.end(), imported) == files.end()) files.push_back(imported);
+    }
+  }
+  return files;
+}
+
 // protobuf's parser reports the problem; the two a user meets most (a misspelt field, a misspelt
 // enum value) are rewritten to also say what would have been accepted.
 std::string explain_parse_error(const std::string& message) {
@@ -48,17 +60,9 @@ std::string explain_parse_error(const std::string& message) {
   }
   if (message.starts_with("Unknown enumeration value of") && parts.size() == 2) {
     // The message names the field but not its message; every enum field of that name in the
-    // schema (experiment.proto and the files of its parts it imports) shares one enum type (checked
-    // here rather than assumed).
+    // schema shares one enum type (checked here rather than assumed).
     const pb::EnumDescriptor* type = nullptr;
-    std::vector<const pb::FileDescriptor*> files{config::Experiment::descriptor()->file()};
-    for (std::size_t f = 0; f < files.size(); ++f) {
-      for (int d = 0; d < files[f]->dependency_count(); ++d) {
-        const auto* imported = files[f]->dependency(d);
-        if (std::find(files.begin(), files.end(), imported) == files.end()) files.push_back(imported);
-      }
-    }
-    for (const auto* file : files) {
+    for (const auto* file : schema_files()) {
       for (int m = 0; m < file->message_type_count(); ++m) {
         const auto* field = file->message_type(m)->FindFieldByName(std::string(parts[1]));
         if (field == nullptr || field->enum_type() == nullptr) continue;
