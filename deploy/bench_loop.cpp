@@ -13,10 +13,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "rths/common/command_line.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/program.hpp"
-#include "rths/common/realtime_loop.hpp"
+#include "common/core/command_line.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/program/program.hpp"
+#include "common/realtime/realtime_loop.hpp"
 
 namespace {
 

@@ -19,18 +19,18 @@
 #include <spdlog/spdlog.h>
 #include <asio/io_context.hpp>
 
-#include "rths/common/address.hpp"
-#include "rths/common/command_line.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/impairment.hpp"
-#include "rths/common/latency_histogram.hpp"
-#include "rths/common/link.hpp"
-#include "rths/common/program.hpp"
-#include "rths/common/realtime_loop.hpp"
-#include "rths/common/results.hpp"
-#include "rths/common/telemetry.hpp"
-#include "rths/common/udp_link.hpp"
+#include "common/config/config.hpp"
+#include "common/core/address.hpp"
+#include "common/core/command_line.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/program/program.hpp"
+#include "common/realtime/latency_histogram.hpp"
+#include "common/realtime/realtime_loop.hpp"
+#include "common/records/results.hpp"
+#include "common/records/telemetry.hpp"
+#include "common/transport/impairment.hpp"
+#include "common/transport/link.hpp"
+#include "common/transport/udp_link.hpp"
 
 namespace {
 

@@ -15,9 +15,9 @@
 #include <asio/io_context.hpp>
 
 #include "bridge_layouts.hpp"
+#include "common/transport/udp_link.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
-#include "rths/common/udp_link.hpp"
 
 namespace {
 

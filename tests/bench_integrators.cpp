@@ -18,10 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/ground_motion.hpp"
-#include "rths/node_numerical/modal_reduction.hpp"
-#include "rths/node_numerical/model_ladder.hpp"
-#include "rths/node_numerical/structure.hpp"
+#include "common/dynamics/ground_motion.hpp"
+#include "node_numerical/integrators/integrator.hpp"
+#include "node_numerical/structure/modal_reduction.hpp"
+#include "node_numerical/structure/model_ladder.hpp"
+#include "node_numerical/structure/structure.hpp"
 
 namespace rths {
 namespace {

@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
-#include "rths/common/packet_codec.hpp"
-#include "rths/common/session_keys.hpp"
+#include "common/protocol/packet_codec.hpp"
+#include "common/protocol/session_keys.hpp"
 
 namespace {
 

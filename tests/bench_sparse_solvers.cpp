@@ -29,10 +29,10 @@
 #include <utility>
 #include <vector>
 
+#include "common/dynamics/matrix_market.hpp"
 #include "malloc_counter.hpp"
-#include "rths/common/matrix_market.hpp"
-#include "rths/node_numerical/model_ladder.hpp"
-#include "rths/node_numerical/structure.hpp"
+#include "node_numerical/structure/model_ladder.hpp"
+#include "node_numerical/structure/structure.hpp"
 
 extern "C" void* __real_malloc(std::size_t size);  // NOLINT(bugprone-reserved-identifier): the linker's name
 

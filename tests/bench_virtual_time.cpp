@@ -10,9 +10,9 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include "rths/common/config.hpp"
-#include "rths/common/record_writer.hpp"
-#include "rths/node_numerical/experiment.hpp"
+#include "common/config/config.hpp"
+#include "common/records/record_writer.hpp"
+#include "node_numerical/engine/experiment.hpp"
 
 namespace {
 

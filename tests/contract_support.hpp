@@ -18,7 +18,7 @@
 #include <google/protobuf/message.h>
 #include <google/protobuf/text_format.h>
 
-#include "rths/common/component_registry.hpp"
+#include "common/core/component_registry.hpp"
 
 namespace rths::test {
 

@@ -17,10 +17,10 @@
 #include <asio/io_context.hpp>
 
 #include "bridge_layouts.hpp"
+#include "common/transport/link.hpp"
+#include "common/transport/udp_link.hpp"
 #include "experiment.pb.h"
 #include "node_physical/drivers/bridge_layout.hpp"
-#include "rths/common/link.hpp"
-#include "rths/common/udp_link.hpp"
 
 namespace rths::test {
 

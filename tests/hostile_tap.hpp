@@ -21,9 +21,9 @@
 
 #include <asio/io_context.hpp>
 
-#include "rths/common/packet_codec.hpp"
-#include "rths/common/realtime_loop.hpp"
-#include "rths/common/udp_link.hpp"
+#include "common/protocol/packet_codec.hpp"
+#include "common/realtime/realtime_loop.hpp"
+#include "common/transport/udp_link.hpp"
 
 namespace rths::test {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/exit_codes.hpp"
-#include "rths/node_numerical/campaign.hpp"
+#include "common/core/exit_codes.hpp"
+#include "node_numerical/analysis/campaign.hpp"
 #include "test_support.hpp"
 
 namespace rths::test {

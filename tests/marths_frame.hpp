@@ -18,7 +18,7 @@
 
 #include <Eigen/Core>
 
-#include "rths/common/eigen_problems.hpp"
+#include "common/dynamics/eigen_problems.hpp"
 
 namespace rths::test {
 

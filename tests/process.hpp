@@ -18,9 +18,9 @@
 
 #include <gtest/gtest.h>
 
-#include "rths/common/child_process.hpp"
-#include "rths/common/results.hpp"
-#include "rths/common/secret_key.hpp"
+#include "common/core/child_process.hpp"
+#include "common/protocol/secret_key.hpp"
+#include "common/records/results.hpp"
 #include "rths/study/csv.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"

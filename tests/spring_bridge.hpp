@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/core/exit_codes.hpp"
 #include "process.hpp"
-#include "rths/common/exit_codes.hpp"
 #include "test_support.hpp"
 
 namespace rths::test {

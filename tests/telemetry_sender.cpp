@@ -16,11 +16,11 @@
 
 #include <asio/io_context.hpp>
 
-#include "rths/common/address.hpp"
-#include "rths/common/command_line.hpp"
-#include "rths/common/secret_key.hpp"
-#include "rths/common/telemetry.hpp"
-#include "rths/common/udp_link.hpp"
+#include "common/core/address.hpp"
+#include "common/core/command_line.hpp"
+#include "common/protocol/secret_key.hpp"
+#include "common/records/telemetry.hpp"
+#include "common/transport/udp_link.hpp"
 #include "rths/console/hub.hpp"
 
 namespace {

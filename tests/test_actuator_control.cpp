@@ -15,12 +15,12 @@
 
 #include <unistd.h>
 
+#include "common/core/child_process.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/metrics/metrics.hpp"
+#include "node_numerical/analysis/calibration.hpp"
+#include "node_numerical/engine/experiment.hpp"
 #include "process.hpp"
-#include "rths/common/child_process.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/metrics.hpp"
-#include "rths/node_numerical/calibration.hpp"
-#include "rths/node_numerical/experiment.hpp"
 #include "test_support.hpp"
 
 namespace rths::test {

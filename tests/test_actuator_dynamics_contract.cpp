@@ -16,13 +16,13 @@
 #include <google/protobuf/text_format.h>
 
 #include "alloc_counter.hpp"
+#include "common/config/config.hpp"
+#include "common/core/component_registry.hpp"
 #include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "node_physical/actuators/linear_actuator.hpp"
 #include "node_physical/interfaces/actuator_dynamics.hpp"
 #include "results.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/config.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 #include "test_support.hpp"
 

@@ -23,12 +23,12 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "common/dynamics/eigen_problems.hpp"
+#include "common/dynamics/linear_system.hpp"
 #include "experiment.pb.h"
 #include "node_physical/actuators/linear_actuator.hpp"
 #include "node_physical/actuators/servo_hydraulic_actuator.hpp"
 #include "results.pb.h"
-#include "rths/common/eigen_problems.hpp"
-#include "rths/common/linear_system.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 
 namespace rths {

@@ -13,13 +13,13 @@
 
 #include <fmt/format.h>
 
+#include "common/config/config.hpp"
+#include "common/config/memory_budget.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/core/input_file.hpp"
+#include "common/protocol/secret_key.hpp"
+#include "node_numerical/engine/experiment.hpp"
 #include "process.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/input_file.hpp"
-#include "rths/common/memory_budget.hpp"
-#include "rths/common/secret_key.hpp"
-#include "rths/node_numerical/experiment.hpp"
 
 namespace rths {
 namespace {

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/metrics.hpp"
+#include "common/metrics/metrics.hpp"
 
 namespace rths {
 namespace {

@@ -18,11 +18,11 @@
 
 #include <asio/io_context.hpp>
 
+#include "common/config/config.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/transport/udp_link.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "process.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/udp_link.hpp"
 #include "spring_bridge.hpp"
 #include "test_support.hpp"
 

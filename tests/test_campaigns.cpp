@@ -15,9 +15,9 @@
 #include <thread>
 #include <tuple>
 
+#include "common/core/exit_codes.hpp"
 #include "hostile_tap.hpp"
 #include "process.hpp"
-#include "rths/common/exit_codes.hpp"
 #include "test_support.hpp"
 
 namespace rths {

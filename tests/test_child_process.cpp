@@ -1,4 +1,4 @@
-// Starting a child process (common/child_process.hpp): its exit code, its output into files or a
+// Starting a child process (common/core/child_process.hpp): its exit code, its output into files or a
 // pipe, its working folder, a program that cannot start, and no child left behind.
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 
 #include <unistd.h>
 
-#include "rths/common/child_process.hpp"
+#include "common/core/child_process.hpp"
 #include "scratch_folder.hpp"
 
 namespace rths {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/command_line.hpp"
+#include "common/core/command_line.hpp"
 
 namespace rths {
 namespace {

@@ -12,7 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rths/common/config.hpp"
+#include "common/config/config.hpp"
+#include "node_numerical/integrators/integrator.hpp"
 #include "scratch_folder.hpp"
 
 namespace rths {

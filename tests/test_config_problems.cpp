@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "common/config/config.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/core/problems.hpp"
 #include "process.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/problems.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

@@ -25,13 +25,13 @@
 #include <asio/steady_timer.hpp>
 #include <asio/write.hpp>
 
+#include "common/core/address.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/protocol/secret_key.hpp"
+#include "common/records/results.hpp"
+#include "common/records/telemetry.hpp"
+#include "common/transport/udp_link.hpp"
 #include "process.hpp"
-#include "rths/common/address.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/results.hpp"
-#include "rths/common/secret_key.hpp"
-#include "rths/common/telemetry.hpp"
-#include "rths/common/udp_link.hpp"
 #include "rths/console/hub.hpp"
 
 namespace rths {

@@ -15,14 +15,14 @@
 #include <google/protobuf/message.h>
 
 #include "alloc_counter.hpp"
+#include "common/config/config.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
 #include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
 #include "node_physical/controllers/site_controller.hpp"
 #include "results.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/problems.hpp"
 #include "test_support.hpp"
 
 namespace rths {

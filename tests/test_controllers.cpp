@@ -25,6 +25,8 @@
 #include <Eigen/Dense>
 
 #include "alloc_counter.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/dynamics/eigen_problems.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
 #include "node_physical/controllers/iir_filter.hpp"
@@ -33,8 +35,6 @@
 #include "node_physical/controllers/polynomial_extrapolation.hpp"
 #include "node_physical/controllers/rls_compensator.hpp"
 #include "results.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/eigen_problems.hpp"
 #include "test_support.hpp"
 
 namespace rths {

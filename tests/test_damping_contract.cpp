@@ -16,12 +16,12 @@
 #include <google/protobuf/text_format.h>
 #include <Eigen/Dense>
 
+#include "common/core/component_registry.hpp"
+#include "common/dynamics/eigen_problems.hpp"
+#include "common/dynamics/structural_damping.hpp"
 #include "contract_support.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/eigen_problems.hpp"
-#include "rths/common/structural_damping.hpp"
-#include "rths/node_numerical/structure.hpp"
+#include "node_numerical/structure/structure.hpp"
 #include "test_support.hpp"
 
 namespace rths {

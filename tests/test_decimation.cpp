@@ -7,7 +7,7 @@
 #include <numeric>
 #include <vector>
 
-#include "rths/common/decimation.hpp"
+#include "common/records/decimation.hpp"
 
 namespace rths {
 namespace {

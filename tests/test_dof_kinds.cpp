@@ -11,14 +11,14 @@
 #include <string>
 #include <vector>
 
+#include "common/config/config.hpp"
+#include "common/core/dof_kind.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/protocol/secret_key.hpp"
+#include "common/records/telemetry.hpp"
+#include "node_numerical/engine/experiment.hpp"
+#include "node_numerical/structure/model_ladder.hpp"
 #include "process.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/dof_kind.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/secret_key.hpp"
-#include "rths/common/telemetry.hpp"
-#include "rths/node_numerical/experiment.hpp"
-#include "rths/node_numerical/model_ladder.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

@@ -20,13 +20,13 @@
 #include <google/protobuf/descriptor.h>
 
 #include "alloc_counter.hpp"
+#include "common/core/component_registry.hpp"
 #include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "fake_bridge_target.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/interfaces/plant_driver.hpp"
 #include "results.pb.h"
-#include "rths/common/component_registry.hpp"
 #include "rths/node_physical/site_plants.hpp"
 #include "test_support.hpp"
 

@@ -10,8 +10,8 @@
 #include <fstream>
 #include <new>
 
-#include "rths/node_numerical/calibration.hpp"
-#include "rths/node_numerical/experiment.hpp"
+#include "node_numerical/analysis/calibration.hpp"
+#include "node_numerical/engine/experiment.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "common/config/frame_force_checks.hpp"
+#include "common/dynamics/eigen_problems.hpp"
 #include "marths_frame.hpp"
-#include "rths/common/eigen_problems.hpp"
-#include "rths/common/frame_force_checks.hpp"
 #include "rths/smith_predictor/frame_force_model.hpp"
 
 namespace rths {

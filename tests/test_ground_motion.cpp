@@ -19,10 +19,10 @@
 
 #include <sys/stat.h>
 
+#include "common/core/input_file.hpp"
+#include "common/dynamics/ground_motion.hpp"
 #include "common/ground_motions/synthetic_motion.hpp"
 #include "experiment.pb.h"
-#include "rths/common/ground_motion.hpp"
-#include "rths/common/input_file.hpp"
 #include "scratch_folder.hpp"
 
 namespace rths {

@@ -17,11 +17,11 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/text_format.h>
 
+#include "common/core/component_registry.hpp"
+#include "common/dynamics/ground_motion.hpp"
 #include "common/ground_motions/synthetic_motion.hpp"
 #include "contract_support.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/ground_motion.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

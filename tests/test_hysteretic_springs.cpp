@@ -16,15 +16,16 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "common/config/config.hpp"
+#include "common/core/text.hpp"
+#include "common/dynamics/ground_motion.hpp"
+#include "common/transport/virtual_link.hpp"
 #include "malloc_counter.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/ground_motion.hpp"
-#include "rths/common/text.hpp"
-#include "rths/common/virtual_link.hpp"
-#include "rths/node_numerical/experiment.hpp"
-#include "rths/node_numerical/hysteretic_spring.hpp"
-#include "rths/node_numerical/numerical_node.hpp"
-#include "rths/node_numerical/structure.hpp"
+#include "node_numerical/engine/experiment.hpp"
+#include "node_numerical/engine/numerical_node.hpp"
+#include "node_numerical/integrators/integrator.hpp"
+#include "node_numerical/structure/hysteretic_spring.hpp"
+#include "node_numerical/structure/structure.hpp"
 #include "test_support.hpp"
 
 namespace rths {

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/impairment.hpp"
-#include "rths/common/virtual_link.hpp"
+#include "common/config/config.hpp"
+#include "common/transport/impairment.hpp"
+#include "common/transport/virtual_link.hpp"
 #include "scratch_folder.hpp"
 
 namespace rths {

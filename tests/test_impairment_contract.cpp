@@ -20,11 +20,11 @@
 #include <google/protobuf/text_format.h>
 
 #include "alloc_counter.hpp"
+#include "common/config/config.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/transport/impairment.hpp"
 #include "contract_support.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/impairment.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

@@ -16,11 +16,12 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "common/dynamics/eigen_problems.hpp"
+#include "common/dynamics/ground_motion.hpp"
 #include "experiment.pb.h"
 #include "malloc_counter.hpp"
-#include "rths/common/eigen_problems.hpp"
-#include "rths/common/ground_motion.hpp"
-#include "rths/node_numerical/structure.hpp"
+#include "node_numerical/integrators/integrator.hpp"
+#include "node_numerical/structure/structure.hpp"
 
 namespace rths {
 namespace {

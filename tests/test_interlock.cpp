@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/site_terms.hpp"
-#include "rths/node_numerical/experiment.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/protocol/site_terms.hpp"
+#include "node_numerical/engine/experiment.hpp"
 #include "rths/node_physical/interlock.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 #include "test_support.hpp"

@@ -58,10 +58,8 @@ std::string folder_of(const std::map<std::string, Row>& table, const std::string
 // beside the file (or the standard library and other packages, which <> includes are).
 std::string target_of(const std::map<std::string, Row>& table, const std::string& header) {
   if (header.ends_with(".pb.h")) return "proto";
-  static const std::map<std::string, std::string> kPublic{{"rths/common/", "common"},
-                                                          {"rths/smith_predictor/", "smith_predictor"},
+  static const std::map<std::string, std::string> kPublic{{"rths/smith_predictor/", "smith_predictor"},
                                                           {"rths/node_physical/", "node_physical"},
-                                                          {"rths/node_numerical/", "node_numerical"},
                                                           {"rths/console/", "console"}};
   for (const auto& [prefix, folder] : kPublic) {
     if (header.starts_with(prefix)) return folder;
@@ -112,11 +110,37 @@ void for_each_include(const fs::path& file, const std::function<void(int, const 
 
 TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
   const auto table = folder_table();
-  for (const char* folder :
-       {"proto", "common", "common/ground_motions", "common/impairments", "common/dampings", "smith_predictor",
-        "smith_predictor/interfaces", "smith_predictor/models", "node_physical", "node_physical/interfaces",
-        "node_physical/controllers", "node_physical/drivers", "node_physical/setups", "node_physical/actuators",
-        "node_numerical", "console", "deploy", "tests"}) {
+  for (const char* folder : {"proto",
+                             "common",
+                             "common/core",
+                             "common/dynamics",
+                             "common/transport",
+                             "common/metrics",
+                             "common/realtime",
+                             "common/config",
+                             "common/protocol",
+                             "common/records",
+                             "common/program",
+                             "common/ground_motions",
+                             "common/impairments",
+                             "common/dampings",
+                             "smith_predictor",
+                             "smith_predictor/interfaces",
+                             "smith_predictor/models",
+                             "node_physical",
+                             "node_physical/interfaces",
+                             "node_physical/controllers",
+                             "node_physical/drivers",
+                             "node_physical/setups",
+                             "node_physical/actuators",
+                             "node_numerical",
+                             "node_numerical/structure",
+                             "node_numerical/integrators",
+                             "node_numerical/engine",
+                             "node_numerical/analysis",
+                             "console",
+                             "deploy",
+                             "tests"}) {
     EXPECT_EQ(table.count(folder), 1U) << folder << " has no row in docs/architecture.md §2";
   }
   EXPECT_FALSE(allows(table, "node_physical/controllers", "node_physical")) << "a sub-library under its parent";
@@ -128,6 +152,15 @@ TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
   EXPECT_FALSE(allows(table, "common", "node_physical/setups")) << "common asks the registry, never a setup kind";
   EXPECT_FALSE(allows(table, "node_physical/setups", "node_physical")) << "a sub-library under its parent";
   EXPECT_FALSE(allows(table, "node_physical", "node_numerical"));
+  EXPECT_FALSE(allows(table, "common/core", "common/config")) << "the base under what builds on it";
+  EXPECT_FALSE(allows(table, "common/transport", "common/protocol")) << "links carry bytes, not packets";
+  EXPECT_FALSE(allows(table, "common/config", "common/records"));
+  EXPECT_FALSE(allows(table, "common/records", "common/program"));
+  EXPECT_TRUE(allows(table, "common/program", "common/core"));
+  EXPECT_FALSE(allows(table, "node_numerical/structure", "node_numerical/integrators"));
+  EXPECT_FALSE(allows(table, "node_numerical/integrators", "node_numerical/engine"));
+  EXPECT_FALSE(allows(table, "node_numerical/engine", "node_numerical/analysis"));
+  EXPECT_FALSE(allows(table, "node_numerical/structure", "node_physical")) << "a structure knows no site";
 }
 
 TEST(Layers, EveryIncludeFollowsTheFolderTable) {
@@ -150,21 +183,68 @@ TEST(Layers, EveryIncludeFollowsTheFolderTable) {
   EXPECT_GT(checked, 300);  // the walk found the sources
 }
 
-// common/ is the base the components of its own families build on (the registry, the readers): it
-// builds them through the registry and includes none of its sub-libraries, so that they stay
-// components (docs/architecture.md §2).
+// common/ is the base the components of its own families build on (the registry, the readers): the
+// rest of it builds them through the registry and includes none of them, so that they stay components
+// (docs/architecture.md §2).
 TEST(Layers, CommonReachesItsComponentsThroughTheRegistryOnly) {
   const auto table = folder_table();
+  const std::set<std::string> components{"common/ground_motions", "common/impairments", "common/dampings"};
   int checked = 0;
   for_each_source("common", [&](const fs::path& file, const std::string& relative) {
-    if (folder_of(table, relative) != "common") return;
+    if (components.contains(folder_of(table, relative))) return;
     for_each_include(file, [&](int line_number, const std::string& header) {
       ++checked;
-      EXPECT_FALSE(target_of(table, header).starts_with("common/"))
+      EXPECT_FALSE(components.contains(target_of(table, header)))
           << relative << ":" << line_number << ": includes " << header;
     });
   });
   EXPECT_GT(checked, 100);
+}
+
+// Each sub-library of common/ and node_numerical/ links the ones below it (FOLDER/CMakeLists.txt:
+// "rths_common_library(NAME DEPENDENCY...)", "rths_numerical_library(...)"), and only those its row of
+// the folder table allows, so that the linker holds the order the includes follow.
+TEST(Layers, EachSubLibraryLinksOnlyWhatItsRowAllows) {
+  const auto table = folder_table();
+  // The CMake target of a folder: rths_common_NAME, rths_numerical_NAME, or a whole folder's.
+  const std::map<std::string, std::string> folder_of_target{{"rths_proto", "proto"},
+                                                            {"rths_common", "common"},
+                                                            {"rths_smith_predictor", "smith_predictor"},
+                                                            {"rths_node_physical", "node_physical"}};
+  const auto target_folder = [&](const std::string& target) -> std::string {
+    for (const auto& [prefix, folder] : {std::pair<std::string, std::string>{"rths_common_", "common/"},
+                                         std::pair<std::string, std::string>{"rths_numerical_", "node_numerical/"}}) {
+      if (target.starts_with(prefix)) return folder + target.substr(prefix.size());
+    }
+    const auto found = folder_of_target.find(target);
+    return found == folder_of_target.end() ? std::string{} : found->second;
+  };
+  int libraries = 0;
+  int links = 0;
+  for (const auto& [folder, function] :
+       {std::pair<std::string, std::string>{"common", "rths_common_library"},
+        std::pair<std::string, std::string>{"node_numerical", "rths_numerical_library"}}) {
+    std::ifstream in(test::source_dir() / folder / "CMakeLists.txt");
+    const std::regex declaration("^" + function + R"(\(([a-z_]+)((?: [^ )]+)*)\)$)");
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (!std::regex_match(line, m, declaration)) continue;
+      ++libraries;
+      const std::string library = folder + "/" + m[1].str();
+      EXPECT_EQ(table.count(library), 1U) << library << " has no row in docs/architecture.md §2";
+      std::stringstream dependencies(m[2].str());
+      for (std::string dependency; dependencies >> dependency;) {
+        if (!dependency.starts_with("rths_")) continue;  // a package (Eigen, spdlog, libsodium)
+        ++links;
+        const std::string to = target_folder(dependency);
+        EXPECT_FALSE(to.empty()) << folder << "/CMakeLists.txt: " << dependency << " is no folder's library";
+        EXPECT_TRUE(allows(table, library, to))
+            << folder << "/CMakeLists.txt: " << library << " links " << dependency << ", which its row does not allow";
+      }
+    }
+  }
+  EXPECT_GE(libraries, 10) << "common/ and node_numerical/ declare their sub-libraries with one function each";
+  EXPECT_GE(links, libraries);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// The zero-order hold of common/linear_system.hpp (Eigen's matrix exponential) against the closed
+// The zero-order hold of common/dynamics/linear_system.hpp (Eigen's matrix exponential) against the closed
 // form of a damped oscillator: the discretisation the Kanai-Tajimi ground filter and the actuator
 // plants step with.
 #include <gtest/gtest.h>
@@ -6,7 +6,7 @@
 #include <cmath>
 #include <numbers>
 
-#include "rths/common/linear_system.hpp"
+#include "common/dynamics/linear_system.hpp"
 
 namespace rths {
 namespace {

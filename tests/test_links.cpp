@@ -6,8 +6,8 @@
 #include <numbers>
 #include <vector>
 
-#include "rths/common/metrics.hpp"
-#include "rths/common/virtual_link.hpp"
+#include "common/metrics/metrics.hpp"
+#include "common/transport/virtual_link.hpp"
 
 namespace rths {
 namespace {

@@ -14,9 +14,9 @@
 
 #include <fmt/format.h>
 
+#include "common/core/exit_codes.hpp"
+#include "node_numerical/engine/experiment.hpp"
 #include "process.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/node_numerical/experiment.hpp"
 #include "test_support.hpp"
 
 namespace rths {

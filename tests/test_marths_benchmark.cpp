@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "common/core/exit_codes.hpp"
 #include "marths_campaign.hpp"
+#include "node_numerical/analysis/campaign.hpp"
 #include "process.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/node_numerical/campaign.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

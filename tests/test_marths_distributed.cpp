@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "common/core/exit_codes.hpp"
 #include "marths_campaign.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/node_numerical/campaign.hpp"
-#include "rths/node_numerical/experiment.hpp"
+#include "node_numerical/analysis/campaign.hpp"
+#include "node_numerical/engine/experiment.hpp"
 #include "test_support.hpp"
 
 namespace rths {

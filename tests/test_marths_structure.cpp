@@ -11,9 +11,10 @@
 
 #include <Eigen/Dense>
 
-#include "rths/common/config.hpp"
-#include "rths/common/eigen_problems.hpp"
-#include "rths/node_numerical/structure.hpp"
+#include "common/config/config.hpp"
+#include "common/dynamics/eigen_problems.hpp"
+#include "node_numerical/integrators/integrator.hpp"
+#include "node_numerical/structure/structure.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

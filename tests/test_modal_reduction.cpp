@@ -14,15 +14,16 @@
 #include <string>
 #include <vector>
 
+#include "common/config/config.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/dynamics/ground_motion.hpp"
+#include "common/metrics/metrics.hpp"
+#include "node_numerical/engine/experiment.hpp"
+#include "node_numerical/integrators/integrator.hpp"
+#include "node_numerical/structure/modal_reduction.hpp"
+#include "node_numerical/structure/model_ladder.hpp"
+#include "node_numerical/structure/structure.hpp"
 #include "process.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/ground_motion.hpp"
-#include "rths/common/metrics.hpp"
-#include "rths/node_numerical/experiment.hpp"
-#include "rths/node_numerical/modal_reduction.hpp"
-#include "rths/node_numerical/model_ladder.hpp"
-#include "rths/node_numerical/structure.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

@@ -18,9 +18,9 @@
 #include <google/protobuf/message.h>
 
 #include "alloc_counter.hpp"
+#include "common/core/component_registry.hpp"
 #include "contract_support.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 #include "test_support.hpp"
 

@@ -15,9 +15,9 @@
 
 #include <unistd.h>
 
+#include "common/core/exit_codes.hpp"
+#include "node_numerical/engine/experiment.hpp"
 #include "process.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/node_numerical/experiment.hpp"
 #include "test_support.hpp"
 
 namespace rths {

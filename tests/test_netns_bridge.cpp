@@ -14,8 +14,8 @@
 
 #include <unistd.h>
 
+#include "common/core/exit_codes.hpp"
 #include "process.hpp"
-#include "rths/common/exit_codes.hpp"
 #include "spring_bridge.hpp"
 #include "test_support.hpp"
 

@@ -10,12 +10,13 @@
 #include <memory>
 #include <vector>
 
-#include "rths/common/ground_motion.hpp"
-#include "rths/common/packet_codec.hpp"
-#include "rths/common/session_keys.hpp"
-#include "rths/node_numerical/experiment.hpp"
-#include "rths/node_numerical/numerical_node.hpp"
-#include "rths/node_numerical/structure.hpp"
+#include "common/dynamics/ground_motion.hpp"
+#include "common/protocol/packet_codec.hpp"
+#include "common/protocol/session_keys.hpp"
+#include "node_numerical/engine/experiment.hpp"
+#include "node_numerical/engine/numerical_node.hpp"
+#include "node_numerical/integrators/integrator.hpp"
+#include "node_numerical/structure/structure.hpp"
 #include "rths/node_physical/physical_node.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
 #include "test_support.hpp"

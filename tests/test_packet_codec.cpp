@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "common/config/config.hpp"
+#include "common/protocol/packet_codec.hpp"
+#include "common/protocol/secret_key.hpp"
+#include "common/protocol/session_keys.hpp"
 #include "process.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/packet_codec.hpp"
-#include "rths/common/secret_key.hpp"
-#include "rths/common/session_keys.hpp"
 #include "test_support.hpp"
 
 namespace rths {

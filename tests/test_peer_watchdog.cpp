@@ -1,7 +1,7 @@
 // The peer-loss rule both real-time nodes apply (docs/architecture.md §5), on synthetic times: no clock involved.
 #include <gtest/gtest.h>
 
-#include "rths/common/peer_watchdog.hpp"
+#include "common/protocol/peer_watchdog.hpp"
 
 namespace rths {
 namespace {

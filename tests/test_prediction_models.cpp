@@ -15,8 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/core/component_registry.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 #include "smith_predictor/models/bouc_wen_damper.hpp"
 #include "smith_predictor/models/linear_spring.hpp"

@@ -16,12 +16,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "rths/common/command_line.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/program.hpp"
-#include "rths/common/telemetry.hpp"
-#include "rths/common/version.hpp"
+#include "common/config/config.hpp"
+#include "common/core/command_line.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/core/version.hpp"
+#include "common/program/program.hpp"
+#include "common/records/telemetry.hpp"
 #include "scratch_folder.hpp"
 
 namespace rths {

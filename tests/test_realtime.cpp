@@ -10,11 +10,11 @@
 
 #include <asio/io_context.hpp>
 
+#include "common/core/exit_codes.hpp"
+#include "common/protocol/packet_codec.hpp"
+#include "common/protocol/secret_key.hpp"
+#include "common/transport/udp_link.hpp"
 #include "process.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/packet_codec.hpp"
-#include "rths/common/secret_key.hpp"
-#include "rths/common/udp_link.hpp"
 #include "test_support.hpp"
 
 namespace rths {

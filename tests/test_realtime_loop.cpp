@@ -1,4 +1,4 @@
-// The real-time loop and its latency histogram (common/realtime_loop.hpp). No assertion on how
+// The real-time loop and its latency histogram (common/realtime/realtime_loop.hpp). No assertion on how
 // late the loop is: the machine is shared; only on what must hold however loaded it is.
 #include <gtest/gtest.h>
 
@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
-#include "rths/common/latency_histogram.hpp"
-#include "rths/common/realtime_loop.hpp"
+#include "common/realtime/latency_histogram.hpp"
+#include "common/realtime/realtime_loop.hpp"
 
 namespace rths {
 namespace {

@@ -1,8 +1,8 @@
-// The real-time options of a node's step loop from its config (common/realtime_loop.hpp), built once
+// The real-time options of a node's step loop from its config (common/realtime/realtime_loop.hpp), built once
 // for both nodes and the relay.
 #include <gtest/gtest.h>
 
-#include "rths/common/realtime_loop.hpp"
+#include "common/realtime/realtime_loop.hpp"
 #include "test_support.hpp"
 
 namespace rths {

@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/records/record_writer.hpp"
+#include "common/records/recorder.hpp"
+#include "node_numerical/engine/experiment.hpp"
 #include "process.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/record_writer.hpp"
-#include "rths/common/recorder.hpp"
-#include "rths/node_numerical/experiment.hpp"
 #include "test_support.hpp"
 
 namespace rths {

@@ -19,12 +19,12 @@
 
 #include <google/protobuf/descriptor.h>
 
+#include "common/core/exit_codes.hpp"
+#include "common/records/results.hpp"
+#include "node_numerical/engine/experiment.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
 #include "process.hpp"
 #include "results.pb.h"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/results.hpp"
-#include "rths/node_numerical/experiment.hpp"
 #include "test_support.hpp"
 
 namespace rths {

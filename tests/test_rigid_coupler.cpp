@@ -19,11 +19,11 @@
 #include <fmt/format.h>
 
 #include "alloc_counter.hpp"
+#include "common/config/config.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
 #include "experiment.pb.h"
 #include "node_physical/setups/rigid_coupler_setup.hpp"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/problems.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 
 namespace rths {
@@ -316,7 +316,7 @@ TEST(RigidCoupler, TheStepCallsAllocateNothing) {
   EXPECT_EQ(test::allocations_on_this_thread(), before);
 }
 
-// ---- the config rules (common/setup_checks.hpp) --------------------------------------------------
+// ---- the config rules (common/config/setup_checks.hpp) --------------------------------------------------
 
 // A one-site experiment of two channels with the given setup block; the one-line message it is
 // refused with, or "loaded".

@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "common/core/child_process.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/records/gnuplot.hpp"
 #include "process.hpp"
-#include "rths/common/child_process.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/gnuplot.hpp"
 #include "test_support.hpp"
 
 namespace rths {

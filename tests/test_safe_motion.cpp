@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "common/config/config.hpp"
+#include "common/core/exit_codes.hpp"
 #include "node_physical/controllers/pass_through.hpp"
 #include "process.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
 #include "rths/node_physical/physical_substructure.hpp"
 #include "rths/node_physical/safe_motion.hpp"
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "rths/node_numerical/experiment.hpp"
+#include "node_numerical/engine/experiment.hpp"
 #include "test_support.hpp"
 
 namespace rths {

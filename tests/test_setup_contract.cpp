@@ -17,12 +17,12 @@
 #include <google/protobuf/text_format.h>
 
 #include "alloc_counter.hpp"
+#include "common/config/setup_checks.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
 #include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "node_physical/setups/matrix_setup.hpp"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/problems.hpp"
-#include "rths/common/setup_checks.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 #include "test_support.hpp"
 

@@ -27,14 +27,14 @@
 #include <fmt/ranges.h>
 
 #include "alloc_counter.hpp"
+#include "common/config/config.hpp"
+#include "common/config/setup_checks.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
 #include "experiment.pb.h"
 #include "node_physical/setups/inclined_actuator_setup.hpp"
 #include "node_physical/setups/matrix_setup.hpp"
 #include "node_physical/setups/two_actuators_setup.hpp"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/problems.hpp"
-#include "rths/common/setup_checks.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 #include "test_support.hpp"
 

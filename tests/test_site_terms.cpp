@@ -1,11 +1,11 @@
-// What both ends of a link derive from their configs (common/site_terms.hpp) with the models' text
+// What both ends of a link derive from their configs (common/protocol/site_terms.hpp) with the models' text
 // from the Smith predictor (describe_site_models), built once for both nodes.
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "rths/common/digest.hpp"
-#include "rths/common/site_terms.hpp"
+#include "common/core/digest.hpp"
+#include "common/protocol/site_terms.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 #include "test_support.hpp"
 

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "allocation_ceiling.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/matrix_market.hpp"
-#include "rths/node_numerical/experiment.hpp"
-#include "rths/node_numerical/structure.hpp"
+#include "common/config/config.hpp"
+#include "common/dynamics/matrix_market.hpp"
+#include "node_numerical/engine/experiment.hpp"
+#include "node_numerical/structure/structure.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

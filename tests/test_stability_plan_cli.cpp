@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
+#include "common/core/exit_codes.hpp"
+#include "node_numerical/structure/stability_plan.hpp"
 #include "process.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/node_numerical/stability_plan.hpp"
 #include "test_support.hpp"
 
 namespace rths {

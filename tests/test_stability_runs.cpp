@@ -1,4 +1,4 @@
-// The planner's critical delays (node_numerical/stability_plan.hpp: the whole loop a modified Smith
+// The planner's critical delays (node_numerical/structure/stability_plan.hpp: the whole loop a modified Smith
 // predictor leaves, swept in frequency) against the onset of instability in
 // virtual-time runs of rths itself, for the seed 002 spring case (examples/seed002/spring.textproto:
 // the 2-DOF frame, a 55834.4 N/m spring at floor 1 behind a modified Smith predictor whose model is
@@ -50,11 +50,11 @@
 #include <fmt/format.h>
 #include <Eigen/Dense>
 
-#include "rths/common/eigen_problems.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/node_numerical/experiment.hpp"
-#include "rths/node_numerical/stability_plan.hpp"
-#include "rths/node_numerical/structure.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/dynamics/eigen_problems.hpp"
+#include "node_numerical/engine/experiment.hpp"
+#include "node_numerical/structure/stability_plan.hpp"
+#include "node_numerical/structure/structure.hpp"
 #include "test_support.hpp"
 
 namespace rths {

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/stability_switch.hpp"
+#include "common/dynamics/stability_switch.hpp"
 
 namespace rths::stability {
 namespace {

@@ -8,7 +8,7 @@
 #include <string>
 #include <thread>
 
-#include "rths/node_numerical/status_line.hpp"
+#include "node_numerical/engine/status_line.hpp"
 
 namespace rths {
 namespace {

@@ -18,9 +18,9 @@
 
 #include <unistd.h>
 
+#include "common/core/child_process.hpp"
+#include "common/core/exit_codes.hpp"
 #include "process.hpp"
-#include "rths/common/child_process.hpp"
-#include "rths/common/exit_codes.hpp"
 #include "rths/study/csv.hpp"
 #include "study_support.hpp"
 

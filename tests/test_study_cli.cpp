@@ -8,8 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include "common/core/exit_codes.hpp"
 #include "process.hpp"
-#include "rths/common/exit_codes.hpp"
 #include "rths/study/csv.hpp"
 
 namespace rths {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/results.hpp"
+#include "common/records/results.hpp"
 #include "rths/study/bad_input.hpp"
 #include "rths/study/merge.hpp"
 #include "scratch_folder.hpp"

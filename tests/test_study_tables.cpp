@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/config.hpp"
+#include "common/config/config.hpp"
 #include "rths/study/bad_input.hpp"
 #include "rths/study/csv.hpp"
 #include "rths/study/tables.hpp"

@@ -12,11 +12,11 @@
 
 #include <fmt/format.h>
 
-#include "rths/common/component_registry.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/problems.hpp"
-#include "rths/common/recorder.hpp"
-#include "rths/common/session_keys.hpp"
+#include "common/config/config.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
+#include "common/protocol/session_keys.hpp"
+#include "common/records/recorder.hpp"
 
 namespace rths::test {
 

@@ -22,11 +22,11 @@
 #include <asio/io_context.hpp>
 
 #include "bridge_layouts.hpp"
+#include "common/config/config.hpp"
+#include "common/transport/udp_link.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
 #include "process.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/udp_link.hpp"
 #include "rths/node_physical/site_plants.hpp"
 #include "rths/target/target_emulator.hpp"
 #include "scratch_folder.hpp"

@@ -15,12 +15,12 @@
 #include <sodium.h>
 #include <asio/io_context.hpp>
 
+#include "common/core/command_line.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/records/recorder.hpp"
+#include "common/records/telemetry.hpp"
+#include "common/transport/udp_link.hpp"
 #include "process.hpp"
-#include "rths/common/command_line.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/recorder.hpp"
-#include "rths/common/telemetry.hpp"
-#include "rths/common/udp_link.hpp"
 #include "rths/console/hub.hpp"
 #include "test_support.hpp"
 

@@ -22,11 +22,11 @@
 #include <vector>
 
 #include "alloc_counter.hpp"
+#include "common/core/random.hpp"
 #include "experiment.pb.h"
 #include "marths_plant.hpp"
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "results.pb.h"
-#include "rths/common/random.hpp"
 #include "rths/node_physical/two_actuator_frame_plant.hpp"
 
 namespace rths {

@@ -21,10 +21,10 @@
 
 #include "alloc_counter.hpp"
 #include "bridge_layouts.hpp"
+#include "common/transport/udp_link.hpp"
 #include "fake_bridge_target.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
-#include "rths/common/udp_link.hpp"
 
 namespace rths {
 namespace {

@@ -15,7 +15,7 @@
 #include <asio/ip/udp.hpp>
 
 #include "alloc_counter.hpp"
-#include "rths/common/udp_link.hpp"
+#include "common/transport/udp_link.hpp"
 
 namespace rths {
 namespace {

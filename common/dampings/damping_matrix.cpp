@@ -4,10 +4,10 @@
 
 #include <memory>
 
+#include "common/config/matrix_checks.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/dynamics/structural_damping.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/matrix_checks.hpp"
-#include "rths/common/structural_damping.hpp"
 
 namespace rths {
 namespace {

@@ -9,11 +9,11 @@
 #include <tuple>
 #include <utility>
 
+#include "common/config/matrix_checks.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/dynamics/structural_damping.hpp"
+#include "common/dynamics/structural_modes.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/matrix_checks.hpp"
-#include "rths/common/structural_damping.hpp"
-#include "rths/common/structural_modes.hpp"
 
 namespace rths {
 namespace {

@@ -3,9 +3,9 @@
 #include <filesystem>
 #include <memory>
 
+#include "common/core/component_registry.hpp"
+#include "common/dynamics/ground_motion.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/ground_motion.hpp"
 
 namespace rths {
 namespace {

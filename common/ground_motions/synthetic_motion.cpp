@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "rths/common/component_registry.hpp"
-#include "rths/common/linear_system.hpp"
-#include "rths/common/random.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/random.hpp"
+#include "common/dynamics/linear_system.hpp"
 
 namespace rths {
 namespace {

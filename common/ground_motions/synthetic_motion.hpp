@@ -1,7 +1,7 @@
 #pragma once
 
+#include "common/dynamics/ground_motion.hpp"
 #include "experiment.pb.h"
-#include "rths/common/ground_motion.hpp"
 
 namespace rths {
 

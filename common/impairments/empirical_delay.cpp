@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "common/core/component_registry.hpp"
+#include "common/transport/impairment.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/impairment.hpp"
 
 namespace rths {
 namespace {

@@ -4,10 +4,10 @@
 
 #include <memory>
 
+#include "common/core/component_registry.hpp"
 #include "common/impairments/rules.hpp"
+#include "common/transport/impairment.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/impairment.hpp"
 
 namespace rths {
 namespace {

@@ -2,10 +2,10 @@
 // by its field): each packet is lost with the same probability.
 #include <memory>
 
+#include "common/core/component_registry.hpp"
 #include "common/impairments/rules.hpp"
+#include "common/transport/impairment.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/impairment.hpp"
 
 namespace rths {
 namespace {

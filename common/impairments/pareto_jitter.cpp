@@ -2,9 +2,9 @@
 #include <cmath>
 #include <memory>
 
+#include "common/core/component_registry.hpp"
+#include "common/transport/impairment.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/impairment.hpp"
 
 namespace rths {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string_view>
 
-#include "rths/common/problems.hpp"
+#include "common/core/problems.hpp"
 
 namespace rths::impairment_rules {
 

@@ -14,7 +14,7 @@
 #include <asio/read_until.hpp>
 #include <asio/write.hpp>
 
-#include "rths/common/telemetry.hpp"
+#include "common/records/telemetry.hpp"
 
 namespace rths::console {
 

@@ -17,12 +17,12 @@
 #include <asio/io_context.hpp>
 #include <asio/ip/tcp.hpp>
 
-#include "rths/common/address.hpp"
-#include "rths/common/command_line.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/program.hpp"
-#include "rths/common/secret_key.hpp"
+#include "common/config/config.hpp"
+#include "common/core/address.hpp"
+#include "common/core/command_line.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/program/program.hpp"
+#include "common/protocol/secret_key.hpp"
 #include "rths/console/server.hpp"
 
 namespace {

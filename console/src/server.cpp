@@ -24,9 +24,9 @@
 #include <asio/ip/udp.hpp>
 #include <asio/steady_timer.hpp>
 
+#include "common/core/address.hpp"
+#include "common/records/telemetry.hpp"
 #include "http.hpp"
-#include "rths/common/address.hpp"
-#include "rths/common/telemetry.hpp"
 #include "rths/console/hub.hpp"
 
 namespace rths::console {

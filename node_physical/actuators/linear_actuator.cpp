@@ -16,10 +16,10 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/component_registry.hpp"
-#include "rths/common/eigen_problems.hpp"
-#include "rths/common/problems.hpp"
-#include "rths/common/random.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
+#include "common/core/random.hpp"
+#include "common/dynamics/eigen_problems.hpp"
 
 namespace rths {
 namespace {

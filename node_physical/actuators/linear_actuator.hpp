@@ -1,9 +1,9 @@
 #pragma once
 
+#include "common/dynamics/linear_system.hpp"
 #include "experiment.pb.h"
 #include "node_physical/interfaces/actuator_dynamics.hpp"
 #include "results.pb.h"
-#include "rths/common/linear_system.hpp"
 
 namespace rths {
 

@@ -8,8 +8,8 @@
 #include <limits>
 #include <memory>
 
-#include "rths/common/component_registry.hpp"
-#include "rths/common/problems.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
 
 namespace rths {
 

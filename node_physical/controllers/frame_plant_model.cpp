@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "rths/common/component_registry.hpp"
+#include "common/core/component_registry.hpp"
 
 namespace rths {
 

@@ -3,8 +3,8 @@
 #include <array>
 #include <complex>
 
+#include "common/core/problems.hpp"
 #include "experiment.pb.h"
-#include "rths/common/problems.hpp"
 
 namespace rths {
 

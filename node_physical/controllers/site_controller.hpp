@@ -4,10 +4,10 @@
 #include <span>
 #include <string>
 
+#include "common/core/component_registry.hpp"
 #include "experiment.pb.h"
 #include "node_physical/interfaces/measurement.hpp"
 #include "results.pb.h"
-#include "rths/common/component_registry.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {

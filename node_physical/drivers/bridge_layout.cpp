@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "rths/common/link.hpp"
+#include "common/transport/link.hpp"
 
 namespace rths {
 namespace {

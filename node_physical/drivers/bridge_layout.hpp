@@ -8,8 +8,8 @@
 
 #include <google/protobuf/repeated_ptr_field.h>
 
+#include "common/core/problems.hpp"
 #include "experiment.pb.h"
-#include "rths/common/problems.hpp"
 
 namespace rths {
 

@@ -18,14 +18,14 @@
 
 #include <asio/io_context.hpp>
 
+#include "common/config/setup_checks.hpp"
+#include "common/core/address.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/realtime/latency_histogram.hpp"
+#include "common/realtime/realtime_loop.hpp"
+#include "common/transport/link.hpp"
+#include "common/transport/udp_link.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
-#include "rths/common/address.hpp"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/latency_histogram.hpp"
-#include "rths/common/link.hpp"
-#include "rths/common/realtime_loop.hpp"
-#include "rths/common/setup_checks.hpp"
-#include "rths/common/udp_link.hpp"
 
 namespace rths {
 namespace {

@@ -7,10 +7,10 @@
 #include <cmath>
 #include <memory>
 
+#include "common/config/setup_checks.hpp"
+#include "common/core/component_registry.hpp"
 #include "experiment.pb.h"
 #include "node_physical/setups/setup_kind.hpp"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/setup_checks.hpp"
 
 namespace rths {
 

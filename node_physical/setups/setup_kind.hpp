@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "rths/common/component_registry.hpp"
-#include "rths/common/problems.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
 
 namespace rths::setup_kind {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "rths/common/component_registry.hpp"
+#include "common/core/component_registry.hpp"
 
 namespace rths {
 

@@ -10,13 +10,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/config/config.hpp"
+#include "common/config/setup_checks.hpp"
+#include "common/core/command_line.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/program/program.hpp"
+#include "common/records/telemetry.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
-#include "rths/common/command_line.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/program.hpp"
-#include "rths/common/setup_checks.hpp"
-#include "rths/common/telemetry.hpp"
 #include "rths/node_physical/site_server.hpp"
 
 namespace {

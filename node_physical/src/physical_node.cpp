@@ -4,8 +4,8 @@
 #include <cmath>
 #include <limits>
 
-#include "rths/common/config.hpp"
-#include "rths/common/memory_budget.hpp"
+#include "common/config/config.hpp"
+#include "common/config/memory_budget.hpp"
 
 namespace rths {
 

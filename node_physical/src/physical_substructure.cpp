@@ -5,8 +5,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/records/results.hpp"
 #include "node_physical/controllers/pass_through.hpp"
-#include "rths/common/results.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 
 namespace rths {

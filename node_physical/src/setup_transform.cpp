@@ -6,9 +6,9 @@
 
 #include <stdexcept>
 
-#include "rths/common/component_registry.hpp"
-#include "rths/common/problems.hpp"
-#include "rths/common/setup_checks.hpp"
+#include "common/config/setup_checks.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
 
 namespace rths {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "rths/common/linear_system.hpp"
+#include "common/dynamics/linear_system.hpp"
 
 namespace rths {
 

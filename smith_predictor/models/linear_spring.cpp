@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "common/core/component_registry.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
 
 namespace rths {
 

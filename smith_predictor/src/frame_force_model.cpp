@@ -7,7 +7,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "rths/common/frame_force_checks.hpp"
+#include "common/config/frame_force_checks.hpp"
 
 namespace rths {
 namespace {

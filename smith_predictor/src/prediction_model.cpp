@@ -6,9 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "common/core/component_registry.hpp"
+#include "common/core/digest.hpp"
 #include "experiment.pb.h"
-#include "rths/common/component_registry.hpp"
-#include "rths/common/digest.hpp"
 #include "rths/smith_predictor/frame_smith.hpp"
 
 namespace rths {

@@ -22,7 +22,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
-#include "rths/common/config.hpp"
+#include "common/config/config.hpp"
 
 namespace {
 

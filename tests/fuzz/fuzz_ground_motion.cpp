@@ -1,5 +1,5 @@
 // libFuzzer target: both ground-motion readers (two-column time/acceleration and PEER NGA AT2,
-// common/src/ground_motion.cpp), each fed the whole input as the text of a record file.
+// common/dynamics/ground_motion.cpp), each fed the whole input as the text of a record file.
 //
 // Findings: a crash or sanitizer report; an exception that is not the readers' documented
 // std::runtime_error, or whose message does not start with the file's name (every malformed
@@ -15,7 +15,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "rths/common/ground_motion.hpp"
+#include "common/dynamics/ground_motion.hpp"
 
 namespace {
 

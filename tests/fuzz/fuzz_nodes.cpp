@@ -1,5 +1,5 @@
 // libFuzzer target: the packet decoder and the step of both nodes. A numerical node and one
-// physical site run in virtual time over an in-memory link, as node_numerical/src/experiment.cpp
+// physical site run in virtual time over an in-memory link, as node_numerical/engine/experiment.cpp
 // builds them, exchanging their real packets; the fuzzer adds datagrams of its own in both
 // directions between the steps.
 //
@@ -31,16 +31,17 @@
 #include <string>
 #include <vector>
 
+#include "common/config/config.hpp"
+#include "common/dynamics/ground_motion.hpp"
 #include "common/ground_motions/synthetic_motion.hpp"
+#include "common/protocol/packet_codec.hpp"
+#include "common/protocol/session_keys.hpp"
+#include "common/transport/impairment.hpp"
+#include "common/transport/virtual_link.hpp"
+#include "node_numerical/engine/numerical_node.hpp"
+#include "node_numerical/integrators/integrator.hpp"
+#include "node_numerical/structure/structure.hpp"
 #include "node_physical/controllers/actuator_controller.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/ground_motion.hpp"
-#include "rths/common/impairment.hpp"
-#include "rths/common/packet_codec.hpp"
-#include "rths/common/session_keys.hpp"
-#include "rths/common/virtual_link.hpp"
-#include "rths/node_numerical/numerical_node.hpp"
-#include "rths/node_numerical/structure.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 #include "rths/node_physical/physical_node.hpp"
 #include "rths/node_physical/physical_substructure.hpp"

@@ -16,12 +16,12 @@
 
 #include <fmt/format.h>
 
-#include "rths/common/command_line.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/program.hpp"
-#include "rths/common/stability_switch.hpp"
-#include "rths/node_numerical/stability_plan.hpp"
+#include "common/config/config.hpp"
+#include "common/core/command_line.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/dynamics/stability_switch.hpp"
+#include "common/program/program.hpp"
+#include "node_numerical/structure/stability_plan.hpp"
 #include "rths/study/plots.hpp"
 
 namespace {

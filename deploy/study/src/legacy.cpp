@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "rths/common/text.hpp"
+#include "common/core/text.hpp"
 #include "rths/study/bad_input.hpp"
 #include "rths/study/study_file.hpp"
 

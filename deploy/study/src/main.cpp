@@ -1,6 +1,6 @@
 // rths-study: parameter studies in virtual time (deploy/study/: the study file, its grid, the runner,
 // the tables, the plots and the merge of shards). Parse, then run the command.
-#include "rths/common/program.hpp"
+#include "common/program/program.hpp"
 #include "rths/study/run.hpp"
 
 int main(int argc, char** argv) {

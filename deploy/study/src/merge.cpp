@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "rths/common/command_line.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/results.hpp"
+#include "common/core/command_line.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/records/results.hpp"
 #include "rths/study/bad_input.hpp"
 #include "rths/study/csv.hpp"
 #include "rths/study/plots.hpp"

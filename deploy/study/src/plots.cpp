@@ -12,8 +12,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "rths/common/child_process.hpp"
-#include "rths/common/gnuplot.hpp"
+#include "common/core/child_process.hpp"
+#include "common/records/gnuplot.hpp"
 #include "rths/study/bad_input.hpp"
 
 namespace rths::study {

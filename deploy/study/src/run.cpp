@@ -14,11 +14,11 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/memory_budget.hpp"
-#include "rths/common/results.hpp"
-#include "rths/node_numerical/experiment.hpp"
+#include "common/config/config.hpp"
+#include "common/config/memory_budget.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/records/results.hpp"
+#include "node_numerical/engine/experiment.hpp"
 #include "rths/study/bad_input.hpp"
 #include "rths/study/legacy.hpp"
 #include "rths/study/merge.hpp"

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <google/protobuf/text_format.h>
 
-#include "rths/common/config.hpp"
+#include "common/config/config.hpp"
 #include "rths/study/bad_input.hpp"
 #include "rths/study/legacy.hpp"
 #include "rths/study/plots.hpp"

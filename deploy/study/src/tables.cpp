@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "rths/common/results.hpp"
-#include "rths/node_numerical/numerical_node.hpp"
+#include "common/records/results.hpp"
+#include "node_numerical/engine/numerical_node.hpp"
 #include "rths/study/bad_input.hpp"
 #include "rths/study/csv.hpp"
 

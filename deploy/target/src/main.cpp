@@ -19,14 +19,14 @@
 #include <asio/io_context.hpp>
 #include <asio/ip/udp.hpp>
 
-#include "rths/common/address.hpp"
-#include "rths/common/command_line.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/exit_codes.hpp"
-#include "rths/common/program.hpp"
-#include "rths/common/realtime_loop.hpp"
-#include "rths/common/telemetry.hpp"
-#include "rths/common/udp_link.hpp"
+#include "common/config/config.hpp"
+#include "common/core/address.hpp"
+#include "common/core/command_line.hpp"
+#include "common/core/exit_codes.hpp"
+#include "common/program/program.hpp"
+#include "common/realtime/realtime_loop.hpp"
+#include "common/records/telemetry.hpp"
+#include "common/transport/udp_link.hpp"
 #include "rths/target/target_emulator.hpp"
 
 namespace {

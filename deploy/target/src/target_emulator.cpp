@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "rths/common/config.hpp"
-#include "rths/common/setup_checks.hpp"
+#include "common/config/config.hpp"
+#include "common/config/setup_checks.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 #include "rths/node_physical/two_actuator_frame_plant.hpp"
 

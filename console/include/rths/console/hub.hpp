@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
-#include "rths/common/secret_key.hpp"
-#include "rths/common/telemetry.hpp"
+#include "common/protocol/secret_key.hpp"
+#include "common/records/telemetry.hpp"
 #include "rths/console/json_text.hpp"
 
 namespace rths::console {

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/secret_key.hpp"
+#include "common/protocol/secret_key.hpp"
 
 namespace rths::console {
 

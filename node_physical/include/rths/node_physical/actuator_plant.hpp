@@ -2,9 +2,9 @@
 
 #include <memory>
 
+#include "common/core/random.hpp"
 #include "experiment.pb.h"
 #include "node_physical/interfaces/actuator_dynamics.hpp"
-#include "rths/common/random.hpp"
 #include "rths/node_physical/plant.hpp"
 
 namespace rths {

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
+#include "common/core/dof_kind.hpp"
+#include "common/protocol/packet_codec.hpp"
+#include "common/protocol/peer_control.hpp"
+#include "common/records/recorder.hpp"
+#include "common/transport/link.hpp"
 #include "experiment.pb.h"
-#include "rths/common/dof_kind.hpp"
-#include "rths/common/link.hpp"
-#include "rths/common/packet_codec.hpp"
-#include "rths/common/peer_control.hpp"
-#include "rths/common/recorder.hpp"
 #include "rths/node_physical/physical_substructure.hpp"
 #include "rths/smith_predictor/frame_smith.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"

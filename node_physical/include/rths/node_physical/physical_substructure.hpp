@@ -7,10 +7,10 @@
 
 #include <google/protobuf/repeated_ptr_field.h>
 
+#include "common/metrics/metrics.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
 #include "results.pb.h"
-#include "rths/common/metrics.hpp"
 #include "rths/node_physical/interlock.hpp"
 #include "rths/node_physical/plant.hpp"
 #include "rths/node_physical/site_plants.hpp"

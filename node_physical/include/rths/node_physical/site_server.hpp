@@ -4,9 +4,9 @@
 #include <filesystem>
 #include <string>
 
-#include "rths/common/address.hpp"
-#include "rths/common/config.hpp"
-#include "rths/common/telemetry.hpp"
+#include "common/config/config.hpp"
+#include "common/core/address.hpp"
+#include "common/records/telemetry.hpp"
 
 namespace rths {
 

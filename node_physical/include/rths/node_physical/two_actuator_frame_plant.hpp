@@ -9,10 +9,10 @@
 
 #include <Eigen/Core>
 
+#include "common/core/random.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "results.pb.h"
-#include "rths/common/random.hpp"
 #include "rths/node_physical/site_plants.hpp"
 
 namespace rths {
@@ -26,7 +26,7 @@ namespace rths {
 // frequency of a Bode grid (0.01 Hz for H11, MATLAB's automatic grid for the others), an
 // approximation of DC; this uses DC exactly, so the uncertainty never changes the static coupling.
 //
-// Draws come from the project's own generator (common/random.hpp), seeded with the uncertainty's
+// Draws come from the project's own generator (common/core/random.hpp), seeded with the uncertainty's
 // seed on a stream of its own (a run whose noise seed equals it gets independent noise), in the
 // order of theta with c1 and c2 as one: a1 a2 b1 b2 (c1 c2) p1 p2 d1 d2. The same seed gives the
 // same plant on every platform.
@@ -54,7 +54,7 @@ FramePlantModel draw_uncertain(const FramePlantModel& nominal, const config::Pla
 //                f -> (a1, b1) -> (a2, b2) -> y; y_i = H_i0(0) y       (H21 = k21 / k11 H11)
 //   column 1     two lags d/(s + d): v' = -d1 v + d1 f, w' = -d2 w + d2 v; the zero (s + p_i)/p_i as
 //                y_i = H_i1(0) (w + d2 (v - w) / p_i)                   (one chain, two output rows)
-// Each column's 4 states are discretised exactly by zero-order hold (common/linear_system.hpp) at
+// Each column's 4 states are discretised exactly by zero-order hold (common/dynamics/linear_system.hpp) at
 // the site's rate; the commands are held over the step, as a D/A converter holds them. The sampled
 // model is then exact at the ticks for commands that are constant over each step.
 //

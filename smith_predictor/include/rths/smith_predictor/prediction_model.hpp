@@ -23,7 +23,7 @@ std::unique_ptr<PredictionModel> make_model(const config::Model& model);
 std::uint64_t model_digest(const PredictionModel& model);
 
 // The models a site's Smith predictor holds, as the handshake compares them (site_terms of
-// common/site_terms.hpp): the site's frame prediction model where it has one, else each channel's
+// common/protocol/site_terms.hpp): the site's frame prediction model where it has one, else each channel's
 // prediction model (its specimen where it has none; "none" for a channel with neither), described,
 // joined by " | ".
 std::string describe_site_models(const config::Site& site);

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/gnuplot.hpp"
+#include "common/records/gnuplot.hpp"
 #include "rths/study/grid.hpp"
 #include "rths/study/study_file.hpp"
 #include "rths/study/tables.hpp"

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "rths/common/command_line.hpp"
+#include "common/core/command_line.hpp"
 #include "rths/study/grid.hpp"
 #include "rths/study/study_file.hpp"
 #include "rths/study/tables.hpp"

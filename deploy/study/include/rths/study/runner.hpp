@@ -9,7 +9,7 @@
 namespace rths::study {
 
 // The records of the runs a study holds at once in its process, within output.memory_budget_mb: the
-// budget bounds what one process reserves (common/memory_budget.hpp), and a study's process holds a
+// budget bounds what one process reserves (common/config/memory_budget.hpp), and a study's process holds a
 // run per thread. A run asks for its bytes before it starts and gives them back when it ends.
 class MemoryBudget {
  public:

@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "experiment.pb.h"
+#include "node_numerical/engine/experiment.hpp"
 #include "results.pb.h"
-#include "rths/node_numerical/experiment.hpp"
 #include "rths/study/grid.hpp"
 
 namespace rths::study {

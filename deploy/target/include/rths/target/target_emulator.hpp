@@ -9,12 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "common/core/dof_kind.hpp"
+#include "common/realtime/realtime_loop.hpp"
+#include "common/transport/link.hpp"
+#include "common/transport/udp_link.hpp"
 #include "experiment.pb.h"
 #include "node_physical/drivers/bridge_layout.hpp"
-#include "rths/common/dof_kind.hpp"
-#include "rths/common/link.hpp"
-#include "rths/common/realtime_loop.hpp"
-#include "rths/common/udp_link.hpp"
 #include "rths/node_physical/plant.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 #include "rths/node_physical/site_plants.hpp"

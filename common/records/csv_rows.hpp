@@ -1,0 +1,24 @@
+#pragma once
+
+// The CSV text of a Recorder, shared by the streaming writer and the write-at-once path so that both
+// files are byte for byte the same.
+#include <cstddef>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "common/records/recorder.hpp"
+
+namespace rths::csv {
+
+// `name_unit,...` and a newline.
+void append_header(fmt::memory_buffer& out, const std::vector<Column>& columns);
+
+// Rows [first, last) of rec (all published), one line each. Doubles are written in the shortest form
+// that reads back to the same bits: the CSV holds exactly what was computed.
+void append_rows(fmt::memory_buffer& out, const Recorder& rec, std::size_t first, std::size_t last);
+
+// Writes all of data to fd (retrying short writes and EINTR); false on an error, errno set.
+bool write_all(int fd, const char* data, std::size_t size);
+
+}  // namespace rths::csv
