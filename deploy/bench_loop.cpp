@@ -1,14 +1,21 @@
 // rths-bench-loop: the bare clock_nanosleep loop of the nodes, with nothing in the tick, to show what
-// lateness this host gives a node before any node work is added. Thin (STYLE): parse,
-// acquire, run, report.
+// lateness this host gives a node before any node work is added; with --links N, each tick does what
+// the kernel and the UDP link cost a numerical node per remote site (one datagram sent and received
+// over 127.0.0.1 through UdpLink, drained as the node drains a site's link), so that a node's
+// per-site compute can be set beside this host's floor. Thin (STYLE): parse, acquire, run, report.
 #include <pthread.h>
 #include <sched.h>
 
+#include <array>
 #include <atomic>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <asio/io_context.hpp>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -17,12 +24,14 @@
 #include "common/core/exit_codes.hpp"
 #include "common/program/program.hpp"
 #include "common/realtime/realtime_loop.hpp"
+#include "common/transport/udp_link.hpp"
 
 namespace {
 
 struct Options {
   rths::RealtimeOptions rt;
   double seconds = 10.0;
+  int links = 0;  // datagrams sent and received per tick, each over its own pair of UDP links
 };
 
 rths::CommandLine command_line(Options& o) {
@@ -46,6 +55,9 @@ a period, and the time spent in the tick. Ctrl-C ends the run early and still pr
            "Lock memory (mlockall) and pre-fault the stack (needs CAP_IPC_LOCK or ulimit -l).");
   cli.whole("cpu", "N", o.rt.cpu, {0, CPU_SETSIZE - 1, "a CPU number"},
             "Pin the loop to CPU N (best an isolated one, isolcpus=N).");
+  cli.whole("links", "N", o.links, {0, 1024, "a number of links"},
+            "Each tick sends one datagram on each of N links over 127.0.0.1 and drains them, as a\n"
+            "numerical node does per remote site (0 to 1024). Default 0: an empty tick.");
   cli.epilogue(R"(What the process may not have is reported as a warning and the run goes on without it.
 Exit codes: 0 success; 2 bad command line.
 )");
@@ -78,6 +90,41 @@ class EmptyTick final : public rths::TickHandler {
   bool tick(std::int64_t /*k*/) override { return true; }
 };
 
+// The kernel's and the link's share of a numerical node's step per remote site: one datagram of a
+// command packet's size sent to each site and one received from it, the link drained to empty as
+// the node drains it (receive() until it returns 0). Senders and receivers are UdpLinks on
+// 127.0.0.1, so loopback delivery (which the kernel does in the sender's system call) is included.
+class LinksTick final : public rths::TickHandler {
+ public:
+  static constexpr std::size_t kDatagramBytes = 120;  // about a sealed command packet of one channel
+
+  LinksTick(asio::io_context& io, int links) {
+    for (int i = 0; i < links; ++i) {
+      auto receiver = std::make_unique<rths::UdpLink>(io, "127.0.0.1", 0);
+      auto sender = std::make_unique<rths::UdpLink>(io, "127.0.0.1", 0);
+      sender->set_peer("127.0.0.1", receiver->local_port());
+      senders_.push_back(std::move(sender));
+      receivers_.push_back(std::move(receiver));
+    }
+  }
+
+  bool tick(std::int64_t /*k*/) override {
+    for (const auto& sender : senders_) sender->send(std::span<const std::byte>(datagram_.data(), kDatagramBytes));
+    for (const auto& receiver : receivers_) {
+      while (receiver->receive(buffer_) > 0) ++received_;
+    }
+    return true;
+  }
+  [[nodiscard]] std::uint64_t received() const { return received_; }
+
+ private:
+  std::vector<std::unique_ptr<rths::UdpLink>> senders_;
+  std::vector<std::unique_ptr<rths::UdpLink>> receivers_;
+  std::array<std::byte, kDatagramBytes> datagram_{};
+  std::array<std::byte, rths::kMaxDatagramBytes> buffer_{};
+  std::uint64_t received_ = 0;
+};
+
 void report(const rths::RealtimeLoop& loop, const rths::RunResult& result, std::int64_t planned) {
   const rths::LoopStats& s = loop.stats();
   const double period_us = 1e6 / loop.options().rate_hz;
@@ -108,11 +155,22 @@ int bench(Options& opt, const std::atomic<bool>& stop) {
   fmt::print("bare loop: {} ticks at {:g} Hz ({:g} s), spin {}, {}, memory {}\n", steps, opt.rt.rate_hz, opt.seconds,
              us(opt.rt.spin_ns), scheduling_granted(opt.rt), locked ? "locked" : "not locked");
   std::fflush(stdout);
-  EmptyTick tick;
+  asio::io_context io;
+  EmptyTick empty;
+  LinksTick links(io, opt.links);
+  rths::TickHandler& tick = opt.links > 0 ? static_cast<rths::TickHandler&>(links) : empty;
   // Step 0 a few periods ahead, so that start-up does not make it late.
   const std::int64_t start = rths::monotonic_ns() + 4 * loop.step_offset_ns(1);
   const rths::RunResult result = loop.run(start, 0, steps, tick, stop);
   report(loop, result, steps);
+  if (opt.links > 0) {
+    const rths::LatencyHistogram& compute = loop.stats().compute;
+    fmt::print("per link: compute p50 {:.2f} µs, p99 {:.2f} µs (a datagram sent and received over 127.0.0.1 on each "
+               "of {} links per tick; {} of {} received)\n",
+               static_cast<double>(compute.percentile(50)) / 1e3 / opt.links,
+               static_cast<double>(compute.percentile(99)) / 1e3 / opt.links, opt.links, links.received(),
+               static_cast<std::int64_t>(opt.links) * loop.stats().steps);
+  }
   return rths::kExitCompleted;
 }
 

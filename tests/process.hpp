@@ -21,7 +21,7 @@
 #include "common/core/child_process.hpp"
 #include "common/protocol/secret_key.hpp"
 #include "common/records/results.hpp"
-#include "rths/study/csv.hpp"
+#include "node_numerical/study/csv.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

@@ -22,7 +22,7 @@ namespace rths::test {
 // Seconds of El Centro each comparison runs: the x2 peak falls in the first 5 s.
 constexpr double kSpringBridgeSeconds = 10.0;
 
-// rths-target's default watchdog (--watchdog-s, deploy/target/src/main.cpp), which the end-to-end
+// rths-target's default watchdog (--watchdog-s, node_physical/target/main.cpp), which the end-to-end
 // runs use as a lab would: docs/performance.md has the measurement it comes from.
 constexpr const char* kSpringBridgeWatchdogS = "0.05";
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -64,7 +65,6 @@ std::string target_of(const std::map<std::string, Row>& table, const std::string
   for (const auto& [prefix, folder] : kPublic) {
     if (header.starts_with(prefix)) return folder;
   }
-  if (header.starts_with("rths/")) return "deploy";  // the tools' libraries: rths/target, rths/study
   return folder_of(table, header);
 }
 
@@ -245,6 +245,33 @@ TEST(Layers, EachSubLibraryLinksOnlyWhatItsRowAllows) {
   }
   EXPECT_GE(libraries, 10) << "common/ and node_numerical/ declare their sub-libraries with one function each";
   EXPECT_GE(links, libraries);
+}
+
+// Every executable of docs/architecture.md §10's table has its main where the table says, and runs on
+// the one program skeleton (run_program: --help, --version, exit codes, logging, signals).
+TEST(Layers, EveryExecutableIsAThinMainOnTheProgramSkeleton) {
+  std::ifstream in(test::source_dir() / "docs" / "architecture.md");
+  const std::regex row(R"(^\| `(rths-[a-z-]+)` \| `([a-z_/]+\.cpp)` \|.*$)");
+  int mains = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    ++mains;
+    const fs::path main = test::source_dir() / m[2].str();
+    std::ifstream source(main);
+    ASSERT_TRUE(source.good()) << m[1].str() << ": no " << m[2].str();
+    const std::string text((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("run_program("), std::string::npos) << m[2].str() << " does not run on the program skeleton";
+    std::ifstream cmake(main.parent_path() / "CMakeLists.txt");
+    const std::string lists((std::istreambuf_iterator<char>(cmake)), std::istreambuf_iterator<char>());
+    const std::string declared = "add_executable(" + m[1].str() + " ";
+    const bool beside = lists.find(declared) != std::string::npos;
+    std::ifstream parent_cmake(main.parent_path().parent_path() / "CMakeLists.txt");
+    const std::string parent((std::istreambuf_iterator<char>(parent_cmake)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(beside || parent.find(declared) != std::string::npos)
+        << m[1].str() << " is not built from the folder of " << m[2].str();
+  }
+  EXPECT_GE(mains, 8);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@
 #include "common/core/child_process.hpp"
 #include "common/core/exit_codes.hpp"
 #include "process.hpp"
-#include "rths/study/csv.hpp"
+#include "node_numerical/study/csv.hpp"
 #include "study_support.hpp"
 
 namespace {

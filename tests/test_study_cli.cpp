@@ -10,7 +10,7 @@
 
 #include "common/core/exit_codes.hpp"
 #include "process.hpp"
-#include "rths/study/csv.hpp"
+#include "node_numerical/study/csv.hpp"
 
 namespace rths {
 namespace {

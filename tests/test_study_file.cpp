@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "rths/study/bad_input.hpp"
-#include "rths/study/legacy.hpp"
-#include "rths/study/study_file.hpp"
+#include "node_numerical/study/bad_input.hpp"
+#include "node_numerical/study/legacy.hpp"
+#include "node_numerical/study/study_file.hpp"
 #include "scratch_folder.hpp"
 
 namespace rths::study {

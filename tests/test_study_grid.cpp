@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "rths/study/grid.hpp"
+#include "node_numerical/study/grid.hpp"
 
 namespace rths::study {
 namespace {

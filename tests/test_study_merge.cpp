@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "common/records/results.hpp"
-#include "rths/study/bad_input.hpp"
-#include "rths/study/merge.hpp"
+#include "node_numerical/study/bad_input.hpp"
+#include "node_numerical/study/merge.hpp"
 #include "scratch_folder.hpp"
 
 namespace rths::study {

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "rths/study/plots.hpp"
-#include "rths/study/study_file.hpp"
+#include "node_numerical/study/plots.hpp"
+#include "node_numerical/study/study_file.hpp"
 #include "study_support.hpp"
 
 namespace rths::study {

@@ -11,9 +11,9 @@
 #include <thread>
 #include <vector>
 
-#include "rths/study/run.hpp"
-#include "rths/study/runner.hpp"
-#include "rths/study/study_file.hpp"
+#include "node_numerical/study/run.hpp"
+#include "node_numerical/study/runner.hpp"
+#include "node_numerical/study/study_file.hpp"
 
 namespace rths::study {
 namespace {

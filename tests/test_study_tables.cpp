@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "common/config/config.hpp"
-#include "rths/study/bad_input.hpp"
-#include "rths/study/csv.hpp"
-#include "rths/study/tables.hpp"
+#include "node_numerical/study/bad_input.hpp"
+#include "node_numerical/study/csv.hpp"
+#include "node_numerical/study/tables.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

@@ -28,7 +28,7 @@
 #include "node_physical/drivers/udp_bridge.hpp"
 #include "process.hpp"
 #include "rths/node_physical/site_plants.hpp"
-#include "rths/target/target_emulator.hpp"
+#include "node_physical/target/target_emulator.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

@@ -19,7 +19,7 @@
 
 #include "bridge_layouts.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
-#include "rths/target/target_emulator.hpp"
+#include "node_physical/target/target_emulator.hpp"
 
 namespace rths {
 namespace {

@@ -1,4 +1,4 @@
-#include "rths/study/tables.hpp"
+#include "node_numerical/study/tables.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -13,8 +13,8 @@
 
 #include "common/records/results.hpp"
 #include "node_numerical/engine/numerical_node.hpp"
-#include "rths/study/bad_input.hpp"
-#include "rths/study/csv.hpp"
+#include "node_numerical/study/bad_input.hpp"
+#include "node_numerical/study/csv.hpp"
 
 namespace rths::study {
 

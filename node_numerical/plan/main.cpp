@@ -22,7 +22,7 @@
 #include "common/dynamics/stability_switch.hpp"
 #include "common/program/program.hpp"
 #include "node_numerical/structure/stability_plan.hpp"
-#include "rths/study/plots.hpp"
+#include "node_numerical/study/plots.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "rths/target/target_emulator.hpp"
+#include "node_physical/target/target_emulator.hpp"
 
 #include <algorithm>
 #include <cmath>

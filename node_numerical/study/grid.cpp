@@ -1,4 +1,4 @@
-#include "rths/study/grid.hpp"
+#include "node_numerical/study/grid.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "rths/study/merge.hpp"
+#include "node_numerical/study/merge.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -13,12 +13,12 @@
 #include "common/core/command_line.hpp"
 #include "common/core/exit_codes.hpp"
 #include "common/records/results.hpp"
-#include "rths/study/bad_input.hpp"
-#include "rths/study/csv.hpp"
-#include "rths/study/plots.hpp"
-#include "rths/study/run.hpp"
-#include "rths/study/study_file.hpp"
-#include "rths/study/tables.hpp"
+#include "node_numerical/study/bad_input.hpp"
+#include "node_numerical/study/csv.hpp"
+#include "node_numerical/study/plots.hpp"
+#include "node_numerical/study/run.hpp"
+#include "node_numerical/study/study_file.hpp"
+#include "node_numerical/study/tables.hpp"
 
 namespace rths::study {
 

@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "common/records/gnuplot.hpp"
-#include "rths/study/grid.hpp"
-#include "rths/study/study_file.hpp"
-#include "rths/study/tables.hpp"
+#include "node_numerical/study/grid.hpp"
+#include "node_numerical/study/study_file.hpp"
+#include "node_numerical/study/tables.hpp"
 
 namespace rths::study {
 

@@ -27,7 +27,7 @@
 #include "common/realtime/realtime_loop.hpp"
 #include "common/records/telemetry.hpp"
 #include "common/transport/udp_link.hpp"
-#include "rths/target/target_emulator.hpp"
+#include "node_physical/target/target_emulator.hpp"
 
 namespace {
 

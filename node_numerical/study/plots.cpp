@@ -1,4 +1,4 @@
-#include "rths/study/plots.hpp"
+#include "node_numerical/study/plots.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -14,7 +14,7 @@
 
 #include "common/core/child_process.hpp"
 #include "common/records/gnuplot.hpp"
-#include "rths/study/bad_input.hpp"
+#include "node_numerical/study/bad_input.hpp"
 
 namespace rths::study {
 

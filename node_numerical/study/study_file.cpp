@@ -1,4 +1,4 @@
-#include "rths/study/study_file.hpp"
+#include "node_numerical/study/study_file.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,9 +11,9 @@
 #include <google/protobuf/text_format.h>
 
 #include "common/config/config.hpp"
-#include "rths/study/bad_input.hpp"
-#include "rths/study/legacy.hpp"
-#include "rths/study/plots.hpp"
+#include "node_numerical/study/bad_input.hpp"
+#include "node_numerical/study/legacy.hpp"
+#include "node_numerical/study/plots.hpp"
 #include "study.pb.h"
 
 namespace rths::study {

@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "common/core/command_line.hpp"
-#include "rths/study/grid.hpp"
-#include "rths/study/study_file.hpp"
-#include "rths/study/tables.hpp"
+#include "node_numerical/study/grid.hpp"
+#include "node_numerical/study/study_file.hpp"
+#include "node_numerical/study/tables.hpp"
 
 namespace rths::study {
 

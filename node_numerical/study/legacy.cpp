@@ -1,4 +1,4 @@
-#include "rths/study/legacy.hpp"
+#include "node_numerical/study/legacy.hpp"
 
 #include <algorithm>
 #include <array>
@@ -11,8 +11,8 @@
 #include <fmt/format.h>
 
 #include "common/core/text.hpp"
-#include "rths/study/bad_input.hpp"
-#include "rths/study/study_file.hpp"
+#include "node_numerical/study/bad_input.hpp"
+#include "node_numerical/study/study_file.hpp"
 
 namespace rths::study {
 

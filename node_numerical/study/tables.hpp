@@ -10,7 +10,7 @@
 #include "experiment.pb.h"
 #include "node_numerical/engine/experiment.hpp"
 #include "results.pb.h"
-#include "rths/study/grid.hpp"
+#include "node_numerical/study/grid.hpp"
 
 namespace rths::study {
 

@@ -1,4 +1,4 @@
-#include "rths/study/runner.hpp"
+#include "node_numerical/study/runner.hpp"
 
 #include <algorithm>
 #include <chrono>

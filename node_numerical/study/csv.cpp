@@ -1,4 +1,4 @@
-#include "rths/study/csv.hpp"
+#include "node_numerical/study/csv.hpp"
 
 #include <algorithm>
 #include <fstream>

@@ -1,7 +1,7 @@
-// rths-study: parameter studies in virtual time (deploy/study/: the study file, its grid, the runner,
+// rths-study: parameter studies in virtual time (node_numerical/study/: the study file, its grid, the runner,
 // the tables, the plots and the merge of shards). Parse, then run the command.
 #include "common/program/program.hpp"
-#include "rths/study/run.hpp"
+#include "node_numerical/study/run.hpp"
 
 int main(int argc, char** argv) {
   rths::study::Options options;

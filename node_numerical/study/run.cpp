@@ -1,4 +1,4 @@
-#include "rths/study/run.hpp"
+#include "node_numerical/study/run.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -19,11 +19,11 @@
 #include "common/core/exit_codes.hpp"
 #include "common/records/results.hpp"
 #include "node_numerical/engine/experiment.hpp"
-#include "rths/study/bad_input.hpp"
-#include "rths/study/legacy.hpp"
-#include "rths/study/merge.hpp"
-#include "rths/study/plots.hpp"
-#include "rths/study/runner.hpp"
+#include "node_numerical/study/bad_input.hpp"
+#include "node_numerical/study/legacy.hpp"
+#include "node_numerical/study/merge.hpp"
+#include "node_numerical/study/plots.hpp"
+#include "node_numerical/study/runner.hpp"
 
 namespace rths::study {
 
