@@ -165,11 +165,12 @@ int bench(Options& opt, const std::atomic<bool>& stop) {
   report(loop, result, steps);
   if (opt.links > 0) {
     const rths::LatencyHistogram& compute = loop.stats().compute;
-    fmt::print("per link: compute p50 {:.2f} µs, p99 {:.2f} µs (a datagram sent and received over 127.0.0.1 on each "
-               "of {} links per tick; {} of {} received)\n",
-               static_cast<double>(compute.percentile(50)) / 1e3 / opt.links,
-               static_cast<double>(compute.percentile(99)) / 1e3 / opt.links, opt.links, links.received(),
-               static_cast<std::int64_t>(opt.links) * loop.stats().steps);
+    fmt::print(
+        "per link: compute p50 {:.2f} µs, p99 {:.2f} µs (a datagram sent and received over 127.0.0.1 on each "
+        "of {} links per tick; {} of {} received)\n",
+        static_cast<double>(compute.percentile(50)) / 1e3 / opt.links,
+        static_cast<double>(compute.percentile(99)) / 1e3 / opt.links, opt.links, links.received(),
+        static_cast<std::int64_t>(opt.links) * loop.stats().steps);
   }
   return rths::kExitCompleted;
 }

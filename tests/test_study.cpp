@@ -20,8 +20,8 @@
 
 #include "common/core/child_process.hpp"
 #include "common/core/exit_codes.hpp"
-#include "process.hpp"
 #include "node_numerical/study/csv.hpp"
+#include "process.hpp"
 #include "study_support.hpp"
 
 namespace {

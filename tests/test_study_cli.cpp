@@ -9,8 +9,8 @@
 #include <string>
 
 #include "common/core/exit_codes.hpp"
-#include "process.hpp"
 #include "node_numerical/study/csv.hpp"
+#include "process.hpp"
 
 namespace rths {
 namespace {

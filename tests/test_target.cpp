@@ -26,9 +26,9 @@
 #include "common/transport/udp_link.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
+#include "node_physical/target/target_emulator.hpp"
 #include "process.hpp"
 #include "rths/node_physical/site_plants.hpp"
-#include "node_physical/target/target_emulator.hpp"
 #include "scratch_folder.hpp"
 #include "test_support.hpp"
 

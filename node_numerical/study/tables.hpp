@@ -9,8 +9,8 @@
 
 #include "experiment.pb.h"
 #include "node_numerical/engine/experiment.hpp"
-#include "results.pb.h"
 #include "node_numerical/study/grid.hpp"
+#include "results.pb.h"
 
 namespace rths::study {
 
