@@ -3,7 +3,8 @@
 #   1. a bare clock_nanosleep loop (rths-bench-loop), default settings and with privileges;
 #   2. 60 s loopback runs of the seed 002 damper case, without and with real-time privileges:
 #      tick lateness and compute time of both nodes, one-way latency, feedback age;
-#   3. scale: one numerical node serving N remote sites (one process each) at 1024 Hz.
+#   3. scale: one numerical node serving N remote sites (one process each) at 1024 Hz, each beside
+#      this host's floor of the same exchange (rths-bench-loop --links N).
 # With --bridge, instead: the site's step driving equipment over the UDP bridge, with the example's
 # defaults (reply_timeout_s, max_missed_replies, rths-target's watchdog). In one invocation,
 #   1. the bare loop at the site's settings (SCHED_FIFO 80, locked memory, no spin);
@@ -288,6 +289,10 @@ for n in $site_counts; do
   run=$out/scale-$n
   mkdir -p "$run"
   scale_config "$n" "$run.textproto"
+  # This host's floor under the node's per-site cost, measured beside it: one datagram sent and
+  # drained per link and tick over 127.0.0.1 (the kernel delivers loopback in the sender's call).
+  echo "== this host's UDP exchange on $n links, 5 s, privileged"
+  "$bin/rths-bench-loop" --seconds 5 --priority 80 --links "$n" | tail -n 1
   echo "== scale: $n remote sites, 20 s, privileged"
   "$bin/rths-numerical" loopback "$run.textproto" --quiet --out "$run" --set duration_s=20 \
     --set realtime.priority=80 --set realtime.spin_s=0 || true
