@@ -15,13 +15,13 @@
 
 #include <unistd.h>
 
-#include "process.hpp"
 #include "rths/common/child_process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/metrics.hpp"
 #include "rths/node_numerical/calibration.hpp"
 #include "rths/node_numerical/experiment.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths::test {
 namespace {

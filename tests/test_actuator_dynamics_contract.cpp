@@ -15,8 +15,6 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/text_format.h>
 
-#include "alloc_counter.hpp"
-#include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "node_physical/actuators/linear_actuator.hpp"
 #include "node_physical/interfaces/actuator_dynamics.hpp"
@@ -24,7 +22,9 @@
 #include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/contract_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

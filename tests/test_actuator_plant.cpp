@@ -22,7 +22,6 @@
 #include <string>
 #include <vector>
 
-#include "alloc_counter.hpp"
 #include "experiment.pb.h"
 #include "node_physical/actuators/linear_actuator.hpp"
 #include "node_physical/actuators/servo_hydraulic_actuator.hpp"
@@ -30,6 +29,7 @@
 #include "rths/common/eigen_problems.hpp"
 #include "rths/common/linear_system.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
+#include "support/alloc_counter.hpp"
 
 namespace rths {
 namespace {

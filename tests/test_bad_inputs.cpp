@@ -13,13 +13,13 @@
 
 #include <fmt/format.h>
 
-#include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/input_file.hpp"
 #include "rths/common/memory_budget.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/node_numerical/experiment.hpp"
+#include "support/process.hpp"
 
 namespace rths {
 namespace {

@@ -12,9 +12,9 @@
 #include <regex>
 #include <string>
 
-#include "process.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -19,12 +19,12 @@
 #include <asio/io_context.hpp>
 
 #include "node_physical/drivers/bridge_layout.hpp"
-#include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/udp_link.hpp"
-#include "spring_bridge.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/spring_bridge.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -15,10 +15,10 @@
 #include <thread>
 #include <tuple>
 
-#include "hostile_tap.hpp"
-#include "process.hpp"
 #include "rths/common/exit_codes.hpp"
-#include "test_support.hpp"
+#include "support/hostile_tap.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -16,17 +16,13 @@
 #include <unistd.h>
 
 #include "rths/common/child_process.hpp"
-#include "scratch_folder.hpp"
+#include "support/process.hpp"
+#include "support/scratch_folder.hpp"
 
 namespace rths {
 namespace {
 
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 ChildProcess shell(const std::string& script, const SpawnOptions& options = {}) {
   return ChildProcess({"/bin/sh", "-c", script}, options);

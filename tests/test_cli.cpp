@@ -18,8 +18,8 @@
 
 #include <fmt/format.h>
 
-#include "process.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {
@@ -32,12 +32,7 @@ struct Result {
   std::string err;
 };
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 class Cli : public ::testing::Test {
  protected:

@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "rths/common/config.hpp"
-#include "scratch_folder.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {
@@ -93,29 +94,16 @@ int line_of(std::string_view text, std::string_view needle) {
 
 // The one-line message a config is rejected with ("" and a test failure when it loads).
 std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  try {
-    parse_experiment(text, kSource, overrides);
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "the config loaded, but an error was expected";
-  return {};
+  return test::error_of<ConfigError>([&] { parse_experiment(text, kSource, overrides); },
+                                     "the config loaded, but an error was expected");
 }
 
 std::string override_error(config::Experiment experiment, const std::string& assignment) {
-  try {
-    apply_override(experiment, assignment);
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "--set " << assignment << " was accepted, but an error was expected";
-  return {};
+  return test::error_of<ConfigError>([&] { apply_override(experiment, assignment); },
+                                     "--set " + assignment + " was accepted, but an error was expected");
 }
 
-::testing::AssertionResult contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\"\n  does not contain \"" << part << "\"";
-}
+using test::contains;
 
 std::string at_line(std::string_view text, std::string_view needle) {
   return std::string(kSource) + ":" + std::to_string(line_of(text, needle)) + ": ";

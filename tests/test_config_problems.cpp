@@ -6,12 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/problems.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths::test {
 namespace {

@@ -25,7 +25,6 @@
 #include <asio/steady_timer.hpp>
 #include <asio/write.hpp>
 
-#include "process.hpp"
 #include "rths/common/address.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/results.hpp"
@@ -33,6 +32,7 @@
 #include "rths/common/telemetry.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/console/hub.hpp"
+#include "support/process.hpp"
 
 namespace rths {
 namespace {

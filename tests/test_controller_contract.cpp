@@ -14,8 +14,6 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
-#include "alloc_counter.hpp"
-#include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
 #include "node_physical/controllers/site_controller.hpp"
@@ -23,7 +21,9 @@
 #include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/problems.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/contract_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -24,7 +24,6 @@
 
 #include <Eigen/Dense>
 
-#include "alloc_counter.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
 #include "node_physical/controllers/iir_filter.hpp"
@@ -35,7 +34,8 @@
 #include "results.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/common/eigen_problems.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -16,13 +16,13 @@
 #include <google/protobuf/text_format.h>
 #include <Eigen/Dense>
 
-#include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/common/eigen_problems.hpp"
 #include "rths/common/structural_damping.hpp"
 #include "rths/node_numerical/structure.hpp"
-#include "test_support.hpp"
+#include "support/contract_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

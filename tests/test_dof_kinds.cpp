@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/dof_kind.hpp"
 #include "rths/common/exit_codes.hpp"
@@ -19,8 +18,9 @@
 #include "rths/common/telemetry.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/model_ladder.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -19,16 +19,16 @@
 
 #include <google/protobuf/descriptor.h>
 
-#include "alloc_counter.hpp"
-#include "contract_support.hpp"
 #include "experiment.pb.h"
-#include "fake_bridge_target.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/interfaces/plant_driver.hpp"
 #include "results.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/node_physical/site_plants.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/contract_support.hpp"
+#include "support/fake_bridge_target.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

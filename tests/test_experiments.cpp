@@ -12,11 +12,11 @@
 
 #include "rths/node_numerical/calibration.hpp"
 #include "rths/node_numerical/experiment.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
-#include "alloc_counter.hpp"
-#include "malloc_counter.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/malloc_counter.hpp"
 
 namespace rths {
 namespace {

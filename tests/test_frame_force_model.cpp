@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "alloc_counter.hpp"
-#include "marths_frame.hpp"
 #include "rths/common/eigen_problems.hpp"
 #include "rths/common/frame_force_checks.hpp"
 #include "rths/smith_predictor/frame_force_model.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/marths_frame.hpp"
 
 namespace rths {
 namespace {

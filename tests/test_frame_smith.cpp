@@ -9,9 +9,9 @@
 #include <limits>
 #include <vector>
 
-#include "alloc_counter.hpp"
 #include "rths/smith_predictor/frame_smith.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

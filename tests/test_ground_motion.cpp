@@ -23,7 +23,8 @@
 #include "experiment.pb.h"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/input_file.hpp"
-#include "scratch_folder.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {
@@ -61,17 +62,6 @@ class TempDir {
  private:
   std::filesystem::path path_;
 };
-
-// The message of the std::runtime_error that `load` throws ("" when it does not throw).
-template <typename Load>
-std::string error_of(Load load) {
-  try {
-    load();
-  } catch (const std::runtime_error& error) {
-    return error.what();
-  }
-  return "";
-}
 
 TEST(GroundMotion, ElCentroLoadsWithPublishedPeak) {
   const GroundMotion motion = load_two_column(data_record("elcentro_1940_ns_g.dat"), kStandardGravity);
@@ -148,20 +138,22 @@ TEST(GroundMotion, RecordNotStartingAtZeroStartsThere) {
 TEST(GroundMotion, TwoColumnErrorsNameFileLineAndProblem) {
   const TempDir dir;
   const auto missing = dir.path() / "nowhere.dat";
-  const std::string missing_error = error_of([&] { (void)load_two_column(missing, 1.0); });
+  const std::string missing_error = test::error_of<std::runtime_error>([&] { (void)load_two_column(missing, 1.0); });
   EXPECT_NE(missing_error.find("cannot open"), std::string::npos) << missing_error;
   EXPECT_NE(missing_error.find("nowhere.dat"), std::string::npos) << missing_error;
 
   const auto malformed = dir.write("malformed.dat", "# header\n0.00 0.1\n0.01 0.2\n0.02 abc\n");
-  const std::string malformed_error = error_of([&] { (void)load_two_column(malformed, 1.0); });
+  const std::string malformed_error =
+      test::error_of<std::runtime_error>([&] { (void)load_two_column(malformed, 1.0); });
   EXPECT_NE(malformed_error.find("malformed.dat:4:"), std::string::npos) << malformed_error;
   EXPECT_NE(malformed_error.find("two numbers"), std::string::npos) << malformed_error;
 
   const auto three = dir.write("three.dat", "0.00 0.1\n0.01 0.2 0.3\n");
-  EXPECT_NE(error_of([&] { (void)load_two_column(three, 1.0); }).find("three.dat:2:"), std::string::npos);
+  EXPECT_NE(test::error_of<std::runtime_error>([&] { (void)load_two_column(three, 1.0); }).find("three.dat:2:"),
+            std::string::npos);
 
   const auto uneven = dir.write("uneven.dat", "0.00 0.1\n0.01 0.2\n0.02 0.3\n0.035 0.4\n");
-  const std::string uneven_error = error_of([&] { (void)load_two_column(uneven, 1.0); });
+  const std::string uneven_error = test::error_of<std::runtime_error>([&] { (void)load_two_column(uneven, 1.0); });
   EXPECT_NE(uneven_error.find("uneven.dat:4:"), std::string::npos) << uneven_error;
   EXPECT_NE(uneven_error.find("non-uniform"), std::string::npos) << uneven_error;
 
@@ -170,12 +162,13 @@ TEST(GroundMotion, TwoColumnErrorsNameFileLineAndProblem) {
   EXPECT_NO_THROW((void)load_two_column(almost, 1.0));
 
   const auto backwards = dir.write("backwards.dat", "0.00 0.1\n0.01 0.2\n0.01 0.3\n");
-  const std::string backwards_error = error_of([&] { (void)load_two_column(backwards, 1.0); });
+  const std::string backwards_error =
+      test::error_of<std::runtime_error>([&] { (void)load_two_column(backwards, 1.0); });
   EXPECT_NE(backwards_error.find("backwards.dat:3:"), std::string::npos) << backwards_error;
   EXPECT_NE(backwards_error.find("does not increase"), std::string::npos) << backwards_error;
 
   const auto single = dir.write("single.dat", "# one sample\n0.0 0.1\n");
-  const std::string single_error = error_of([&] { (void)load_two_column(single, 1.0); });
+  const std::string single_error = test::error_of<std::runtime_error>([&] { (void)load_two_column(single, 1.0); });
   EXPECT_NE(single_error.find("single.dat:"), std::string::npos) << single_error;
   EXPECT_NE(single_error.find("at least 2"), std::string::npos) << single_error;
 }
@@ -216,17 +209,18 @@ TEST(GroundMotion, PeerAt2CountMismatchAndBadHeaderFail) {
   const auto short_file = dir.write("short.AT2", std::string(kAt2Title) +
                                                      "NPTS=    8, DT=   .0050 SEC\n"
                                                      "  .1E-01 -.2E-01  .3E-01\n");
-  const std::string count_error = error_of([&] { (void)load_peer_at2(short_file); });
+  const std::string count_error = test::error_of<std::runtime_error>([&] { (void)load_peer_at2(short_file); });
   EXPECT_NE(count_error.find("short.AT2:"), std::string::npos) << count_error;
   EXPECT_NE(count_error.find("NPTS=8"), std::string::npos) << count_error;
   EXPECT_NE(count_error.find("found 3"), std::string::npos) << count_error;
 
   const auto no_header = dir.write("noheader.AT2", std::string(kAt2Title) + "SAMPLES FOLLOW\n .1 .2\n");
-  const std::string header_error = error_of([&] { (void)load_peer_at2(no_header); });
+  const std::string header_error = test::error_of<std::runtime_error>([&] { (void)load_peer_at2(no_header); });
   EXPECT_NE(header_error.find("noheader.AT2:4:"), std::string::npos) << header_error;
 
   const auto bad_value = dir.write("badvalue.AT2", std::string(kAt2Title) + "NPTS= 3, DT= .01 SEC\n .1 x .3\n");
-  EXPECT_NE(error_of([&] { (void)load_peer_at2(bad_value); }).find("badvalue.AT2:5:"), std::string::npos);
+  EXPECT_NE(test::error_of<std::runtime_error>([&] { (void)load_peer_at2(bad_value); }).find("badvalue.AT2:5:"),
+            std::string::npos);
 }
 
 // The NPTS/DT header of an AT2 file is untrusted input: 1e96 used to be cast to size_t (undefined
@@ -236,7 +230,7 @@ TEST(GroundMotion, PeerAt2HeaderIsBoundedBeforeAnythingIsReserved) {
   const std::string values = "  .1E-01 -.2E-01  .3E-01\n";
   const auto header_error = [&](const std::string& name, const std::string& header) {
     const auto file = dir.write(name, std::string(kAt2Title) + header + "\n" + values);
-    return error_of([&] { (void)load_peer_at2(file); });
+    return test::error_of<std::runtime_error>([&] { (void)load_peer_at2(file); });
   };
   for (const auto& [name, header, expected] : std::vector<std::tuple<std::string, std::string, std::string>>{
            {"huge.AT2", "NPTS= 1e96, DT= .01 SEC",
@@ -257,7 +251,7 @@ TEST(GroundMotion, PeerAt2HeaderIsBoundedBeforeAnythingIsReserved) {
   }
   // More values than NPTS stop at the first extra value's line: the file cannot fill memory.
   const auto extra = dir.write("extra.AT2", std::string(kAt2Title) + "NPTS= 2, DT= .01 SEC\n .1 .2\n .3 .4\n");
-  const std::string extra_error = error_of([&] { (void)load_peer_at2(extra); });
+  const std::string extra_error = test::error_of<std::runtime_error>([&] { (void)load_peer_at2(extra); });
   EXPECT_NE(extra_error.find("extra.AT2:6: more values than line 4 says (NPTS=2)"), std::string::npos) << extra_error;
 }
 
@@ -266,7 +260,8 @@ TEST(GroundMotion, PeerAt2HeaderIsBoundedBeforeAnythingIsReserved) {
 TEST(GroundMotion, ValuesBeyondTenGAreNamedByFileAndLine) {
   const TempDir dir;
   const auto absurd = dir.write("absurd.dat", "0.00 0.1\n0.01 1e308\n0.02 0.1\n");
-  const std::string absurd_error = error_of([&] { (void)load_two_column(absurd, kStandardGravity); });
+  const std::string absurd_error =
+      test::error_of<std::runtime_error>([&] { (void)load_two_column(absurd, kStandardGravity); });
   EXPECT_NE(absurd_error.find("absurd.dat:2: acceleration 1e+308 is inf m/s^2 after unit and scale"), std::string::npos)
       << absurd_error;
   EXPECT_NE(absurd_error.find("beyond the 100 m/s^2"), std::string::npos) << absurd_error;
@@ -274,7 +269,9 @@ TEST(GroundMotion, ValuesBeyondTenGAreNamedByFileAndLine) {
   // 0.5 g x 20 = 98 m/s^2 loads; x 21 = 103 m/s^2 does not, at the line of the 0.5 g value.
   const auto strong = dir.write("strong.dat", "0.00 0.1\n0.01 -0.5\n0.02 0.1\n");
   EXPECT_NEAR(load_two_column(strong, kStandardGravity, 20.0).peak_m_per_s2(), 98.0665, 1e-12);
-  EXPECT_NE(error_of([&] { (void)load_two_column(strong, kStandardGravity, 21.0); }).find("strong.dat:2: "),
+  EXPECT_NE(test::error_of<std::runtime_error>([&] {
+              (void)load_two_column(strong, kStandardGravity, 21.0);
+            }).find("strong.dat:2: "),
             std::string::npos);
 
   // The same through the config: the scale is applied as the file is read.
@@ -282,7 +279,9 @@ TEST(GroundMotion, ValuesBeyondTenGAreNamedByFileAndLine) {
   spec.mutable_record()->set_path("strong.dat");
   spec.mutable_record()->set_unit(config::G);
   spec.set_scale(21.0);
-  EXPECT_NE(error_of([&] { (void)load_ground_motion(spec, dir.path()); }).find("strong.dat:2: "), std::string::npos);
+  EXPECT_NE(
+      test::error_of<std::runtime_error>([&] { (void)load_ground_motion(spec, dir.path()); }).find("strong.dat:2: "),
+      std::string::npos);
   spec.set_scale(2.0);
   const GroundMotion scaled = load_ground_motion(spec, dir.path());
   EXPECT_EQ(scaled.source(), "strong.dat x 2");
@@ -290,12 +289,14 @@ TEST(GroundMotion, ValuesBeyondTenGAreNamedByFileAndLine) {
 
   // Non-finite values in a file are refused at their line, in both formats.
   const auto nan_value = dir.write("nan.dat", "0.00 0.1\n0.01 nan\n");
-  EXPECT_NE(error_of([&] { (void)load_two_column(nan_value, 1.0); }).find("nan.dat:2: "), std::string::npos);
+  EXPECT_NE(test::error_of<std::runtime_error>([&] { (void)load_two_column(nan_value, 1.0); }).find("nan.dat:2: "),
+            std::string::npos);
   const auto at2 = dir.write("absurd.AT2", std::string(kAt2Title) + "NPTS= 3, DT= .01 SEC\n .1 .2\n 1e308\n");
-  const std::string at2_error = error_of([&] { (void)load_peer_at2(at2); });
+  const std::string at2_error = test::error_of<std::runtime_error>([&] { (void)load_peer_at2(at2); });
   EXPECT_NE(at2_error.find("absurd.AT2:6: acceleration 1e+308"), std::string::npos) << at2_error;
   const auto at2_inf = dir.write("inf.AT2", std::string(kAt2Title) + "NPTS= 3, DT= .01 SEC\n .1 .2 inf\n");
-  EXPECT_NE(error_of([&] { (void)load_peer_at2(at2_inf); }).find("inf.AT2:5: "), std::string::npos);
+  EXPECT_NE(test::error_of<std::runtime_error>([&] { (void)load_peer_at2(at2_inf); }).find("inf.AT2:5: "),
+            std::string::npos);
 }
 
 // A two-column record holds at most 10 million samples (80 MB); the next line is refused.
@@ -315,7 +316,7 @@ TEST(GroundMotion, TwoColumnRecordLengthIsBounded) {
     }
     out << chunk;
   }
-  const std::string error = error_of([&] { (void)load_two_column(file, 1.0); });
+  const std::string error = test::error_of<std::runtime_error>([&] { (void)load_two_column(file, 1.0); });
   EXPECT_NE(error.find("long.dat:10000001: more than 10000000 samples"), std::string::npos) << error;
 }
 
@@ -323,7 +324,7 @@ TEST(GroundMotion, ValuesBeyondTheRangeOfADoubleAreRefusedWithTheirLine) {
   // Found by fuzzing: each gave an infinite sample or time step, which the integration would use.
   const auto two_column = [](const std::string& text, double unit_scale) {
     std::istringstream in(text);
-    return error_of([&] { (void)read_two_column(in, "range.dat", unit_scale); });
+    return test::error_of<std::runtime_error>([&] { (void)read_two_column(in, "range.dat", unit_scale); });
   };
   // 1e308 g is a finite number but not a finite acceleration in m/s^2.
   EXPECT_NE(two_column("0 0\n0.01 1e308\n", kStandardGravity).find("range.dat:2: acceleration 1e+308"),
@@ -333,7 +334,9 @@ TEST(GroundMotion, ValuesBeyondTheRangeOfADoubleAreRefusedWithTheirLine) {
             std::string::npos);
 
   std::istringstream at2(std::string(kAt2Title) + "NPTS= 2, DT= .01 SEC\n .5E+308 0\n");
-  EXPECT_NE(error_of([&] { (void)read_peer_at2(at2, "range.AT2"); }).find("range.AT2:5: acceleration 5e+307"),
+  EXPECT_NE(test::error_of<std::runtime_error>([&] {
+              (void)read_peer_at2(at2, "range.AT2");
+            }).find("range.AT2:5: acceleration 5e+307"),
             std::string::npos);
 }
 

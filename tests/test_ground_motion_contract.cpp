@@ -18,12 +18,12 @@
 #include <google/protobuf/text_format.h>
 
 #include "common/ground_motions/synthetic_motion.hpp"
-#include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/common/ground_motion.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/contract_support.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

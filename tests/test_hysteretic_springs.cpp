@@ -15,8 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "alloc_counter.hpp"
-#include "malloc_counter.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/common/text.hpp"
@@ -25,7 +23,9 @@
 #include "rths/node_numerical/hysteretic_spring.hpp"
 #include "rths/node_numerical/numerical_node.hpp"
 #include "rths/node_numerical/structure.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/malloc_counter.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -16,11 +16,12 @@
 #include <string_view>
 #include <vector>
 
-#include "alloc_counter.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/impairment.hpp"
 #include "rths/common/virtual_link.hpp"
-#include "scratch_folder.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {
@@ -251,13 +252,9 @@ TEST(Impairment, TraceSampleDrawsFileValuesWithTheirFrequencies) {
 std::string trace_error(const std::filesystem::path& file) {
   config::Impairment spec;
   spec.mutable_empirical()->set_trace_path(file.string());
-  try {
-    Impairment impairment(spec);
-  } catch (const std::runtime_error& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "the trace " << file << " was accepted, but an error was expected";
-  return {};
+  return test::error_of<std::runtime_error>(
+      [&] { Impairment impairment(spec); },
+      "the trace \"" + file.string() + "\" was accepted, but an error was expected");
 }
 
 TEST(Impairment, BadTraceNamesFileAndLine) {
@@ -609,19 +606,11 @@ site {
 }
 
 std::string error_of(const std::string& forward) {
-  try {
-    parse_experiment(experiment_with_link(forward), "t.textproto");
-  } catch (const ConfigError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "forward { " << forward << " } was accepted, but an error was expected";
-  return {};
+  return test::error_of<ConfigError>([&] { parse_experiment(experiment_with_link(forward), "t.textproto"); },
+                                     "forward { " + forward + " } was accepted, but an error was expected");
 }
 
-::testing::AssertionResult contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\"\n  does not contain \"" << part << "\"";
-}
+using test::contains;
 
 TEST(ImpairmentConfig, EveryModelLoads) {
   for (const std::string forward : {

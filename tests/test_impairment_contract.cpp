@@ -19,14 +19,14 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/text_format.h>
 
-#include "alloc_counter.hpp"
-#include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/impairment.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/contract_support.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -15,12 +15,12 @@
 #include <utility>
 #include <vector>
 
-#include "alloc_counter.hpp"
 #include "experiment.pb.h"
-#include "malloc_counter.hpp"
 #include "rths/common/eigen_problems.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/node_numerical/structure.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/malloc_counter.hpp"
 
 namespace rths {
 namespace {

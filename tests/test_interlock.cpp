@@ -15,7 +15,7 @@
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_physical/interlock.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "marths_campaign.hpp"
-#include "process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/node_numerical/campaign.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/marths_campaign.hpp"
+#include "support/process.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

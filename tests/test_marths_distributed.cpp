@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "marths_campaign.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/node_numerical/campaign.hpp"
 #include "rths/node_numerical/experiment.hpp"
-#include "test_support.hpp"
+#include "support/marths_campaign.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

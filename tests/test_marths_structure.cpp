@@ -14,8 +14,8 @@
 #include "rths/common/config.hpp"
 #include "rths/common/eigen_problems.hpp"
 #include "rths/node_numerical/structure.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/ground_motion.hpp"
@@ -23,8 +22,9 @@
 #include "rths/node_numerical/modal_reduction.hpp"
 #include "rths/node_numerical/model_ladder.hpp"
 #include "rths/node_numerical/structure.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {
@@ -239,19 +239,11 @@ TEST(ModalReduction, TheThousandStoreyRoofConvergesWithTheModesRetained) {
 // The config
 
 std::string error_of(const std::string& example, const std::vector<std::string>& sets) {
-  try {
-    (void)test::load_example(example, sets);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << example << " accepted with its reduction";
-  return {};
+  return test::error_of<ConfigError>([&] { (void)test::load_example(example, sets); },
+                                     example + " accepted with its reduction");
 }
 
-::testing::AssertionResult contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\"\n  does not contain \"" << part << "\"";
-}
+using test::contains;
 
 // Each refusal names the field and what was expected; the command exits 2.
 TEST(ModalReduction, ValidationRefusesWhatCannotBeReduced) {

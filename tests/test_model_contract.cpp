@@ -17,12 +17,12 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
-#include "alloc_counter.hpp"
-#include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "rths/common/component_registry.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/contract_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -14,15 +14,15 @@
 
 #include <unsupported/Eigen/MatrixFunctions>
 
-#include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/ground_motion.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/model_ladder.hpp"
 #include "rths/node_numerical/structure.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

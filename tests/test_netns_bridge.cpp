@@ -14,10 +14,10 @@
 
 #include <unistd.h>
 
-#include "process.hpp"
 #include "rths/common/exit_codes.hpp"
-#include "spring_bridge.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/spring_bridge.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -18,7 +18,7 @@
 #include "rths/node_numerical/structure.hpp"
 #include "rths/node_physical/physical_node.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

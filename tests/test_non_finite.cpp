@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 
 #include "node_physical/actuators/linear_actuator.hpp"
-#include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/linear_system.hpp"
@@ -27,7 +26,8 @@
 #include "rths/node_numerical/numerical_node.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

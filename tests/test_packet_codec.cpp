@@ -11,13 +11,13 @@
 #include <random>
 #include <vector>
 
-#include "alloc_counter.hpp"
-#include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/common/session_keys.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -20,7 +20,7 @@
 #include "rths/smith_predictor/prediction_model.hpp"
 #include "smith_predictor/models/bouc_wen_damper.hpp"
 #include "smith_predictor/models/linear_spring.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -22,7 +22,7 @@
 #include "rths/common/program.hpp"
 #include "rths/common/telemetry.hpp"
 #include "rths/common/version.hpp"
-#include "scratch_folder.hpp"
+#include "support/scratch_folder.hpp"
 
 namespace rths {
 namespace {

@@ -10,12 +10,12 @@
 
 #include <asio/io_context.hpp>
 
-#include "process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/packet_codec.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/common/udp_link.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

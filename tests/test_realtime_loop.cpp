@@ -20,9 +20,9 @@
 #include <utility>
 #include <vector>
 
-#include "alloc_counter.hpp"
 #include "rths/common/latency_histogram.hpp"
 #include "rths/common/realtime_loop.hpp"
+#include "support/alloc_counter.hpp"
 
 namespace rths {
 namespace {

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "rths/common/realtime_loop.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

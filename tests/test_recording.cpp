@@ -18,13 +18,13 @@
 #include <thread>
 #include <vector>
 
-#include "alloc_counter.hpp"
-#include "process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/record_writer.hpp"
 #include "rths/common/recorder.hpp"
 #include "rths/node_numerical/experiment.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

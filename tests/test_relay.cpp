@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/node_numerical/experiment.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

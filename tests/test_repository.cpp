@@ -17,7 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {
@@ -156,20 +157,14 @@ std::string test_counts_in_prose(const std::string& text, bool tables_allowed) {
 }
 
 TEST(Repository, NoDocumentWritesDownHowManyTestsTheSuiteHas) {
-  const auto slurp = [](const fs::path& file) {
-    std::ifstream in(file);
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  };
   std::string hits;
   for (const auto& entry : fs::directory_iterator(test::source_dir() / "docs")) {
     if (entry.path().extension() != ".md") continue;
-    if (std::string h = test_counts_in_prose(slurp(entry.path()), true); !h.empty()) {
+    if (std::string h = test_counts_in_prose(test::slurp(entry.path()), true); !h.empty()) {
       hits += "\n" + entry.path().filename().string() + ":" + h;
     }
   }
-  if (std::string h = test_counts_in_prose(slurp(test::source_dir() / "README.md"), false); !h.empty()) {
+  if (std::string h = test_counts_in_prose(test::slurp(test::source_dir() / "README.md"), false); !h.empty()) {
     hits += "\nREADME.md:" + h;
   }
   EXPECT_TRUE(hits.empty()) << "a count of tests goes stale; say `ctest -N` instead:" << hits;

@@ -20,12 +20,12 @@
 #include <google/protobuf/descriptor.h>
 
 #include "node_physical/drivers/udp_bridge.hpp"
-#include "process.hpp"
 #include "results.pb.h"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/results.hpp"
 #include "rths/node_numerical/experiment.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -18,13 +18,13 @@
 
 #include <fmt/format.h>
 
-#include "alloc_counter.hpp"
 #include "experiment.pb.h"
 #include "node_physical/setups/rigid_coupler_setup.hpp"
 #include "rths/common/component_registry.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/problems.hpp"
 #include "rths/node_physical/setup_transform.hpp"
+#include "support/alloc_counter.hpp"
 
 namespace rths {
 namespace {

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
-#include "process.hpp"
 #include "rths/common/child_process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/gnuplot.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

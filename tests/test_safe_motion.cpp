@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "node_physical/controllers/pass_through.hpp"
-#include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/node_physical/physical_substructure.hpp"
 #include "rths/node_physical/safe_motion.hpp"
+#include "support/process.hpp"
 
 namespace rths {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "rths/node_numerical/experiment.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

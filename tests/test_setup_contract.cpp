@@ -16,15 +16,15 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/text_format.h>
 
-#include "alloc_counter.hpp"
-#include "contract_support.hpp"
 #include "experiment.pb.h"
 #include "node_physical/setups/matrix_setup.hpp"
 #include "rths/common/component_registry.hpp"
 #include "rths/common/problems.hpp"
 #include "rths/common/setup_checks.hpp"
 #include "rths/node_physical/setup_transform.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/contract_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

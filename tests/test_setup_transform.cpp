@@ -26,7 +26,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "alloc_counter.hpp"
 #include "experiment.pb.h"
 #include "node_physical/setups/inclined_actuator_setup.hpp"
 #include "node_physical/setups/matrix_setup.hpp"
@@ -36,7 +35,8 @@
 #include "rths/common/problems.hpp"
 #include "rths/common/setup_checks.hpp"
 #include "rths/node_physical/setup_transform.hpp"
-#include "test_support.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

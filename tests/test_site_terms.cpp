@@ -7,7 +7,7 @@
 #include "rths/common/digest.hpp"
 #include "rths/common/site_terms.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "allocation_ceiling.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/matrix_market.hpp"
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/structure.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/allocation_ceiling.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {
@@ -27,13 +27,7 @@ void write(const std::filesystem::path& file, const std::string& text) {
 std::string market_error(const test::ScratchFolder& dir, const std::string& text) {
   const auto file = dir.path() / "m.mtx";
   write(file, text);
-  try {
-    (void)read_matrix_market(file);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "read:\n" << text;
-  return {};
+  return test::error_of<ConfigError>([&] { (void)read_matrix_market(file); }, "read:\n" + text);
 }
 
 TEST(MatrixMarket, ASymmetricCoordinateFileGivesTheFullMatrixWithItsLowerTriangleMirrored) {
@@ -227,19 +221,11 @@ std::string sparse_error(const test::ScratchFolder& dir, const std::string& mass
   write(dir.path() / "m.mtx", mass);
   write(dir.path() / "k.mtx", stiffness);
   const std::string files = matrix_files_in(dir.path(), false);
-  try {
-    (void)load_experiment(seed002_with_files(dir.path(), files, integrator));
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "the sparse structure was accepted";
-  return {};
+  return test::error_of<ConfigError>([&] { (void)load_experiment(seed002_with_files(dir.path(), files, integrator)); },
+                                     "the sparse structure was accepted");
 }
 
-::testing::AssertionResult contains(const std::string& text, const std::string& part) {
-  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "\"" << text << "\"\n  does not contain \"" << part << "\"";
-}
+using test::contains;
 
 TEST(SparseStructure, ValidationNamesTheMatrixAndWhatIsWrong) {
   const test::ScratchFolder dir;

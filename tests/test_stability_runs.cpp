@@ -55,7 +55,7 @@
 #include "rths/node_numerical/experiment.hpp"
 #include "rths/node_numerical/stability_plan.hpp"
 #include "rths/node_numerical/structure.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -18,11 +18,11 @@
 
 #include <unistd.h>
 
-#include "process.hpp"
 #include "rths/common/child_process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/study/csv.hpp"
-#include "study_support.hpp"
+#include "support/process.hpp"
+#include "support/study_support.hpp"
 
 namespace {
 

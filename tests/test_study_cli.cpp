@@ -8,9 +8,9 @@
 #include <fstream>
 #include <string>
 
-#include "process.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/study/csv.hpp"
+#include "support/process.hpp"
 
 namespace rths {
 namespace {

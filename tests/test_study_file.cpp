@@ -11,7 +11,7 @@
 #include "rths/study/bad_input.hpp"
 #include "rths/study/legacy.hpp"
 #include "rths/study/study_file.hpp"
-#include "scratch_folder.hpp"
+#include "support/scratch_folder.hpp"
 
 namespace rths::study {
 namespace {

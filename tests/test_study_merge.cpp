@@ -10,7 +10,7 @@
 #include "rths/common/results.hpp"
 #include "rths/study/bad_input.hpp"
 #include "rths/study/merge.hpp"
-#include "scratch_folder.hpp"
+#include "support/scratch_folder.hpp"
 
 namespace rths::study {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "rths/study/plots.hpp"
 #include "rths/study/study_file.hpp"
-#include "study_support.hpp"
+#include "support/study_support.hpp"
 
 namespace rths::study {
 namespace {

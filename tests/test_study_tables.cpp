@@ -12,8 +12,8 @@
 #include "rths/study/bad_input.hpp"
 #include "rths/study/csv.hpp"
 #include "rths/study/tables.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths::study {
 namespace {

@@ -21,16 +21,16 @@
 
 #include <asio/io_context.hpp>
 
-#include "bridge_layouts.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
-#include "process.hpp"
 #include "rths/common/config.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/node_physical/site_plants.hpp"
 #include "rths/target/target_emulator.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/bridge_layouts.hpp"
+#include "support/process.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -17,9 +17,9 @@
 
 #include <google/protobuf/text_format.h>
 
-#include "bridge_layouts.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "rths/target/target_emulator.hpp"
+#include "support/bridge_layouts.hpp"
 
 namespace rths {
 namespace {

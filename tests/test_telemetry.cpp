@@ -15,14 +15,14 @@
 #include <sodium.h>
 #include <asio/io_context.hpp>
 
-#include "process.hpp"
 #include "rths/common/command_line.hpp"
 #include "rths/common/exit_codes.hpp"
 #include "rths/common/recorder.hpp"
 #include "rths/common/telemetry.hpp"
 #include "rths/common/udp_link.hpp"
 #include "rths/console/hub.hpp"
-#include "test_support.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {

@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
-#include "alloc_counter.hpp"
 #include "experiment.pb.h"
-#include "marths_plant.hpp"
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "results.pb.h"
 #include "rths/common/random.hpp"
 #include "rths/node_physical/two_actuator_frame_plant.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/marths_plant.hpp"
 
 namespace rths {
 namespace {

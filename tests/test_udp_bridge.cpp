@@ -19,12 +19,12 @@
 
 #include <asio/io_context.hpp>
 
-#include "alloc_counter.hpp"
-#include "bridge_layouts.hpp"
-#include "fake_bridge_target.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
 #include "rths/common/udp_link.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/bridge_layouts.hpp"
+#include "support/fake_bridge_target.hpp"
 
 namespace rths {
 namespace {

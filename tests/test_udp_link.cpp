@@ -14,8 +14,8 @@
 #include <asio/io_context.hpp>
 #include <asio/ip/udp.hpp>
 
-#include "alloc_counter.hpp"
 #include "rths/common/udp_link.hpp"
+#include "support/alloc_counter.hpp"
 
 namespace rths {
 namespace {

@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "alloc_counter.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "node_physical/controllers/ukf_controller.hpp"
 #include "results.pb.h"
-#include "zoh_frame_plant.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/zoh_frame_plant.hpp"
 
 namespace {
 

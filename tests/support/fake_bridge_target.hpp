@@ -16,11 +16,11 @@
 
 #include <asio/io_context.hpp>
 
-#include "bridge_layouts.hpp"
 #include "experiment.pb.h"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "rths/common/link.hpp"
 #include "rths/common/udp_link.hpp"
+#include "support/bridge_layouts.hpp"
 
 namespace rths::test {
 

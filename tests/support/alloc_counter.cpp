@@ -1,8 +1,8 @@
 // Replaces the global operator new of the test program to count allocations, so that tests can
 // prove the real-time step allocates nothing (STYLE: the step loop allocates nothing).
-#include "alloc_counter.hpp"
+#include "support/alloc_counter.hpp"
 
-#include "allocation_ceiling.hpp"
+#include "support/allocation_ceiling.hpp"
 
 #include <atomic>
 #include <cstdint>

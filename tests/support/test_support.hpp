@@ -1,5 +1,7 @@
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <regex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,6 +22,25 @@
 #include "rths/common/session_keys.hpp"
 
 namespace rths::test {
+
+// Whether `text` holds `part`: as an assertion, whose failure shows both.
+inline ::testing::AssertionResult contains(const std::string& text, const std::string& part) {
+  if (text.find(part) != std::string::npos) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "\"" << text << "\"\n  does not contain \"" << part << "\"";
+}
+
+// The message of the `Error` that `action` throws. An action that throws none gives "", and fails the
+// test with `when_none` (what was accepted that should not have been) unless that is empty.
+template <typename Error, typename Action>
+std::string error_of(Action&& action, const std::string& when_none = {}) {
+  try {
+    std::forward<Action>(action)();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  if (!when_none.empty()) ADD_FAILURE() << when_none;
+  return {};
+}
 
 // The problems the registered rules find in the component `holder`'s oneof holds, each line's path
 // under `path` (empty: valid).

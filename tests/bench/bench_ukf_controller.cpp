@@ -17,7 +17,7 @@
 #include "experiment.pb.h"
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "node_physical/controllers/ukf_controller.hpp"
-#include "zoh_frame_plant.hpp"
+#include "support/zoh_frame_plant.hpp"
 
 namespace {
 

@@ -10,7 +10,7 @@
 
 #include "rths/common/exit_codes.hpp"
 #include "rths/node_numerical/campaign.hpp"
-#include "test_support.hpp"
+#include "support/test_support.hpp"
 
 namespace rths::test {
 

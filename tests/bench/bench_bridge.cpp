@@ -14,10 +14,10 @@
 
 #include <asio/io_context.hpp>
 
-#include "bridge_layouts.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
 #include "rths/common/udp_link.hpp"
+#include "support/bridge_layouts.hpp"
 
 namespace {
 

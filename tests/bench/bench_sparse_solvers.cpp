@@ -29,10 +29,10 @@
 #include <utility>
 #include <vector>
 
-#include "malloc_counter.hpp"
 #include "rths/common/matrix_market.hpp"
 #include "rths/node_numerical/model_ladder.hpp"
 #include "rths/node_numerical/structure.hpp"
+#include "support/malloc_counter.hpp"
 
 extern "C" void* __real_malloc(std::size_t size);  // NOLINT(bugprone-reserved-identifier): the linker's name
 

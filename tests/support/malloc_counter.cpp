@@ -1,8 +1,8 @@
 // Counts malloc through the linker's --wrap=malloc: every call of malloc in the objects linked into
 // the test program reaches __wrap_malloc, which counts it and calls the real one (malloc_counter.hpp).
-#include "malloc_counter.hpp"
+#include "support/malloc_counter.hpp"
 
-#include "allocation_ceiling.hpp"
+#include "support/allocation_ceiling.hpp"
 
 #include <cstddef>
 

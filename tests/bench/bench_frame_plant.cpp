@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "experiment.pb.h"
-#include "marths_plant.hpp"
 #include "rths/node_physical/two_actuator_frame_plant.hpp"
+#include "support/marths_plant.hpp"
 
 namespace {
 

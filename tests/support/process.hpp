@@ -22,8 +22,8 @@
 #include "rths/common/results.hpp"
 #include "rths/common/secret_key.hpp"
 #include "rths/study/csv.hpp"
-#include "scratch_folder.hpp"
-#include "test_support.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
 
 namespace rths::test {
 
