@@ -1,6 +1,6 @@
 // Seed 003's UKF-SS compensator, cost per step (the budget: the 976.6 us step at 1024 Hz; seed 003's
 // MATLAB took 0.68 ms per step for its whole simulation). One command() per iteration in closed loop
-// with the maRTHS plant model (exact zero-order hold, tests/zoh_frame_plant.hpp, ~0.1 us inside the
+// with the maRTHS plant model (exact zero-order hold, tests/support/zoh_frame_plant.hpp, ~0.1 us inside the
 // timing), a 1-5 Hz multi-sine of a few mm and the benchmark's sensor noise, so that every step runs
 // the filter's full prediction and update.
 #include <benchmark/benchmark.h>

@@ -1,5 +1,5 @@
 // A fake real-time target for the UDP bridge's tests: what test_udp_bridge.cpp and the driver
-// contract tests (test_driver_contract.cpp) drive the bridge against.
+// contract tests (test_driver_contract.cpp, support/driver_equipment.hpp) drive the bridge against.
 #pragma once
 
 #include <array>

@@ -1,7 +1,7 @@
 #pragma once
 
 // The maRTHS campaigns of the tests: an example run over perturbed plants, and the rule that every run
-// of it completed (test_marths_benchmark.cpp, test_marths_distributed.cpp).
+// of it completed (test_marths_benchmark.cpp, test_marths_distributed.cpp, unit and acceptance).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -13,6 +13,11 @@
 #include "support/test_support.hpp"
 
 namespace rths::test {
+
+// The benchmark's examples: the maRTHS site local with decentralised RLS (seed 001), and the same site
+// remote behind a 40 ms round trip and a modified Smith predictor.
+inline constexpr const char* kMarthsLocal = "marths/elcentro_rls.textproto";
+inline constexpr const char* kMarthsDistributed = "marths/elcentro_distributed.textproto";
 
 // plants perturbed plants of an example, uncertainty seeds from first_seed, two at a time.
 inline CampaignReport marths_campaign(const std::string& example, std::uint64_t plants, std::uint64_t first_seed,
