@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the test suite with sanitizers, each in its own folder, and runs it (docs/reliability.md).
-#   asan   AddressSanitizer + UndefinedBehaviorSanitizer (build-asan): the whole suite, the
-#          real-time tests included, against sanitized rths-numerical, rths-physical, rths-relay
-#          and rths-study, and the fuzz targets' corpora and regression inputs. With clang the
-#          build also holds the libFuzzer targets (RTHS_FUZZ), for deploy/fuzz.sh --build build-asan.
+#   asan   AddressSanitizer + UndefinedBehaviorSanitizer (build-asan): the unit and realtime tiers
+#          of the suite (ASAN_TIERS below: their test programs alone are built), against sanitized
+#          rths-numerical, rths-physical, rths-relay and rths-study, and the fuzz targets' corpora
+#          and regression inputs. With clang the build also holds the libFuzzer targets
+#          (RTHS_FUZZ), for deploy/fuzz.sh --build build-asan.
 #   tsan   ThreadSanitizer (build-tsan): the tests of threaded code (TSAN_TESTS below).
 # Usage: deploy/check-sanitizers.sh [asan|tsan]... [--jobs N] [--compiler CXX]
 #   (no stage named: both)   --jobs N  build and test jobs (default: nproc)
@@ -27,6 +28,13 @@ source "$(dirname "${BASH_SOURCE[0]}")/lib/packages.sh"
 # pool itself), and the recorder's writing thread (the Recording tests in virtual time).
 # (tests/CMakeLists.txt builds their files alone into rths_thread_tests, registered as "threads:NAME".)
 readonly TSAN_TESTS='^threads:(StatusLine|StudyTest|StudyRunner|Recording\.(Streamed|OrderlyStop|RecordAllocates|ExperimentStopped))'
+# The tiers (ctest labels, tests/<module>/<tier>/) the ASan stage runs: every tier but the acceptance
+# tests, the seed tables (the unit tests' code paths run for minutes each under instrumentation,
+# Eigen 20-40 times slower), which it leaves to the Release suite; and but the namespace and container
+# comparisons: the same processes as the real-time tests here, through the kernel's veths and podman,
+# whose tolerances assume uninstrumented step times and whose runs must go one at a time (about 90 s
+# of this stage's time).
+readonly ASAN_TIERS=(unit realtime)
 
 stages=()
 jobs=$(nproc)
@@ -36,7 +44,7 @@ while [[ $# -gt 0 ]]; do
     asan | tsan) stages+=("$1"); shift ;;
     --jobs) need_value "$@"; jobs=$2; shift 2 ;;
     --compiler) need_value "$@"; compiler=$2; shift 2 ;;
-    -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bad_usage "unknown argument $1" ;;
   esac
 done
@@ -68,21 +76,22 @@ configure_and_build() {
 }
 
 asan() {
-  # rths_tests depends on the executables the tests start and on the fuzz replays. With clang the
-  # libFuzzer targets come along (their coverage instrumentation costs the suite about a tenth), so
-  # that the fuzz stage need not build the libraries a second time.
-  local cxx=${compiler:-clang++-14} fuzz=OFF targets=(rths_tests)
+  # rths_tests_<tier> builds the test programs of a tier and the executables they start; the unit
+  # tier's brings the fuzz replays. With clang the libFuzzer targets come along (their coverage
+  # instrumentation costs the suite about a tenth), so that the fuzz stage need not build the
+  # libraries a second time.
+  local cxx=${compiler:-clang++-14} fuzz=OFF targets=() tier
+  for tier in "${ASAN_TIERS[@]}"; do targets+=("rths_tests_$tier"); done
   if [[ $cxx == clang* ]]; then
     fuzz=ON
     targets+=(rths_fuzz)
   fi
   stage "asan: build" configure_and_build build-asan address,undefined "$cxx" "$fuzz" "${targets[@]}" || return 1
-  # The acceptance tests are the seed tables: the unit tests' code paths run for minutes each under
-  # instrumentation (Eigen 20-40 times slower), so this stage leaves them to the Release suite. So
-  # too the namespace and container comparisons: the same processes as the real-time tests here,
-  # through the kernel's veths and podman, whose tolerances assume uninstrumented step times and
-  # whose runs must go one at a time (about 90 s of this stage's time).
-  stage "asan: test" ctest --test-dir build-asan --output-on-failure -j "$jobs" -LE "acceptance|netns|container"
+  # By label, not by excluding the others: the programs of the tiers not built are registered as
+  # NAME_NOT_BUILT, with no label.
+  local labels
+  labels=$(IFS='|'; echo "${ASAN_TIERS[*]}")
+  stage "asan: test" ctest --test-dir build-asan --output-on-failure -j "$jobs" -L "^($labels)\$"
 }
 
 tsan() {

@@ -1,4 +1,5 @@
 #include "node_numerical/engine/numerical_node.hpp"
+#include "node_numerical/integrators/integrator.hpp"
 
 #include <algorithm>
 #include <cmath>

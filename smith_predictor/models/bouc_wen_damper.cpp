@@ -195,7 +195,7 @@ void validate(const config::BoucWenDamper& damper, const ComponentContext& /*con
   // while x' > 0, which stops z at the plateau z^n = A / (gamma + beta), and z' = x' (A + (gamma - beta)
   // z^n) once x' < 0, which at the plateau is x' 2 gamma A / (gamma + beta): z comes back from it only
   // if gamma >= 0. With gamma < 0 it runs away after the first reversal (gamma = -1 with seed 002's beta:
-  // not finite within 0.2 s of a 5 mm, 2.5 Hz sine, tests/test_model_contract.cpp); with
+  // not finite within 0.2 s of a 5 mm, 2.5 Hz sine, tests/smith_predictor/unit/test_model_contract.cpp); with
   // gamma + beta < 0 there is no plateau.
   check.expect(damper.gamma_per_m2() >= 0, "gamma_per_m2",
                fmt::format("is {}, expected >= 0 (with gamma < 0 the hysteretic variable z runs away after a "

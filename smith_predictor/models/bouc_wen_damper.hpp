@@ -18,7 +18,7 @@ namespace rths {
 // RK4 with `substeps` substeps. z's equation stiffens with speed: on its plateau (n = 2) its rate is
 // -2 sqrt(A (gamma + beta)) |x' - y'|, and RK4 is stable for |rate h| < 2.785. For seed 002's
 // dampers, 4 substeps at 1024 Hz are accurate (1e-7 against 256 substeps) up to |x' - y'| of about
-// 1.8 m/s and bounded but wrong past it (tests/test_prediction_models.cpp); seed 002's El Centro
+// 1.8 m/s and bounded but wrong past it (tests/smith_predictor/unit/test_prediction_models.cpp); seed 002's El Centro
 // x 0.2 runs stay near 0.1 m/s. Raise `substeps` for faster tests or larger A (gamma + beta).
 class BoucWenDamper final : public PredictionModel {
  public:

@@ -1,0 +1,122 @@
+// Seed 003's UKF-SS compensator, cost per step (the budget: the 976.6 us step at 1024 Hz; seed 003's
+// MATLAB took 0.68 ms per step for its whole simulation). One command() per iteration in closed loop
+// with the maRTHS plant model (exact zero-order hold, tests/support/zoh_frame_plant.hpp, ~0.1 us inside the
+// timing), a 1-5 Hz multi-sine of a few mm and the benchmark's sensor noise, so that every step runs
+// the filter's full prediction and update.
+#include <benchmark/benchmark.h>
+
+#include <array>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <numbers>
+#include <random>
+#include <string>
+
+#include "experiment.pb.h"
+#include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/controllers/ukf_controller.hpp"
+#include "support/zoh_frame_plant.hpp"
+
+namespace {
+
+constexpr double kRateHz = 1024.0;
+constexpr double kDt = 1.0 / kRateHz;
+constexpr double kTwoPi = 2.0 * std::numbers::pi;
+constexpr std::size_t kRunSteps = std::size_t{60} * 1024;  // the controller is rebuilt (untimed) every 60 s
+
+rths::FramePlantModel nominal_plant() {
+  rths::FramePlantModel m;
+  m.gain = {2165.2, 349.95, 4.5394e6, 1.9238e7};
+  m.theta = {kTwoPi * 2.65, kTwoPi * 40.0, kTwoPi * 120.0, kTwoPi * 90.0, kTwoPi * 50.0,
+             kTwoPi * 63.0, kTwoPi * 3.0,  kTwoPi * 5.0,   kTwoPi * 3.5,  kTwoPi * 18.5};
+  return m;
+}
+
+// The model 5 % off the plant, so that the estimate is moving throughout.
+rths::FramePlantModel model_of_plant() {
+  rths::FramePlantModel m = nominal_plant();
+  for (double& t : m.theta) t /= 1.05;
+  return m;
+}
+
+rths::InterfaceMotion target(std::size_t k, std::size_t actuator) {
+  const double t = static_cast<double>(k) * kDt;
+  double x_mm = 0.0;
+  for (const double f : {1.0, 1.7, 2.3, 3.1, 4.0, 5.0})
+    x_mm += std::sin(kTwoPi * f * t + static_cast<double>(actuator));
+  return {x_mm / 1000.0};
+}
+
+void run(benchmark::State& state, rths::UkfDiscretisation scheme) {
+  const rths::FramePlantModel plant_model = nominal_plant();
+  const rths::config::UkfInverseDynamics parameters;  // seed 003 Table 1's UKF-SS values
+  auto make = [&] {
+    return std::make_unique<rths::UkfInverseDynamicsController>(parameters, model_of_plant(), kRateHz, scheme);
+  };
+  auto controller = make();
+  auto plant = std::make_unique<rths::test::ZohFramePlant>(plant_model, kDt);
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> noise(0.0, 0.0124);
+  std::array<rths::InterfaceMotion, 2> targets{};
+  std::array<rths::Measurement, 2> previous{};
+  std::array<rths::InterfaceMotion, 2> commands{};
+  std::size_t k = 0;
+  std::int64_t steps = 0;
+  std::string failure;
+  for (auto _ : state) {
+    targets = {target(k, 0), target(k, 1)};
+    controller->command(targets, previous, commands, kDt);
+    const std::array<double, 2> y =
+        plant->step({commands[0].displacement_m * 1000.0, commands[1].displacement_m * 1000.0});
+    previous[0].displacement_m = (y[0] + noise(rng)) / 1000.0;
+    previous[1].displacement_m = (y[1] + noise(rng)) / 1000.0;
+    benchmark::DoNotOptimize(previous);
+    ++steps;
+    if (++k == kRunSteps) {
+      state.PauseTiming();
+      if (controller->frozen() != rths::UkfFreeze::kNone) failure = controller->freeze_message();
+      controller = make();
+      plant = std::make_unique<rths::test::ZohFramePlant>(plant_model, kDt);
+      previous = {};
+      k = 0;
+      state.ResumeTiming();
+      if (!failure.empty()) {
+        state.SkipWithError(failure.c_str());
+        break;
+      }
+    }
+  }
+  state.SetItemsProcessed(steps);
+}
+
+// Seed 003's UKF-SS as ukf_controller.hpp realises it: RK4 model, 37 sigma points, 20 Hz filters.
+void BM_UkfInverseDynamics(benchmark::State& state) {
+  run(state, rths::UkfDiscretisation::kRungeKutta4);
+}
+BENCHMARK(BM_UkfInverseDynamics);
+
+// The same with seed 003's forward-Euler model (Eqs. 15-16): what the RK4 step costs.
+void BM_UkfInverseDynamicsForwardEuler(benchmark::State& state) {
+  run(state, rths::UkfDiscretisation::kForwardEuler);
+}
+BENCHMARK(BM_UkfInverseDynamicsForwardEuler);
+
+// The command law alone (blocks I-III), what a frozen estimate leaves of the step.
+void BM_FrameInverseCommand(benchmark::State& state) {
+  rths::FrameInverseCommand inverse(nominal_plant(), kDt);
+  std::size_t k = 0;
+  for (auto _ : state) {
+    const std::array<double, 2> u =
+        inverse.step({target(k, 0).displacement_m * 1000.0, target(k, 1).displacement_m * 1000.0});
+    benchmark::DoNotOptimize(u);
+    k = (k + 1) % kRunSteps;
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_FrameInverseCommand);
+
+}  // namespace
+
+BENCHMARK_MAIN();

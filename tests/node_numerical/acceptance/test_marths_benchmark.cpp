@@ -1,0 +1,110 @@
+// The maRTHS benchmark's robustness campaigns in virtual time (examples/marths/elcentro_rls.textproto):
+// the perturbed plants of seed 001 Table 1, seed 001's decentralised RLS and seed 003's UKF-SS against
+// their papers' tables (seed 001 Table 2: 100 realisations; seed 003 Table 2: 1000), and the other two
+// records of the benchmark package.
+// (The campaign's own rules, on a few plants: unit/test_marths_benchmark.cpp.)
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/core/exit_codes.hpp"
+#include "node_numerical/analysis/campaign.hpp"
+#include "support/marths_campaign.hpp"
+#include "support/process.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
+
+namespace rths {
+namespace {
+
+using test::kMarthsLocal;
+
+using test::expect_every_run_completed;
+
+// A paper's mean within the acceptance band: `points` percentage points or `relative` of it.
+void expect_near_paper(double measured, double paper, double points, double relative, const std::string& what) {
+  EXPECT_LE(std::abs(measured - paper), std::max(points, relative * paper))
+      << what << ": " << measured << " against the paper's " << paper;
+}
+
+void print(const char* title, const CampaignReport& r) {
+  const MarthsCriteria& m = r.mean[0];
+  std::printf(
+      "[ measured ] %s, %zu plants in %.1f s: J1 %.3f/%.3f ms, J2 %.3f/%.3f %%, J3 %.3f/%.3f %%, J5 %.3f/%.3f %%, "
+      "J6 %.3f/%.3f %%, J7 %.3f/%.3f %%, J8 %.3f/%.3f/%.3f/%.3f %%, J9 %.3f/%.3f %%, J10 %.3f/%.3f/%.3f/%.3f %%\n",
+      title, r.runs.size(), r.wall_time_s, m.j1_delay_ms[0], m.j1_delay_ms[1], m.j2_nrms_pct[0], m.j2_nrms_pct[1],
+      m.j3_peak_pct[0], m.j3_peak_pct[1], m.j5_nrms_pct[0], m.j5_nrms_pct[1], m.j6_peak_pct[0], m.j6_peak_pct[1],
+      m.j7_nrms_pct[0], m.j7_nrms_pct[1], m.j8_nrms_pct[0], m.j8_nrms_pct[1], m.j8_nrms_pct[2], m.j8_nrms_pct[3],
+      m.j9_peak_pct[0], m.j9_peak_pct[1], m.j10_peak_pct[0], m.j10_peak_pct[1], m.j10_peak_pct[2], m.j10_peak_pct[3]);
+}
+
+TEST(MarthsBenchmark, DecentralisedRlsOnElCentroIsSeed001Table2) {
+  // Seed 001 Table 2 (RoDeAC, 100 realisations): J1 0/0 ms, J2 3.0/1.7 %, J3 4.2/2.5 %, J5 2.0/2.7 %,
+  // each within 0.5 points or 20 %; and below the benchmark controller's vRTHS values (J2 4.8/9.4, J3
+  // 5.3/10.3, J5 6.7/17.8).
+  const CampaignReport r = test::marths_campaign(kMarthsLocal, 100, 1, {});
+  expect_every_run_completed(r);
+  ASSERT_EQ(r.mean.size(), 1U);
+  const MarthsCriteria& m = r.mean[0];
+  print("RLS, El Centro x 0.4", r);
+  for (int a = 0; a < 2; ++a) {
+    EXPECT_LE(std::abs(m.j1_delay_ms[a]), 0.5) << "J1 of actuator " << a;
+  }
+  const double j2[] = {3.0, 1.7};
+  const double j3[] = {4.2, 2.5};
+  const double j5[] = {2.0, 2.7};
+  const double bm2[] = {4.8, 9.4};
+  const double bm3[] = {5.3, 10.3};
+  const double bm5[] = {6.7, 17.8};
+  for (int i = 0; i < 2; ++i) {
+    expect_near_paper(m.j2_nrms_pct[i], j2[i], 0.5, 0.2, "J2," + std::to_string(i + 1));
+    expect_near_paper(m.j3_peak_pct[i], j3[i], 0.5, 0.2, "J3," + std::to_string(i + 1));
+    expect_near_paper(m.j5_nrms_pct[i], j5[i], 0.5, 0.2, "J5," + std::to_string(i + 1));
+    EXPECT_LT(m.j2_nrms_pct[i], bm2[i]);
+    EXPECT_LT(m.j3_peak_pct[i], bm3[i]);
+    EXPECT_LT(m.j5_nrms_pct[i], bm5[i]);
+  }
+}
+
+TEST(MarthsBenchmark, UkfOnElCentroIsSeed003Table2) {
+  // Seed 003 Table 2, UKF-SS (1000 realisations): J2 2.68/1.42 %, J5 1.82/0.85 %, each within 25 %, here
+  // over 20 plants (docs/marths.md has 100).
+  // P0 = 10 I: the paper's I is for a state scaling it does not give (docs/marths.md).
+  const CampaignReport r =
+      test::marths_campaign(kMarthsLocal, 20, 1, {"site[iisl].actuator_controller={ ukf { initial_covariance: 10 } }"});
+  expect_every_run_completed(r);
+  ASSERT_EQ(r.mean.size(), 1U);
+  const MarthsCriteria& m = r.mean[0];
+  print("UKF-SS, El Centro x 0.4", r);
+  const double j2[] = {2.68, 1.42};
+  const double j5[] = {1.82, 0.85};
+  for (int i = 0; i < 2; ++i) {
+    expect_near_paper(m.j2_nrms_pct[i], j2[i], 0.0, 0.25, "J2," + std::to_string(i + 1));
+    expect_near_paper(m.j5_nrms_pct[i], j5[i], 0.0, 0.25, "J5," + std::to_string(i + 1));
+  }
+}
+
+class MarthsRecords : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(MarthsRecords, DecentralisedRlsIsStableAndCompensatesTheDelay) {
+  // Seed 001 Fig. 17B: stable and consistent on all three records (numbers only in its supplement):
+  // every perturbed plant completes with finite criteria and the actuators' lag is compensated.
+  const std::string path = std::string("ground_motion.record.path=\"../data/marths/") + GetParam() + "\"";
+  const CampaignReport r = test::marths_campaign(kMarthsLocal, 20, 1, {path});
+  expect_every_run_completed(r);
+  ASSERT_EQ(r.mean.size(), 1U);
+  print(GetParam(), r);
+  for (int a = 0; a < 2; ++a) {
+    EXPECT_LE(std::abs(r.mean[0].j1_delay_ms[a]), 0.5) << "J1 of actuator " << a;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Records, MarthsRecords, ::testing::Values("kobe_1995_mps2.dat", "morganhill_1984_mps2.dat"),
+                         [](const auto& record) { return std::string(record.param).substr(0, 4); });
+
+}  // namespace
+}  // namespace rths

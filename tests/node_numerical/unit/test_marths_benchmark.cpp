@@ -1,0 +1,126 @@
+// The maRTHS benchmark's campaign and evaluation on a few plants (examples/marths/elcentro_rls.textproto):
+// each run draws its own plant and the CSV holds every criterion, a run that stops is no success, runs
+// that end before the ground moves are refused or complete with what they have, and rths-numerical
+// campaign writes its CSV (the papers' tables: acceptance/test_marths_benchmark.cpp).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/core/exit_codes.hpp"
+#include "node_numerical/analysis/campaign.hpp"
+#include "support/marths_campaign.hpp"
+#include "support/process.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
+
+namespace rths {
+namespace {
+
+using test::kMarthsLocal;
+
+TEST(MarthsCampaign, EachRunDrawsItsOwnPlantAndTheCsvHoldsEveryCriterion) {
+  const CampaignReport r = test::marths_campaign(kMarthsLocal, 3, 7, {"duration_s=7"});
+  ASSERT_EQ(r.runs.size(), 3U);
+  EXPECT_EQ(r.exit_code, kExitCompleted);
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_EQ(r.runs[i].seed, 7 + i);
+  // Different plants, different tracking (the same plant twice would give the same bits).
+  EXPECT_NE(r.runs[0].sites[0].j2_nrms_pct[0], r.runs[1].sites[0].j2_nrms_pct[0]);
+  EXPECT_NE(r.runs[1].sites[0].j2_nrms_pct[0], r.runs[2].sites[0].j2_nrms_pct[0]);
+  double sum = 0;
+  for (const CampaignRun& run : r.runs) sum += run.sites[0].j2_nrms_pct[0];
+  EXPECT_NEAR(r.mean[0].j2_nrms_pct[0], sum / 3, 1e-12);
+  const std::string csv = campaign_csv(r);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 3 + 2);  // header, runs, mean and sd
+  for (const char* column : {"seed,exit_code,run_time_s,stop_reason,iisl_J1_a1", "iisl_J5_c2", "iisl_J8_x2",
+                             "iisl_J10_r3\n", "\nmean,", "\nsd,"}) {
+    EXPECT_NE(csv.find(column), std::string::npos) << column;
+  }
+}
+
+TEST(MarthsCampaign, ARunThatStopsIsNotASuccessAndHasNoMean) {
+  // Strokes beyond 0.1 mm stop every run at the interlock (exit code 8) once the earthquake starts.
+  const CampaignReport r =
+      test::marths_campaign(kMarthsLocal, 2, 1, {"duration_s=8", "site[iisl].setup.stroke_limit_m=[1e-4, 1e-4]"});
+  EXPECT_EQ(r.exit_code, kExitLimit);
+  for (const CampaignRun& run : r.runs) EXPECT_EQ(run.exit_code, kExitLimit) << run.stop_reason;
+  ASSERT_EQ(r.mean.size(), 1U);
+  EXPECT_TRUE(r.mean[0].j2_nrms_pct.empty()) << "a mean over runs that did not complete";
+}
+
+// A campaign's product is its criteria. Runs that end before the record's rest is over (the
+// structure starts at rest and the ground has not moved) would leave every criterion against the
+// reference undefined: the campaign is refused before its first run, naming duration_s.
+TEST(MarthsCampaign, RunsEndingBeforeTheGroundMovesAreRefusedBeforeAnyRun) {
+  try {
+    (void)test::marths_campaign(kMarthsLocal, 2, 1, {"duration_s=3"});
+    FAIL() << "a campaign of 3 s runs started";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("duration_s: the runs end at 3 s, before the ground motion's first nonzero "
+                                         "sample at "),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A plain run shorter than the rest: the criteria normalised by the reference's motion are
+// undefined, which the run says (run.log, summary.json's indices.undefined), and it completes: exit
+// 0, not 9 ("a history held a non-finite value" was false: every history was finite).
+TEST(MarthsEvaluation, ARunEndingBeforeTheGroundMovesCompletesWithItsCriteriaUndefined) {
+  const test::ScratchFolder dir("marths");
+  test::Process run("rths-numerical",
+                    {"run", test::example(kMarthsLocal).string(), "--set", "duration_s=3", "--out",
+                     (dir.path() / "run").string(), "--no-plots"},
+                    dir.path() / "run-process");
+  ASSERT_EQ(run.wait(std::chrono::seconds(60)), kExitCompleted) << run.err();
+  const std::vector<std::string> undefined{"J7[1]", "J9[1]",  "J7[2]", "J9[2]",  "J8[1]", "J10[1]",
+                                           "J8[2]", "J10[2]", "J8[3]", "J10[3]", "J8[4]", "J10[4]"};
+  EXPECT_NE(run.err().find("site iisl: criteria J7[1], J9[1], J7[2], J9[2], J8[1], J10[1], J8[2], J10[2], J8[3], "
+                           "J10[3], J8[4], J10[4] are undefined, not failed: the histories they are normalised by "
+                           "have no motion"),
+            std::string::npos)
+      << run.err();
+  const results::RunSummary summary = test::read_summary(dir.path() / "run" / "summary.json");
+  EXPECT_EQ(summary.exit_code(), kExitCompleted);
+  const results::BenchmarkIndices& j = summary.sites().at("iisl").multi_axial().indices();
+  EXPECT_EQ(std::vector<std::string>(j.undefined().begin(), j.undefined().end()), undefined);
+  EXPECT_TRUE(std::isnan(j.j7_nrms_pct(0)));
+  EXPECT_TRUE(std::isfinite(j.j5_nrms_pct(0)));  // normalised by the hybrid run's own target: defined
+}
+
+TEST(MarthsCampaign, AnExperimentWithoutAnActuatorPlantIsRefused) {
+  CampaignOptions options;
+  options.plants = 1;
+  EXPECT_THROW(run_campaign(test::load_example("seed002/spring.textproto"), options), ConfigError);
+}
+
+TEST(MarthsCampaign, TheCommandWritesItsCsvAndRefusesAnExperimentWithoutAnActuatorPlant) {
+  const test::ScratchFolder dir("campaign");
+  test::Process ok("rths-numerical",
+                   {"campaign", test::example(kMarthsLocal).string(), "--plants", "2", "--jobs", "1", "--set",
+                    "duration_s=7", "--out", (dir.path() / "ok").string(), "--quiet"},
+                   dir.path() / "ok-process");
+  ASSERT_EQ(ok.wait(std::chrono::seconds(60)), kExitCompleted) << ok.err();
+  const std::string csv = test::slurp(dir.path() / "ok" / "campaign.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 1 + 2 + 2) << csv;
+  EXPECT_TRUE(std::filesystem::exists(dir.path() / "ok" / "config.textproto"));
+
+  test::Process refused("rths-numerical",
+                        {"campaign", test::example("seed002/spring.textproto").string(), "--plants", "2", "--out",
+                         (dir.path() / "refused").string(), "--quiet"},
+                        dir.path() / "refused-process");
+  EXPECT_EQ(refused.wait(std::chrono::seconds(30)), kExitBadInput);
+  EXPECT_NE(refused.err().find("no site has an actuator_plant"), std::string::npos) << refused.err();
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "refused" / "campaign.csv"));
+
+  test::Process zero("rths-numerical", {"campaign", test::example(kMarthsLocal).string(), "--plants", "0"},
+                     dir.path() / "zero-process");
+  EXPECT_EQ(zero.wait(std::chrono::seconds(30)), kExitBadInput);
+  EXPECT_NE(zero.err().find("--plants"), std::string::npos) << zero.err();
+}
+
+}  // namespace
+}  // namespace rths

@@ -1,0 +1,127 @@
+// A site driving equipment over the UDP bridge, end to end on 127.0.0.1, in the runs whose timing
+// assumes the cores are their own: the seed 002 Case II spring behind the seed 004 actuator with the
+// RLS controller, 50 ms round trip through rths-relay, the actuator and specimen in rths-target at
+// 4096 Hz, against the simulated plant; and a killed site, which only the target's watchdog stops (the
+// other ways a rig must refuse or stop: realtime/test_bridge_run.cpp).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/config/config.hpp"
+#include "common/core/exit_codes.hpp"
+#include "support/bridge_run.hpp"
+#include "support/process.hpp"
+#include "support/spring_bridge.hpp"
+#include "support/test_support.hpp"
+
+namespace rths {
+namespace {
+
+using test::BridgeRun;
+using test::Process;
+
+// The floors through the bridge agree with the same experiment on the simulated plant, within
+// test::kSpringBridgeTolerancePct (its derivation is in spring_bridge.hpp).
+TEST_F(BridgeRun, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
+#ifdef RTHS_SANITIZED
+  GTEST_SKIP() << "a sanitized build runs several times slower: the emulator cannot keep 4096 Hz and answer "
+                  "within the step, so the comparison is meaningless here; the plain suite runs it";
+#endif
+  calibrate();
+  // A machine that could not keep the target's time gets a second run (test::bridge_kept_time).
+  std::vector<std::string> sets;
+  std::optional<Process> target;
+  std::filesystem::path attempt_dir;
+  for (int attempt = 1;; ++attempt) {
+    attempt_dir = dir_ / ("attempt" + std::to_string(attempt));
+    std::filesystem::create_directories(attempt_dir);
+    const std::string target_at = start_target(target, "0.02", attempt_dir / "target");
+    ASSERT_FALSE(target_at.empty()) << target->err();
+    sets = {calibration_set(), "site[spring].driver.udp_bridge.target=" + target_at,
+            "site[spring].link.forward.delay_s=0.025", "site[spring].link.backward.delay_s=0.025"};
+    const test::RelayRun run =
+        test::run_through_relay_outcome(attempt_dir, config(), kSite, sets, test::kSpringBridgeSeconds);
+    target->signal(SIGINT);
+    ASSERT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
+    const bool overloaded = run.numerical == kExitPeerAborted &&
+                            ((run.site == kExitEquipment && test::missed_replies_abort(run.site_err)) ||
+                             (run.site == kExitLimit && test::interlock_on_an_overloaded_machine(
+                                                            run.site_err, attempt_dir / "site/site_spring.json")));
+    if (!overloaded) {
+      ASSERT_EQ(run.numerical, kExitCompleted) << run.numerical_err;
+      ASSERT_EQ(run.site, kExitCompleted) << run.site_err;
+      if (test::bridge_kept_time(test::read_site_summary(attempt_dir / "site/site_spring.json")) &&
+          test::nodes_kept_time(attempt_dir, 0.025, 0.025)) {
+        break;
+      }
+    }
+    if (attempt == test::kSpringBridgeAttempts) {
+      GTEST_SKIP() << test::kSpringBridgeOverload;
+    }
+  }
+
+  test::run_spring_bridge_in_virtual_time(dir_ / "virtual", sets);
+  test::expect_floors_match(attempt_dir / "run/numerical.csv", dir_ / "virtual/numerical.csv");
+  test::expect_bridge_ran_cleanly(test::read_site_summary(attempt_dir / "site/site_spring.json"), target->out());
+}
+
+// kill -9 of the site mid-run: nothing stops the actuator but the target's own watchdog at its
+// default time W, which must trip after more than W and at most W plus two of its ticks (by its own
+// clock, the ticks: printed to 0.1 ms) after the last command, and hold. A run in which the site
+// stopped on its own before the kill (a host stall of the site longer than W, or the target's replies
+// missed in a row) measured the machine: it is run again, and skipped saying so when every attempt was.
+TEST_F(BridgeRun, KilledSiteTripsTheTargetsWatchdogWithinItsTimeAndTwoTicks) {
+#ifdef RTHS_SANITIZED
+  GTEST_SKIP() << "the subject is the watchdog's timing, which a sanitized build's stalls of the site trip "
+                  "before the kill; the plain suite runs it (the killed-site paths run under sanitizers in "
+                  "the signal campaign)";
+#endif
+  calibrate();
+  const double watchdog_ms = 1e3 * std::stod(test::kSpringBridgeWatchdogS);
+  for (int attempt = 1;; ++attempt) {
+    const std::filesystem::path at = dir_ / ("attempt" + std::to_string(attempt));
+    std::filesystem::create_directories(at);
+    std::optional<Process> target;
+    const std::string target_at = start_target(target, test::kSpringBridgeWatchdogS, at / "target");
+    ASSERT_FALSE(target_at.empty()) << target->err();
+    SiteAndNumerical run = start_site_and_numerical(target_at, at, 20.0);
+    // The start delay (1.2 s) and the start ramp (1 s), then 2 s of the test.
+    std::this_thread::sleep_for(std::chrono::milliseconds(4200));
+    const bool tripped_before = target->out().find("watchdog: ") != std::string::npos;
+    run.site->signal(SIGKILL);
+    const int numerical = run.numerical->wait(std::chrono::seconds(30));
+    const bool site_stopped_first =
+        tripped_before || numerical == kExitPeerAborted || test::missed_replies_abort(run.site->err());
+    if (site_stopped_first) {
+      std::printf("[ overload ] attempt %d: the site stopped before the kill: %s\n", attempt,
+                  test::last_line(run.site->err()).c_str());
+      target->signal(SIGINT);
+      target->wait(std::chrono::seconds(10));
+      if (attempt == test::kSpringBridgeAttempts) {
+        GTEST_SKIP() << "the site stopped on its own before the kill in every run: this machine cannot keep the "
+                        "site's steps within the target's watchdog";
+      }
+      continue;
+    }
+    EXPECT_EQ(numerical, kExitPeerLost) << run.numerical->err();
+    const std::string line = target->wait_for_line("watchdog: no new command for ", std::chrono::seconds(5));
+    ASSERT_FALSE(line.empty()) << target->out();
+    const double silent_ms = std::stod(line);
+    std::printf("watchdog tripped %.1f ms after the last command (watchdog %.1f ms)\n", silent_ms, watchdog_ms);
+    EXPECT_GT(silent_ms, watchdog_ms - 0.05);
+    EXPECT_LE(silent_ms, watchdog_ms + 2e3 / 4096 + 0.05);
+    EXPECT_NE(line.find("; holding at "), std::string::npos) << line;
+    target->signal(SIGINT);
+    EXPECT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
+    EXPECT_EQ(target->out().find("disarmed"), std::string::npos) << target->out();
+    break;
+  }
+}
+}  // namespace
+}  // namespace rths

@@ -1,0 +1,190 @@
+// What every registered actuator controller must do, whichever it is: tests that run over the
+// registry, so that a controller added to the config's oneof is held to them without a line here
+// beyond its sample config (docs/architecture.md, "Components").
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/message.h>
+
+#include "experiment.pb.h"
+#include "node_physical/controllers/actuator_controller.hpp"
+#include "node_physical/controllers/site_controller.hpp"
+#include "results.pb.h"
+#include "common/core/component_registry.hpp"
+#include "common/config/config.hpp"
+#include "common/core/problems.hpp"
+#include "support/alloc_counter.hpp"
+#include "support/contract_support.hpp"
+#include "support/test_support.hpp"
+
+namespace rths {
+namespace {
+
+namespace pb = google::protobuf;
+
+constexpr double kRateHz = 1024.0;
+constexpr double kDt = 1.0 / kRateHz;
+
+// A valid config of each controller the oneof can hold, by member name: what the contract runs.
+const std::map<std::string, std::string>& samples() {
+  static const std::map<std::string, std::string> s{
+      {"pass_through", "pass_through {}"},
+      {"extrapolation", "extrapolation { delay_s: 0.02 order: 3 }"},
+      {"feedforward", "feedforward { denominator: [1, 60, 2000] }"},
+      {"rls", "rls { taps: 4 }"},
+  };
+  return s;
+}
+
+config::Controller sample(const std::string& member) {
+  return test::parse_sample<config::Controller>(samples(), member);
+}
+
+std::vector<std::string> members() {
+  return test::oneof_members(*config::Controller::descriptor());
+}
+
+// The problems the registered rules find in `controller` (an empty list: valid).
+std::vector<std::string> problems_of(const config::Controller& controller) {
+  return test::component_problems(controller, ComponentContext{.rate_hz = kRateHz});
+}
+
+InterfaceMotion target_at(int step) {
+  const double t = step * kDt;
+  const double w = 2 * 3.141592653589793 * 1.5;
+  return {0.01 * std::sin(w * t), 0.01 * w * std::cos(w * t), -0.01 * w * w * std::sin(w * t)};
+}
+
+TEST(ComponentRegistry, EveryControllerTheConfigCanNameHasRulesAFactoryAndASample) {
+  test::expect_every_member_registered<ActuatorController>(*config::Controller::descriptor(), "kind", samples());
+}
+
+TEST(ComponentRegistry, EverySiteControllerAndActuatorPlantTheConfigCanNameIsRegistered) {
+  for (const pb::Descriptor* type : registry::member_types(*config::SiteController::descriptor(), "kind")) {
+    EXPECT_TRUE(has_component_rules(*type)) << type->full_name();
+    EXPECT_TRUE(ComponentFactories<SiteController>::has(*type)) << type->full_name();
+  }
+  for (const pb::Descriptor* type : registry::member_types(*config::ActuatorPlant::descriptor(), "kind")) {
+    EXPECT_TRUE(has_component_rules(*type)) << type->full_name();
+  }
+}
+
+// A site controller's rules see its site: the UKF starts from the site's plant unless given a model,
+// and its filter's cutoff is bounded by the site's step rate.
+TEST(ComponentRegistry, ASiteControllersRulesSeeItsSite) {
+  config::Site site;
+  config::SiteController& controller = *site.mutable_actuator_controller();
+  controller.mutable_ukf()->set_filter_order(2);
+  controller.mutable_ukf()->set_filter_cutoff_hz(600);
+  const std::vector<std::string> problems =
+      test::component_problems(controller, ComponentContext{.rate_hz = kRateHz, .site = &site}, "actuator_controller");
+  ASSERT_EQ(problems.size(), 2U);
+  EXPECT_NE(problems[0].find("actuator_controller.ukf.initial_model: missing, and the site has no "
+                             "actuator_plant"),
+            std::string::npos)
+      << problems[0];
+  EXPECT_NE(problems[1].find("actuator_controller.ukf.filter_cutoff_hz: is 600, expected a cutoff > 0 Hz "
+                             "below half the step rate (512 Hz)"),
+            std::string::npos)
+      << problems[1];
+}
+
+// The registry builds the controller the config names: its report is the same member of the report's
+// oneof (the names agree by design: controller { rls {} } reports as ControllerReport.rls).
+TEST(ComponentRegistry, TheControllerBuiltIsTheOneTheConfigNames) {
+  for (const std::string& member : members()) {
+    const config::Controller config = sample(member);
+    ASSERT_TRUE(problems_of(config).empty()) << member << ": " << problems_of(config).front();
+    const std::unique_ptr<ActuatorController> controller = make_controller(config, kRateHz);
+    results::ControllerReport report;
+    controller->report(report);
+    EXPECT_EQ(registry::member_name(report, "kind"), member);
+  }
+  results::ControllerReport none;
+  make_controller(config::Controller{}, kRateHz)->report(none);
+  EXPECT_TRUE(none.has_pass_through()) << "no controller given is the pass-through";
+}
+
+TEST(ControllerContract, AStepAllocatesNothing) {
+  for (const std::string& member : members()) {
+    const std::unique_ptr<ActuatorController> controller = make_controller(sample(member), kRateHz);
+    Measurement previous;
+    for (int i = 0; i < 8; ++i)
+      previous.displacement_m = controller->command(target_at(i), previous, kDt).displacement_m;
+    const std::uint64_t before = test::allocations_on_this_thread();
+    for (int i = 8; i < 4096; ++i) {
+      previous.displacement_m = 0.9 * controller->command(target_at(i), previous, kDt).displacement_m;
+    }
+    EXPECT_EQ(test::allocations_on_this_thread() - before, 0U) << member;
+  }
+}
+
+// A held measurement (no reading came) repeats an old value: whatever that value is, the commands are
+// the same, so a controller that learns cannot learn from it. Two controllers see the same targets
+// and only held measurements, of different values.
+TEST(ControllerContract, LearnsNothingFromAHeldMeasurement) {
+  for (const std::string& member : members()) {
+    const std::unique_ptr<ActuatorController> a = make_controller(sample(member), kRateHz);
+    const std::unique_ptr<ActuatorController> b = make_controller(sample(member), kRateHz);
+    Measurement held_a{.held = true};
+    Measurement held_b{.displacement_m = 0.004, .velocity_m_per_s = -0.1, .force_n = 250.0, .held = true};
+    for (int i = 0; i < 3000; ++i) {
+      const InterfaceMotion ca = a->command(target_at(i), held_a, kDt);
+      const InterfaceMotion cb = b->command(target_at(i), held_b, kDt);
+      ASSERT_EQ(ca.displacement_m, cb.displacement_m) << member << " at step " << i;
+      ASSERT_EQ(ca.velocity_m_per_s, cb.velocity_m_per_s) << member << " at step " << i;
+      held_b.displacement_m = 0.5 * cb.displacement_m + 0.001 * std::sin(i);  // a value it must not use
+    }
+  }
+}
+
+// What the rules accept, the constructor builds and the controller steps with finite commands: the
+// rules are the only statement of the config's bounds, and a constructor keeps only the guards that
+// protect its memory, which the rules must imply. Every numeric field of each sample is swept over
+// values on both sides of any bound a rule might draw; both verdicts must occur.
+TEST(ControllerContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
+  const std::vector<double> values{-1.0, 0.0, 1e-3, 0.5, 1.0,  2.0,   3.0,   4.0,
+                                   5.0,  6.0, 8.0,  9.0, 16.0, 511.0, 600.0, 1e6};
+  for (const std::string& member : members()) {
+    const auto valid = [](const config::Controller& config) { return problems_of(config).empty(); };
+    const auto built = [&](const config::Controller& config, const std::string& what, bool /*changed*/) {
+      std::unique_ptr<ActuatorController> controller;
+      ASSERT_NO_THROW(controller = make_controller(config, kRateHz)) << member << " " << what;
+      Measurement previous;
+      for (int i = 0; i < 512; ++i) {
+        const InterfaceMotion c = controller->command(target_at(i), previous, kDt);
+        ASSERT_TRUE(std::isfinite(c.displacement_m)) << member << " " << what << " step " << i;
+        previous.displacement_m = 0.8 * c.displacement_m;
+      }
+    };
+    test::sweep_verdicts<config::Controller>(sample(member), member, values, valid, built, {.repeated_doubles = true});
+  }
+}
+
+// The rules of a component are all reported at once: five mistakes in one RLS config, five lines.
+TEST(ControllerContract, EveryBrokenRuleOfAControllerIsReported) {
+  config::Controller rls = sample("rls");
+  rls.mutable_rls()->set_taps(9);
+  rls.mutable_rls()->set_forgetting_factor(2);
+  rls.mutable_rls()->set_filter_cutoff_hz(600);
+  rls.mutable_rls()->set_signal_scale(0);
+  rls.mutable_rls()->set_divergence_limit(-1);
+  const std::vector<std::string> problems = problems_of(rls);
+  ASSERT_EQ(problems.size(), 5U);
+  EXPECT_EQ(problems[0], "rls.taps: is 9, expected 1..8 taps");
+  EXPECT_NE(problems[1].find("rls.forgetting_factor: is 2"), std::string::npos) << problems[1];
+  EXPECT_NE(problems[2].find("rls.filter_cutoff_hz: is 600"), std::string::npos) << problems[2];
+  EXPECT_NE(problems[3].find("rls.signal_scale: is 0"), std::string::npos) << problems[3];
+  EXPECT_NE(problems[4].find("rls.divergence_limit: is -1"), std::string::npos) << problems[4];
+}
+
+}  // namespace
+}  // namespace rths

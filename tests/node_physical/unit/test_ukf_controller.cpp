@@ -1,0 +1,462 @@
+// Seed 003's UKF-SS compensator (ukf_controller.hpp) against an independent simulation of the maRTHS
+// plant (zoh_frame_plant.hpp: exact zero-order hold, hardware-true readings).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <complex>
+#include <cstddef>
+#include <functional>
+#include <limits>
+#include <numbers>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "experiment.pb.h"
+#include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/controllers/ukf_controller.hpp"
+#include "results.pb.h"
+#include "support/alloc_counter.hpp"
+#include "support/zoh_frame_plant.hpp"
+
+namespace {
+
+using rths::FramePlantModel;
+using rths::InterfaceMotion;
+using rths::Measurement;
+using rths::UkfDiscretisation;
+using rths::UkfFreeze;
+using rths::UkfInverseDynamicsController;
+using Complex = std::complex<double>;
+using Strokes = std::array<double, 2>;
+
+constexpr double kRateHz = 1024.0;
+constexpr double kDt = 1.0 / kRateHz;
+constexpr double kTwoPi = 2.0 * std::numbers::pi;
+constexpr std::size_t kSecond = 1024;
+constexpr double kNoiseMm = 0.0124;  // the benchmark's sensor noise (seed 001 digest: sqrt(1.5e-7 x 1024))
+
+// The benchmark's nominal plant (seed 000 digest, with its errata: roots in rad/s, H12 and H22 gains).
+FramePlantModel nominal_plant() {
+  FramePlantModel m;
+  m.gain = {2165.2, 349.95, 4.5394e6, 1.9238e7};
+  m.theta = {kTwoPi * 2.65, kTwoPi * 40.0, kTwoPi * 120.0, kTwoPi * 90.0, kTwoPi * 50.0,
+             kTwoPi * 63.0, kTwoPi * 3.0,  kTwoPi * 5.0,   kTwoPi * 3.5,  kTwoPi * 18.5};
+  return m;
+}
+
+FramePlantModel scaled_roots(FramePlantModel m, double factor) {
+  for (double& t : m.theta) t *= factor;
+  return m;
+}
+
+rths::config::UkfInverseDynamics seed003() {
+  return {};  // the schema's defaults are seed 003 Table 1's UKF-SS values
+}
+
+// Stroke targets (mm): sines at kFrequencies of 1 mm (actuator 1) and 0.8 mm (actuator 2), phases
+// differing per actuator, faded in from rest over the first second.
+constexpr std::array<double, 6> kFrequencies{1.0, 1.7, 2.3, 3.1, 4.0, 5.0};
+Strokes multisine_mm(std::size_t k) {
+  const double t = static_cast<double>(k) * kDt;
+  const double fade = t < 1.0 ? 0.5 - 0.5 * std::cos(std::numbers::pi * t) : 1.0;
+  Strokes r{};
+  for (std::size_t n = 0; n < kFrequencies.size(); ++n) {
+    const double phase = kTwoPi * kFrequencies[n] * t;
+    r[0] += fade * std::sin(phase + 0.3 * static_cast<double>(n));
+    r[1] += fade * 0.8 * std::sin(phase + 1.1 * static_cast<double>(n) + 0.5);
+  }
+  return r;
+}
+
+struct Trace {
+  std::vector<Strokes> target, measured, command;
+};
+
+// Called before each step's command with the step and the reading the controller is about to get (mm).
+using Tamper = std::function<void(std::size_t, Strokes&)>;
+
+// A closed run: the controller's commands to the plant, the plant's readings with seeded noise (sd
+// noise_mm) back as the next step's `previous`; with latency_steps > 0 the plant receives each
+// command that many steps late. The trace holds targets, noise-free readings and commands in mm.
+Trace simulate(rths::SiteController& controller, const FramePlantModel& truth, std::size_t steps, double noise_mm = 0.0,
+               int latency_steps = 0, const Tamper& tamper = {}) {
+  rths::test::ZohFramePlant plant(truth, kDt);
+  std::mt19937_64 rng(7);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  Trace out;
+  Strokes reading{};
+  std::array<InterfaceMotion, 2> commands{};
+  std::vector<Strokes> pending(static_cast<std::size_t>(latency_steps) + 1, Strokes{});
+  for (std::size_t k = 0; k < steps; ++k) {
+    const Strokes r = multisine_mm(k);
+    if (tamper) tamper(k, reading);
+    const std::array<InterfaceMotion, 2> targets{InterfaceMotion{r[0] / 1000.0}, InterfaceMotion{r[1] / 1000.0}};
+    const std::array<Measurement, 2> previous{Measurement{reading[0] / 1000.0}, Measurement{reading[1] / 1000.0}};
+    controller.command(targets, previous, commands, kDt);
+    const Strokes u{commands[0].displacement_m * 1000.0, commands[1].displacement_m * 1000.0};
+    pending.insert(pending.begin(), u);
+    pending.pop_back();
+    const Strokes y = plant.step(pending.back());
+    for (std::size_t i = 0; i < 2; ++i) reading[i] = y[i] + noise_mm * noise(rng);
+    out.target.push_back(r);
+    out.measured.push_back(y);
+    out.command.push_back(u);
+  }
+  return out;
+}
+
+// std(y - r) / std(r) of actuator i over steps [from, to) (seed 000's J2, the benchmark code's std form).
+double nrms(const Trace& t, std::size_t i, std::size_t from, std::size_t to) {
+  double se = 0, see = 0, st = 0, stt = 0;
+  const auto n = static_cast<double>(to - from);
+  for (std::size_t k = from; k < to; ++k) {
+    const double e = t.measured[k][i] - t.target[k][i];
+    se += e;
+    see += e * e;
+    st += t.target[k][i];
+    stt += t.target[k][i] * t.target[k][i];
+  }
+  return std::sqrt((see - se * se / n) / (stt - st * st / n));
+}
+
+// The distance of two models where the compensation needs them equal: the largest relative
+// difference of the transfer matrices over 1-5 Hz, max_f || H(jw | a) - H(jw | b) ||_F / || H(jw | b) ||_F.
+double band_error(const FramePlantModel& a, const FramePlantModel& b) {
+  double worst = 0.0;
+  for (const double f : {1.0, 2.0, 3.0, 4.0, 5.0}) {
+    const Complex s(0.0, kTwoPi * f);
+    double diff = 0.0, norm = 0.0;
+    for (int i = 0; i < 2; ++i) {
+      for (int j = 0; j < 2; ++j) {
+        diff += std::norm(a.response(i, j, s) - b.response(i, j, s));
+        norm += std::norm(b.response(i, j, s));
+      }
+    }
+    worst = std::max(worst, std::sqrt(diff / norm));
+  }
+  return worst;
+}
+
+// The test plant itself: held constant commands settle on FramePlantModel's static gains, and the
+// reading of the tick a command is first given does not show it (hardware-true).
+TEST(UkfController, TestPlantSettlesOnTheModelsStaticGains) {
+  const FramePlantModel m = nominal_plant();
+  for (std::size_t j = 0; j < 2; ++j) {
+    rths::test::ZohFramePlant plant(m, kDt);
+    Strokes u{};
+    u[j] = 1.0;
+    const Strokes first = plant.step(u);
+    EXPECT_EQ(first[0], 0.0);
+    EXPECT_EQ(first[1], 0.0);
+    Strokes y{};
+    for (std::size_t k = 0; k < 20 * kSecond; ++k) y = plant.step(u);  // 20 s: 330 time constants of a1
+    for (std::size_t i = 0; i < 2; ++i) {
+      EXPECT_NEAR(y[i], m.static_gain(static_cast<int>(i), static_cast<int>(j)), 1e-9) << "H" << i + 1 << j + 1;
+    }
+  }
+}
+
+// A constant target is held by the static inverse H(0)^-1 r from the first step on (the inverse starts
+// at rest at the first target): the factored inverse's algebra against the 2 x 2 inverse of the
+// model's static gains.
+TEST(UkfController, ConstantTargetIsHeldByTheStaticInverse) {
+  const FramePlantModel m = nominal_plant();
+  rths::FrameInverseCommand inverse(m, kDt);
+  const Strokes r{3.0, -2.0};
+  const double h11 = m.static_gain(0, 0), h12 = m.static_gain(0, 1), h21 = m.static_gain(1, 0),
+               h22 = m.static_gain(1, 1);
+  const double det = h11 * h22 - h12 * h21;
+  const Strokes expected{(h22 * r[0] - h12 * r[1]) / det, (-h21 * r[0] + h11 * r[1]) / det};
+  for (int k = 0; k < 100; ++k) {
+    const Strokes u = inverse.step(r);
+    EXPECT_NEAR(u[0], expected[0], 1e-12 * std::abs(expected[0])) << "step " << k;
+    EXPECT_NEAR(u[1], expected[1], 1e-12 * std::abs(expected[1])) << "step " << k;
+  }
+}
+
+// With the true plant as its model and no noise, the inverse of the target half a step ahead makes the
+// reading of tick k+1 meet target k+1: the residual is of the hold and the trapezoidal rule,
+// O((w dt)^2 / 12) = 8e-5 at 5 Hz per term, and of the cubic's extrapolation, O((w dt)^4). The bound,
+// 0.1 % NRMS, is ten times that and a twentieth of what one step of latency costs: with the roots held
+// (the estimate would otherwise learn part of the lag as a slower plant) a plant that receives each
+// command a step late lags the target by dt, an error of sqrt(sum (2 - 2 cos w dt) / n) = 1.94 % for
+// these equal amplitudes, which the run shows to 5 %.
+TEST(UkfController, TracksAMultiSineWithoutLatency) {
+  const FramePlantModel truth = nominal_plant();
+  constexpr double kBound = 1e-3;
+  UkfInverseDynamicsController controller(seed003(), truth, kRateHz);
+  const Trace t = simulate(controller, truth, 10 * kSecond);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_LT(nrms(t, i, 2 * kSecond, t.target.size()), kBound) << "actuator " << i + 1;
+  }
+
+  double delayed = 0.0;
+  for (const double f : kFrequencies) delayed += 2.0 - 2.0 * std::cos(kTwoPi * f * kDt);
+  delayed = std::sqrt(delayed / static_cast<double>(kFrequencies.size()));
+  rths::config::UkfInverseDynamics held = seed003();
+  held.set_initial_covariance(1e-30);
+  held.set_process_noise(0.0);
+  UkfInverseDynamicsController late(held, truth, kRateHz);
+  const Trace l = simulate(late, truth, 10 * kSecond, 0.0, 1);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const double j2 = nrms(l, i, 2 * kSecond, l.target.size());
+    EXPECT_NEAR(j2, delayed, 0.05 * delayed) << "actuator " << i + 1;
+    EXPECT_GT(j2, 10.0 * kBound);
+  }
+}
+
+// Started on the true plant, with the benchmark's sensor noise, the estimate stays on it (the model's
+// response in the band within 0.1 % after 30 s; 1.0e-4 measured). The model stepped by forward Euler
+// (seed 003 Eqs. 15-16) leads the held plant by half a step, and the filter pulls the roots off to
+// explain it: 0.94 % after the same run, the bias choice 6 of ukf_controller.hpp avoids.
+TEST(UkfController, EstimateStaysOnTheTruePlant) {
+  const FramePlantModel truth = nominal_plant();
+  UkfInverseDynamicsController rk4(seed003(), truth, kRateHz);
+  simulate(rk4, truth, 30 * kSecond, kNoiseMm);
+  EXPECT_EQ(rk4.frozen(), UkfFreeze::kNone) << rk4.freeze_message();
+  EXPECT_LT(band_error(rk4.model(), truth), 1e-3);
+
+  UkfInverseDynamicsController euler(seed003(), truth, kRateHz, UkfDiscretisation::kForwardEuler);
+  simulate(euler, truth, 30 * kSecond, kNoiseMm);
+  EXPECT_GT(band_error(euler.model(), truth), 5e-3);
+}
+
+// Seed 003's premise: a plant whose roots are all 5 % above the model's (its static gains 9 % and 14 %
+// lower, 13 % band error) and the benchmark's sensor noise. Over 60 s of the multi-sine the estimate
+// moves toward it: the band error shrinks at least eightfold (0.9 % measured), a1 -- the root the band
+// response hangs on most, with a prior sd of 1 rad/s, 6 % of it -- ends within 1 % of the truth, and
+// the tracking error of the last 5 s is under a tenth of the error with the model held at its start
+// (0.26 % and 0.66 % against 7.3 % and 13.5 % measured).
+TEST(UkfController, EstimateMovesTowardAPerturbedPlant) {
+  const FramePlantModel model = nominal_plant();
+  const FramePlantModel truth = scaled_roots(model, 1.05);
+  const double before = band_error(model, truth);
+  ASSERT_GT(before, 0.12);
+  UkfInverseDynamicsController controller(seed003(), model, kRateHz);
+  const Trace t = simulate(controller, truth, 60 * kSecond, kNoiseMm);
+  EXPECT_EQ(controller.frozen(), UkfFreeze::kNone) << controller.freeze_message();
+  EXPECT_LT(band_error(controller.model(), truth), before / 8.0);
+  EXPECT_NEAR(controller.model().theta[FramePlantModel::kA1], truth.theta[FramePlantModel::kA1],
+              0.01 * truth.theta[FramePlantModel::kA1]);
+
+  rths::config::UkfInverseDynamics held = seed003();
+  held.set_initial_covariance(1e-30);  // the roots cannot move
+  held.set_process_noise(0.0);
+  UkfInverseDynamicsController fixed(held, model, kRateHz);
+  const Trace f = simulate(fixed, truth, 60 * kSecond, kNoiseMm);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_LT(nrms(t, i, 55 * kSecond, 60 * kSecond), nrms(f, i, 55 * kSecond, 60 * kSecond) / 10.0)
+        << "actuator " << i + 1;
+  }
+}
+
+// A reading that is not finite freezes the estimate at that step; the commands go on with the last
+// good model, finite and still on target.
+TEST(UkfController, NonFiniteReadingFreezesTheEstimate) {
+  const FramePlantModel truth = nominal_plant();
+  UkfInverseDynamicsController controller(seed003(), truth, kRateHz);
+  rths::FramePlantModel at_freeze;
+  std::uint64_t updates_at_freeze = 0;
+  const Trace t = simulate(controller, truth, 6 * kSecond, kNoiseMm, 0, [&](std::size_t k, Strokes& reading) {
+    if (k == 2 * kSecond) {
+      reading[1] = std::numeric_limits<double>::quiet_NaN();
+      at_freeze = controller.model();
+      updates_at_freeze = controller.updates();
+    }
+  });
+  EXPECT_EQ(controller.frozen(), UkfFreeze::kNotFinite);
+  EXPECT_EQ(controller.frozen_at_step(), static_cast<std::int64_t>(2 * kSecond));
+  EXPECT_EQ(controller.updates(), updates_at_freeze);
+  EXPECT_EQ(controller.model().theta, at_freeze.theta);
+  for (const Strokes& u : t.command) EXPECT_TRUE(std::isfinite(u[0]) && std::isfinite(u[1]));
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_LT(nrms(t, i, 3 * kSecond, t.target.size()), 1e-3);
+  EXPECT_NE(controller.freeze_message().find("frozen at step 2048: a non-finite value"), std::string::npos)
+      << controller.freeze_message();
+  EXPECT_EQ(controller.warning(), controller.freeze_message());
+}
+
+// A target that is not finite gives commands that are not finite (the site refuses to send them) and
+// freezes the estimate, which would otherwise learn from them.
+TEST(UkfController, NonFiniteTargetGivesNonFiniteCommands) {
+  UkfInverseDynamicsController controller(seed003(), nominal_plant(), kRateHz);
+  std::array<InterfaceMotion, 2> targets{};
+  const std::array<Measurement, 2> previous{};
+  std::array<InterfaceMotion, 2> commands{};
+  controller.command(targets, previous, commands, kDt);
+  targets[0].displacement_m = std::numeric_limits<double>::infinity();
+  controller.command(targets, previous, commands, kDt);
+  EXPECT_TRUE(std::isnan(commands[0].displacement_m));
+  EXPECT_TRUE(std::isnan(commands[1].displacement_m));
+  EXPECT_EQ(controller.frozen(), UkfFreeze::kNotFinite);
+}
+
+// A covariance that is no longer positive definite freezes the estimate: a measurement noise of
+// 1e-20 mm^2 and no process noise leave the posterior singular, and rounding makes it indefinite.
+TEST(UkfController, CovarianceThatLosesDefinitenessFreezes) {
+  rths::config::UkfInverseDynamics parameters = seed003();
+  parameters.set_measurement_noise(1e-20);
+  parameters.set_process_noise(0.0);
+  const FramePlantModel truth = nominal_plant();
+  UkfInverseDynamicsController controller(parameters, truth, kRateHz);
+  const Trace t = simulate(controller, truth, 2 * kSecond, kNoiseMm);
+  EXPECT_EQ(controller.frozen(), UkfFreeze::kIndefinite);
+  EXPECT_NE(controller.freeze_message().find("no longer positive definite"), std::string::npos);
+  for (const Strokes& u : t.command) EXPECT_TRUE(std::isfinite(u[0]) && std::isfinite(u[1]));
+}
+
+// An estimate heading for a non-minimum-phase plant freezes before its inverse turns unstable: with
+// p2 = 1 rad/s the inverse's pole is at -z = -0.29 rad/s; the plant's p2 = 0.5 rad/s puts its zero in
+// the right half-plane (z = -0.23 rad/s), and the estimate stops before z reaches 1 % of its start.
+TEST(UkfController, EstimateTowardAnUnstableInverseFreezes) {
+  FramePlantModel model = nominal_plant();
+  model.theta[FramePlantModel::kP2] = 1.0;
+  FramePlantModel truth = model;
+  truth.theta[FramePlantModel::kP2] = 0.5;
+  ASSERT_LT(rths::FrameInverseCommand::transmission_zero(truth), 0.0);
+  const double start = rths::FrameInverseCommand::transmission_zero(model);
+  UkfInverseDynamicsController controller(seed003(), model, kRateHz);
+  const Trace t = simulate(controller, truth, 10 * kSecond, kNoiseMm);
+  EXPECT_EQ(controller.frozen(), UkfFreeze::kUnstableInverse);
+  EXPECT_GT(rths::FrameInverseCommand::transmission_zero(controller.model()), 0.01 * start);
+  for (const Strokes& u : t.command) EXPECT_TRUE(std::isfinite(u[0]) && std::isfinite(u[1]));
+}
+
+// No root estimate goes below 1 % of its start, and the estimate goes on from there: the plant's a1 is
+// 0.01 rad/s (a near-integrating actuator 1, 1/1665 of the model's 16.65 rad/s), the filter pulls a1
+// toward it, and the estimate stays at 0.167 rad/s while the other roots are still estimated.
+TEST(UkfController, RootsStayAboveTheirFloor) {
+  const FramePlantModel model = nominal_plant();
+  FramePlantModel truth = model;
+  truth.theta[FramePlantModel::kA1] = 0.01;
+  const double floor = 0.01 * model.theta[FramePlantModel::kA1];
+  UkfInverseDynamicsController controller(seed003(), model, kRateHz);
+  double lowest = model.theta[FramePlantModel::kA1];
+  simulate(controller, truth, 30 * kSecond, kNoiseMm, 0,
+           [&](std::size_t, Strokes&) { lowest = std::min(lowest, controller.model().theta[FramePlantModel::kA1]); });
+  EXPECT_GT(controller.clamps(), 0u);
+  EXPECT_EQ(lowest, floor);
+  EXPECT_EQ(controller.model().theta[FramePlantModel::kA1], floor);
+  EXPECT_EQ(controller.frozen(), UkfFreeze::kNone) << controller.freeze_message();
+  EXPECT_EQ(controller.updates(), 30 * kSecond - 1);
+  EXPECT_NE(controller.warning().find("held at 1 % of their initial values"), std::string::npos);
+}
+
+// report(): the ten roots at the start and at the end, the updates, whether and why it froze, alike
+// for both actuators.
+TEST(UkfController, ReportsRootsUpdatesAndFreeze) {
+  const FramePlantModel model = nominal_plant();
+  UkfInverseDynamicsController controller(seed003(), model, kRateHz);
+  const std::size_t steps = 3 * kSecond;
+  simulate(controller, scaled_roots(model, 1.05), steps, kNoiseMm);
+  for (std::size_t a = 0; a < 2; ++a) {
+    rths::results::ControllerReport report;
+    controller.report(a, report);
+    ASSERT_TRUE(report.has_ukf());
+    const auto& r = report.ukf();
+    ASSERT_EQ(r.initial_theta_size(), FramePlantModel::kRoots);
+    ASSERT_EQ(r.final_theta_size(), FramePlantModel::kRoots);
+    for (int i = 0; i < FramePlantModel::kRoots; ++i) {
+      EXPECT_EQ(r.initial_theta(i), model.theta[i]);
+      EXPECT_EQ(r.final_theta(i), controller.model().theta[i]);
+    }
+    EXPECT_NE(r.final_theta(FramePlantModel::kA1), r.initial_theta(FramePlantModel::kA1));
+    EXPECT_EQ(r.updates(), steps - 1);  // every step but the first, whose reading is the start
+    EXPECT_FALSE(r.frozen());
+    EXPECT_EQ(r.freeze_message(), "");
+  }
+
+  UkfInverseDynamicsController frozen(seed003(), model, kRateHz);
+  simulate(frozen, model, 100, 0.0, 0, [](std::size_t k, Strokes& reading) {
+    if (k == 50) reading[0] = std::numeric_limits<double>::quiet_NaN();
+  });
+  rths::results::ControllerReport report;
+  frozen.report(1, report);
+  EXPECT_TRUE(report.ukf().frozen());
+  EXPECT_EQ(report.ukf().updates(), 49u);
+  EXPECT_EQ(report.ukf().freeze_message(), frozen.freeze_message());
+}
+
+TEST(UkfController, CommandAllocatesNothing) {
+  const FramePlantModel truth = nominal_plant();
+  UkfInverseDynamicsController controller(seed003(), truth, kRateHz);
+  rths::test::ZohFramePlant plant(truth, kDt);
+  std::array<InterfaceMotion, 2> targets{};
+  std::array<Measurement, 2> previous{};
+  std::array<InterfaceMotion, 2> commands{};
+  const std::uint64_t before = rths::test::allocations_on_this_thread();
+  for (std::size_t k = 0; k < kSecond; ++k) {
+    const Strokes r = multisine_mm(k);
+    targets[0].displacement_m = r[0] / 1000.0;
+    targets[1].displacement_m = r[1] / 1000.0;
+    controller.command(targets, previous, commands, kDt);
+    const Strokes y = plant.step({commands[0].displacement_m * 1000.0, commands[1].displacement_m * 1000.0});
+    previous[0].displacement_m = y[0] / 1000.0;
+    previous[1].displacement_m = y[1] / 1000.0;
+  }
+  EXPECT_EQ(rths::test::allocations_on_this_thread(), before);
+  EXPECT_EQ(controller.updates(), kSecond - 1);
+}
+
+// Every parameter out of range is refused with a message naming it.
+TEST(UkfController, RefusesBadParameters) {
+  struct Case {
+    std::function<void(rths::config::UkfInverseDynamics&)> set;
+    const char* field;
+  };
+  const std::vector<Case> cases{
+      {[](auto& p) { p.set_signal_scale(0.0); }, "signal_scale"},
+      {[](auto& p) { p.set_initial_covariance(-1.0); }, "initial_covariance"},
+      {[](auto& p) { p.set_process_noise(-1e-11); }, "process_noise"},
+      {[](auto& p) { p.set_measurement_noise(0.0); }, "measurement_noise"},
+      {[](auto& p) { p.set_alpha(0.0); }, "alpha"},
+      {[](auto& p) { p.set_alpha(1.5); }, "alpha"},
+      {[](auto& p) { p.set_beta(-1.0); }, "beta"},
+      {[](auto& p) { p.set_kappa(-18.0); }, "kappa"},
+      {[](auto& p) { p.set_filter_order(9); }, "filter_order"},
+      {[](auto& p) { p.set_filter_cutoff_hz(512.0); }, "filter_cutoff_hz"},
+      {[](auto& p) { p.set_measurement_noise(std::numeric_limits<double>::quiet_NaN()); }, "measurement_noise"},
+  };
+  for (const Case& c : cases) {
+    rths::config::UkfInverseDynamics p = seed003();
+    c.set(p);
+    try {
+      UkfInverseDynamicsController controller(p, nominal_plant(), kRateHz);
+      ADD_FAILURE() << c.field << " accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(c.field), std::string::npos) << e.what();
+    }
+  }
+  rths::config::UkfInverseDynamics no_filter = seed003();
+  no_filter.set_filter_order(0);
+  no_filter.set_filter_cutoff_hz(0.0);  // unused without a filter
+  EXPECT_NO_THROW(UkfInverseDynamicsController(no_filter, nominal_plant(), kRateHz));
+  EXPECT_THROW(UkfInverseDynamicsController(seed003(), nominal_plant(), 0.0), std::invalid_argument);
+
+  FramePlantModel negative = nominal_plant();
+  negative.theta[FramePlantModel::kB1] = -1.0;
+  FramePlantModel non_minimum_phase = nominal_plant();
+  non_minimum_phase.theta[FramePlantModel::kP2] = 0.5;  // z = -0.23 rad/s
+  for (const FramePlantModel& m : {negative, non_minimum_phase}) {
+    try {
+      UkfInverseDynamicsController controller(seed003(), m, kRateHz);
+      ADD_FAILURE() << "a model without a stable inverse accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("initial model cannot be inverted stably"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(UkfController, FactoryBuildsTheController) {
+  const std::unique_ptr<rths::SiteController> c = rths::make_ukf_controller(seed003(), nominal_plant(), kRateHz);
+  EXPECT_EQ(c->actuators(), 2u);
+  rths::results::ControllerReport report;
+  c->report(0, report);
+  EXPECT_TRUE(report.has_ukf());
+  EXPECT_EQ(report.ukf().updates(), 0u);
+}
+
+}  // namespace

@@ -1,0 +1,278 @@
+// The folders' dependency order as docs/architecture.md §2 states it: every #include of the
+// product's code goes to its own folder, one of its sub-libraries or a folder its row allows.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/test_support.hpp"
+
+namespace rths {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Row {
+  std::set<std::string> allowed;  // folders, as the table spells them (no trailing '/')
+  bool all = false;
+};
+
+// The table's rows: "| `folder/` | role | dependency, dependency |".
+std::map<std::string, Row> folder_table() {
+  std::ifstream in(test::source_dir() / "docs" / "architecture.md");
+  const std::regex row(R"(^\| `([a-z_/]+)/` \|.*\| ([^|]+) \|$)");
+  std::map<std::string, Row> table;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    Row r;
+    std::stringstream deps(m[2].str());
+    for (std::string dep; std::getline(deps, dep, ',');) {
+      dep.erase(0, dep.find_first_not_of(' '));
+      dep.erase(dep.find_last_not_of(' ') + 1);
+      if (dep == "all") r.all = true;
+      if (dep != "—" && !dep.empty()) r.allowed.insert(dep);
+    }
+    table[m[1].str()] = r;
+  }
+  return table;
+}
+
+// The most specific folder of the table that holds `relative` (a path in the repository).
+std::string folder_of(const std::map<std::string, Row>& table, const std::string& relative) {
+  std::string best;
+  for (const auto& [folder, row] : table) {
+    if (relative.starts_with(folder + "/") && folder.size() > best.size()) best = folder;
+  }
+  return best;
+}
+
+// Where an include goes: a folder of the table, "proto" for generated messages, "" for a header
+// beside the file (or the standard library and other packages, which <> includes are).
+std::string target_of(const std::map<std::string, Row>& table, const std::string& header) {
+  if (header.ends_with(".pb.h")) return "proto";
+  static const std::map<std::string, std::string> kPublic{{"rths/smith_predictor/", "smith_predictor"},
+                                                          {"rths/node_physical/", "node_physical"},
+                                                          {"rths/console/", "console"}};
+  for (const auto& [prefix, folder] : kPublic) {
+    if (header.starts_with(prefix)) return folder;
+  }
+  return folder_of(table, header);
+}
+
+// Whether code in `from` may include code in `to`: its own folder and sub-libraries, and what its
+// row allows, transitively (a folder allowed brings its sub-libraries and what it may include).
+bool allows(const std::map<std::string, Row>& table, const std::string& from, const std::string& to) {
+  std::set<std::string> reached{from};
+  std::vector<std::string> pending{from};
+  while (!pending.empty()) {
+    const std::string folder = pending.back();
+    pending.pop_back();
+    if (to.empty() || to == folder || to.starts_with(folder + "/")) return true;
+    const auto row = table.find(folder);
+    if (row == table.end()) continue;
+    if (row->second.all) return true;
+    for (const std::string& next : row->second.allowed) {
+      if (reached.insert(next).second) pending.push_back(next);
+    }
+  }
+  return false;
+}
+
+// Each .cpp and .hpp file under `folder` (a path in the repository), with its path in the repository.
+void for_each_source(const std::string& folder, const std::function<void(const fs::path&, const std::string&)>& visit) {
+  for (const auto& entry : fs::recursive_directory_iterator(test::source_dir() / folder)) {
+    const std::string extension = entry.path().extension().string();
+    if (!entry.is_regular_file() || (extension != ".cpp" && extension != ".hpp")) continue;
+    visit(entry.path(), fs::relative(entry.path(), test::source_dir()).generic_string());
+  }
+}
+
+// Each #include "..." of a source file: its line number and the header.
+void for_each_include(const fs::path& file, const std::function<void(int, const std::string&)>& visit) {
+  static const std::regex include(R"re(^\s*#\s*include\s+"([^"]+)")re");
+  std::ifstream in(file);
+  int line_number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_number;
+    std::smatch m;
+    if (std::regex_search(line, m, include)) visit(line_number, m[1].str());
+  }
+}
+
+TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
+  const auto table = folder_table();
+  for (const char* folder : {"proto",
+                             "common",
+                             "common/core",
+                             "common/dynamics",
+                             "common/transport",
+                             "common/metrics",
+                             "common/realtime",
+                             "common/config",
+                             "common/protocol",
+                             "common/records",
+                             "common/program",
+                             "common/ground_motions",
+                             "common/impairments",
+                             "common/dampings",
+                             "smith_predictor",
+                             "smith_predictor/interfaces",
+                             "smith_predictor/models",
+                             "node_physical",
+                             "node_physical/interfaces",
+                             "node_physical/controllers",
+                             "node_physical/drivers",
+                             "node_physical/setups",
+                             "node_physical/actuators",
+                             "node_numerical",
+                             "node_numerical/structure",
+                             "node_numerical/integrators",
+                             "node_numerical/engine",
+                             "node_numerical/analysis",
+                             "console",
+                             "deploy",
+                             "tests"}) {
+    EXPECT_EQ(table.count(folder), 1U) << folder << " has no row in docs/architecture.md §2";
+  }
+  EXPECT_FALSE(allows(table, "node_physical/controllers", "node_physical")) << "a sub-library under its parent";
+  EXPECT_TRUE(allows(table, "node_physical", "node_physical/controllers"));
+  EXPECT_FALSE(allows(table, "smith_predictor/models", "smith_predictor")) << "a sub-library under its parent";
+  EXPECT_TRUE(allows(table, "smith_predictor/models", "smith_predictor/interfaces"));
+  EXPECT_FALSE(allows(table, "smith_predictor/interfaces", "smith_predictor/models"));
+  EXPECT_FALSE(allows(table, "common", "node_physical/controllers"));
+  EXPECT_FALSE(allows(table, "common", "node_physical/setups")) << "common asks the registry, never a setup kind";
+  EXPECT_FALSE(allows(table, "node_physical/setups", "node_physical")) << "a sub-library under its parent";
+  EXPECT_FALSE(allows(table, "node_physical", "node_numerical"));
+  EXPECT_FALSE(allows(table, "common/core", "common/config")) << "the base under what builds on it";
+  EXPECT_FALSE(allows(table, "common/transport", "common/protocol")) << "links carry bytes, not packets";
+  EXPECT_FALSE(allows(table, "common/config", "common/records"));
+  EXPECT_FALSE(allows(table, "common/records", "common/program"));
+  EXPECT_TRUE(allows(table, "common/program", "common/core"));
+  EXPECT_FALSE(allows(table, "node_numerical/structure", "node_numerical/integrators"));
+  EXPECT_FALSE(allows(table, "node_numerical/integrators", "node_numerical/engine"));
+  EXPECT_FALSE(allows(table, "node_numerical/engine", "node_numerical/analysis"));
+  EXPECT_FALSE(allows(table, "node_numerical/structure", "node_physical")) << "a structure knows no site";
+}
+
+TEST(Layers, EveryIncludeFollowsTheFolderTable) {
+  const auto table = folder_table();
+  int checked = 0;
+  for (const auto& entry : table) {
+    const std::string& folder = entry.first;  // not a structured binding: clang 14 cannot capture one
+    if (entry.second.all || !fs::is_directory(test::source_dir() / folder)) continue;
+    for_each_source(folder, [&](const fs::path& file, const std::string& relative) {
+      if (folder_of(table, relative) != folder) return;  // a sub-library's file: checked under its row
+      for_each_include(file, [&](int line_number, const std::string& header) {
+        ++checked;
+        const std::string to = target_of(table, header);
+        EXPECT_TRUE(allows(table, folder, to))
+            << relative << ":" << line_number << ": includes " << header << " of " << to << ", which the row of "
+            << folder << " in docs/architecture.md §2 does not allow";
+      });
+    });
+  }
+  EXPECT_GT(checked, 300);  // the walk found the sources
+}
+
+// common/ is the base the components of its own families build on (the registry, the readers): the
+// rest of it builds them through the registry and includes none of them, so that they stay components
+// (docs/architecture.md §2).
+TEST(Layers, CommonReachesItsComponentsThroughTheRegistryOnly) {
+  const auto table = folder_table();
+  const std::set<std::string> components{"common/ground_motions", "common/impairments", "common/dampings"};
+  int checked = 0;
+  for_each_source("common", [&](const fs::path& file, const std::string& relative) {
+    if (components.contains(folder_of(table, relative))) return;
+    for_each_include(file, [&](int line_number, const std::string& header) {
+      ++checked;
+      EXPECT_FALSE(components.contains(target_of(table, header)))
+          << relative << ":" << line_number << ": includes " << header;
+    });
+  });
+  EXPECT_GT(checked, 100);
+}
+
+// Each sub-library of common/ and node_numerical/ links the ones below it (FOLDER/CMakeLists.txt:
+// "rths_common_library(NAME DEPENDENCY...)", "rths_numerical_library(...)"), and only those its row of
+// the folder table allows, so that the linker holds the order the includes follow.
+TEST(Layers, EachSubLibraryLinksOnlyWhatItsRowAllows) {
+  const auto table = folder_table();
+  // The CMake target of a folder: rths_common_NAME, rths_numerical_NAME, or a whole folder's.
+  const std::map<std::string, std::string> folder_of_target{{"rths_proto", "proto"},
+                                                            {"rths_common", "common"},
+                                                            {"rths_smith_predictor", "smith_predictor"},
+                                                            {"rths_node_physical", "node_physical"}};
+  const auto target_folder = [&](const std::string& target) -> std::string {
+    for (const auto& [prefix, folder] : {std::pair<std::string, std::string>{"rths_common_", "common/"},
+                                         std::pair<std::string, std::string>{"rths_numerical_", "node_numerical/"}}) {
+      if (target.starts_with(prefix)) return folder + target.substr(prefix.size());
+    }
+    const auto found = folder_of_target.find(target);
+    return found == folder_of_target.end() ? std::string{} : found->second;
+  };
+  int libraries = 0;
+  int links = 0;
+  for (const auto& [folder, function] :
+       {std::pair<std::string, std::string>{"common", "rths_common_library"},
+        std::pair<std::string, std::string>{"node_numerical", "rths_numerical_library"}}) {
+    std::ifstream in(test::source_dir() / folder / "CMakeLists.txt");
+    const std::regex declaration("^" + function + R"(\(([a-z_]+)((?: [^ )]+)*)\)$)");
+    for (std::string line; std::getline(in, line);) {
+      std::smatch m;
+      if (!std::regex_match(line, m, declaration)) continue;
+      ++libraries;
+      const std::string library = folder + "/" + m[1].str();
+      EXPECT_EQ(table.count(library), 1U) << library << " has no row in docs/architecture.md §2";
+      std::stringstream dependencies(m[2].str());
+      for (std::string dependency; dependencies >> dependency;) {
+        if (!dependency.starts_with("rths_")) continue;  // a package (Eigen, spdlog, libsodium)
+        ++links;
+        const std::string to = target_folder(dependency);
+        EXPECT_FALSE(to.empty()) << folder << "/CMakeLists.txt: " << dependency << " is no folder's library";
+        EXPECT_TRUE(allows(table, library, to))
+            << folder << "/CMakeLists.txt: " << library << " links " << dependency << ", which its row does not allow";
+      }
+    }
+  }
+  EXPECT_GE(libraries, 10) << "common/ and node_numerical/ declare their sub-libraries with one function each";
+  EXPECT_GE(links, libraries);
+}
+
+// Every executable of docs/architecture.md §10's table has its main where the table says, and runs on
+// the one program skeleton (run_program: --help, --version, exit codes, logging, signals).
+TEST(Layers, EveryExecutableIsAThinMainOnTheProgramSkeleton) {
+  std::ifstream in(test::source_dir() / "docs" / "architecture.md");
+  const std::regex row(R"(^\| `(rths-[a-z-]+)` \| `([a-z_/]+\.cpp)` \|.*$)");
+  int mains = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_match(line, m, row)) continue;
+    ++mains;
+    const fs::path main = test::source_dir() / m[2].str();
+    std::ifstream source(main);
+    ASSERT_TRUE(source.good()) << m[1].str() << ": no " << m[2].str();
+    const std::string text((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("run_program("), std::string::npos) << m[2].str() << " does not run on the program skeleton";
+    std::ifstream cmake(main.parent_path() / "CMakeLists.txt");
+    const std::string lists((std::istreambuf_iterator<char>(cmake)), std::istreambuf_iterator<char>());
+    const std::string declared = "add_executable(" + m[1].str() + " ";
+    const bool beside = lists.find(declared) != std::string::npos;
+    std::ifstream parent_cmake(main.parent_path().parent_path() / "CMakeLists.txt");
+    const std::string parent((std::istreambuf_iterator<char>(parent_cmake)), std::istreambuf_iterator<char>());
+    EXPECT_TRUE(beside || parent.find(declared) != std::string::npos)
+        << m[1].str() << " is not built from the folder of " << m[2].str();
+  }
+  EXPECT_GE(mains, 8);
+}
+
+}  // namespace
+}  // namespace rths

@@ -1,0 +1,388 @@
+// A clone stands alone: no file of the repository reaches outside the clone for data (the folder
+// the developers keep beside it is absent from a public clone, from CI and from an installed
+// package), and every data file it ships is listed with its checksum (examples/data/SHA256SUMS,
+// checked byte for byte by the ctest Data.FilesMatchTheirChecksums). The repository speaks of the
+// product, never of the tracker's tickets, and every test is registered with the label of its folder.
+#include <gtest/gtest.h>
+
+#include <google/protobuf/struct.pb.h>
+#include <google/protobuf/util/json_util.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <optional>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "support/process.hpp"
+#include "support/scratch_folder.hpp"
+#include "support/test_support.hpp"
+
+namespace rths {
+namespace {
+
+namespace fs = std::filesystem;
+namespace pb = google::protobuf;
+
+// Spelled in pieces so that this file does not match itself: the developers' folder beside the
+// clone (by a relative path or its variable in the build and container files) and machine paths.
+std::vector<std::string> forbidden_patterns() {
+  return {std::string("..") + "/shared", std::string("/") + "shared/", std::string("RTHS_") + "SHARED",
+          std::string("/") + "work/"};
+}
+
+// Top-level entries that are not the repository's content: git's own, and what .gitignore keeps
+// out (build folders, run folders, caches; node_modules below, npm's packages).
+bool outside_the_repository(const fs::path& top_level_entry) {
+  const std::string name = top_level_entry.filename().string();
+  return name == ".git" || name.starts_with("build") || name == "out" || name == "runs" || name == ".cache";
+}
+
+std::vector<fs::path> repository_files() {
+  std::vector<fs::path> files;
+  for (const auto& top : fs::directory_iterator(test::source_dir())) {
+    if (outside_the_repository(top.path())) continue;
+    if (top.is_regular_file()) {
+      files.push_back(top.path());
+    } else if (top.is_directory()) {
+      for (auto it = fs::recursive_directory_iterator(top.path()); it != fs::recursive_directory_iterator(); ++it) {
+        if (it->is_directory() && it->path().filename() == "node_modules") {
+          it.disable_recursion_pending();
+        } else if (it->is_regular_file()) {
+          files.push_back(it->path());
+        }
+      }
+    }
+  }
+  return files;
+}
+
+TEST(Repository, NothingReadsOutsideTheClone) {
+  const std::vector<std::string> patterns = forbidden_patterns();
+  std::string hits;
+  const std::vector<fs::path> files = repository_files();
+  for (const fs::path& file : files) {
+    std::ifstream in(file, std::ios::binary);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      for (const std::string& pattern : patterns) {
+        if (line.find(pattern) != std::string::npos) {
+          hits += fmt::format("\n{}:{}: `{}` in: {}", fs::relative(file, test::source_dir()).string(), number, pattern,
+                              line);
+        }
+      }
+    }
+  }
+  // The walk saw the repository (a wrong source folder would pass vacuously).
+  EXPECT_GT(files.size(), 100U);
+  EXPECT_TRUE(hits.empty()) << "files that reach outside the clone (use examples/data):" << hits;
+}
+
+TEST(Repository, EveryDataFileHasAChecksum) {
+  // SHA256SUMS lines: "<64 hex digits>  <path relative to examples/data>".
+  const fs::path data = test::data_dir();
+  std::ifstream sums(data / "SHA256SUMS");
+  ASSERT_TRUE(sums) << data / "SHA256SUMS";
+  std::set<std::string> listed;
+  std::string line;
+  for (int number = 1; std::getline(sums, line); ++number) {
+    ASSERT_GT(line.size(), 66U) << "SHA256SUMS:" << number;
+    EXPECT_EQ(line.find_first_not_of("0123456789abcdef"), 64U) << "SHA256SUMS:" << number;
+    EXPECT_EQ(line.substr(64, 2), "  ") << "SHA256SUMS:" << number;
+    listed.insert(line.substr(66));
+  }
+  // Every file but the descriptions (README, LICENSE), git's attributes and the list itself is data
+  // and is listed.
+  std::size_t data_files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(data)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file() || name == "SHA256SUMS" || name == "README.md" || name == "LICENSE" ||
+        name == ".gitattributes") {
+      continue;
+    }
+    ++data_files;
+    EXPECT_TRUE(listed.contains(fs::relative(entry.path(), data).string()))
+        << fs::relative(entry.path(), data).string() << " is not in examples/data/SHA256SUMS";
+  }
+  for (const std::string& file : listed) {
+    EXPECT_TRUE(fs::is_regular_file(data / file)) << "SHA256SUMS lists " << file << ", which is not there";
+  }
+  EXPECT_GE(data_files, 2U);  // El Centro 1940 NS and Kobe 1995 at least
+}
+
+// Text that points at the tracker instead of saying what a thing is: a ticket by number ("issue"
+// and a number, "(#" and a number), by possessive, or as "the ... issue". Matched on lower-cased
+// lines that hold "issue" or "#": a regex over every byte of the data files would take seconds.
+const std::regex& ticket_reference() {
+  static const std::regex pattern(
+      R"(\bissues?\s*#?\s*[0-9]|\bissue's|\bthe\s+([a-z0-9-]+\s+){0,2}issue\b|\bissue\s+"|\(#[0-9]+\)|)"
+      R"(\b(fixes|closes|resolves|see)\s+#[0-9]+)");
+  return pattern;
+}
+
+TEST(Repository, NoTextRefersToTicketsOfTheTracker) {
+  // LICENSE is the Apache text ("issue tracking systems").
+  const std::set<std::string> exempt{"LICENSE"};
+  std::string hits;
+  for (const fs::path& file : repository_files()) {
+    const std::string relative = fs::relative(file, test::source_dir()).string();
+    if (exempt.contains(relative)) continue;
+    std::ifstream in(file, std::ios::binary);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      std::transform(line.begin(), line.end(), line.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+      if (line.find("issue") == std::string::npos && line.find('#') == std::string::npos) continue;
+      if (std::regex_search(line, ticket_reference())) hits += fmt::format("\n{}:{}: {}", relative, number, line);
+    }
+  }
+  EXPECT_TRUE(hits.empty()) << "say what the thing is, not which ticket asked for it:" << hits;
+}
+
+// How many tests the suite holds is what ctest counts (`ctest -N`), not a number written into the
+// docs: "539 tests" stayed in the README while the suite grew to 999. The README states no count; the
+// docs' tables that record a run of a named commit (its time and its count then) may.
+std::string test_counts_in_prose(const std::string& text, bool tables_allowed) {
+  static const std::regex count(R"(\b\d[\d,]*\s+(unit |realtime |acceptance |GoogleTest |ctest )?tests\b)");
+  std::string hits;
+  std::istringstream in(text);
+  int number = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++number;
+    if (tables_allowed && line.starts_with("|")) continue;
+    if (std::regex_search(line, count)) hits += fmt::format("\n  line {}: {}", number, line);
+  }
+  return hits;
+}
+
+TEST(Repository, NoDocumentWritesDownHowManyTestsTheSuiteHas) {
+  std::string hits;
+  for (const auto& entry : fs::directory_iterator(test::source_dir() / "docs")) {
+    if (entry.path().extension() != ".md") continue;
+    if (std::string h = test_counts_in_prose(test::slurp(entry.path()), true); !h.empty()) {
+      hits += "\n" + entry.path().filename().string() + ":" + h;
+    }
+  }
+  if (std::string h = test_counts_in_prose(test::slurp(test::source_dir() / "README.md"), false); !h.empty()) {
+    hits += "\nREADME.md:" + h;
+  }
+  EXPECT_TRUE(hits.empty()) << "a count of tests goes stale; say `ctest -N` instead:" << hits;
+  // The pattern finds what it must, and a table row of a recorded run is left alone in the docs.
+  EXPECT_FALSE(test_counts_in_prose("runs `ctest` (539 tests, about 7 minutes)", false).empty());
+  EXPECT_FALSE(test_counts_in_prose("the suite's 1,204 unit tests", false).empty());
+  EXPECT_TRUE(test_counts_in_prose("| build and test | 667 s (999 tests) |", true).empty());
+  EXPECT_TRUE(test_counts_in_prose("20 plants, 3 runs, the tests of MarthsCampaign", false).empty());
+}
+
+TEST(Repository, TheTicketPatternFindsWhatItMustAndOnlyThat) {
+  // Split literals, so that this file does not hold what it forbids.
+  for (const char* reference : {"(iss"
+                                "ue 4 item 2)",
+                                "iss"
+                                "ue #5",
+                                "the real-time iss"
+                                "ue's acceptance",
+                                "the core iss"
+                                "ue",
+                                "the actuator-control iss"
+                                "ue",
+                                "(iss"
+                                "ue \"real-time loop\")",
+                                "fixed (#"
+                                "12)",
+                                "see #"
+                                "3"}) {
+    EXPECT_TRUE(std::regex_search(std::string(reference), ticket_reference())) << reference;
+  }
+  for (const char* text : {"commands issued before it", "el centro array #9, 180", "// #include <x>", "a tissue sample",
+                           "issues a command"}) {
+    EXPECT_FALSE(std::regex_search(std::string(text), ticket_reference())) << text;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Where the tests are and how ctest knows them (tests/CMakeLists.txt): each test file in
+// tests/<module>/<tier>/ or tests/<module>/<tier>/serial/, each tier one test program, each test
+// registered with ctest once, with its folder's tier as its label and RUN_SERIAL when in serial/.
+
+const std::set<std::string>& tiers() {
+  static const std::set<std::string> t{"unit", "realtime", "netns", "container", "acceptance"};
+  return t;
+}
+
+// Where a test file stands under tests/ (a path relative to it).
+struct TestFolder {
+  std::string module;
+  std::string tier;
+  bool serial = false;
+};
+
+// The folder of `relative` (a test file's path under tests/); nullopt when it is in no
+// <module>/<tier>/ or <module>/<tier>/serial/ folder of a known tier.
+std::optional<TestFolder> test_folder_of(const std::string& relative) {
+  static const std::regex path(R"(^([a-z_]+)/([a-z]+)/(serial/)?test_[a-z0-9_]+\.cpp$)");
+  std::smatch m;
+  if (!std::regex_match(relative, m, path) || !tiers().contains(m[2].str())) return std::nullopt;
+  return TestFolder{m[1].str(), m[2].str(), m[3].matched};
+}
+
+// The test program of a tier's files (tests/CMakeLists.txt).
+std::string program_of(const TestFolder& folder) {
+  return "rths_" + folder.tier + (folder.serial ? "_serial" : "") + "_tests";
+}
+
+// Every test_*.cpp under tests/, by its path relative to tests/.
+std::vector<std::string> test_files() {
+  std::vector<std::string> files;
+  const fs::path tests = test::source_dir() / "tests";
+  for (const auto& entry : fs::recursive_directory_iterator(tests)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_regular_file() && name.starts_with("test_") && name.ends_with(".cpp")) {
+      files.push_back(fs::relative(entry.path(), tests).generic_string());
+    }
+  }
+  return files;
+}
+
+TEST(Repository, EveryTestFileIsInAModuleAndTierFolder) {
+  const std::vector<std::string> files = test_files();
+  EXPECT_GT(files.size(), 80U) << "the walk did not see tests/";
+  for (const std::string& file : files) {
+    const std::optional<TestFolder> folder = test_folder_of(file);
+    ASSERT_TRUE(folder) << "tests/" << file << ": a test file belongs in tests/<module>/<tier>/ or "
+                        << "tests/<module>/<tier>/serial/, <tier> one of unit, realtime, netns, container, acceptance";
+    // The module is a folder of the product (one with its own CMakeLists.txt) or the whole repository.
+    EXPECT_TRUE(folder->module == "repository" ||
+                (folder->module != "tests" && fs::exists(test::source_dir() / folder->module / "CMakeLists.txt")))
+        << "tests/" << file << ": " << folder->module
+        << " is no top-level folder of the product (nor `repository`, for rules over the whole of it)";
+  }
+  EXPECT_FALSE(test_folder_of("common/units/test_a.cpp"));
+  EXPECT_FALSE(test_folder_of("test_a.cpp"));
+  EXPECT_FALSE(test_folder_of("common/unit/alone/test_a.cpp"));
+  EXPECT_TRUE(test_folder_of("common/realtime/serial/test_a.cpp")->serial);
+}
+
+// A JSON document as protobuf's Struct: ctest's and GoogleTest's listings.
+pb::Struct json_of(const std::string& text, const std::string& what) {
+  pb::Struct document;
+  const auto status = pb::util::JsonStringToMessage(text, &document);
+  EXPECT_TRUE(status.ok()) << what << ": " << status.ToString();
+  return document;
+}
+
+// A test as ctest has it registered: the program its command runs, its labels, RUN_SERIAL.
+struct Registration {
+  std::string program;
+  std::set<std::string> labels;
+  bool serial = false;
+};
+
+// Every test of the build folder, by name (`ctest --show-only=json-v1`).
+std::multimap<std::string, Registration> registrations(const fs::path& scratch) {
+  test::Process ctest(RTHS_CTEST_COMMAND, {"--test-dir", RTHS_BUILD_DIR, "--show-only=json-v1"}, scratch / "ctest");
+  EXPECT_EQ(ctest.wait(std::chrono::seconds(60)), 0) << ctest.err();
+  const pb::Struct document = json_of(ctest.out(), "ctest --show-only=json-v1");
+  std::multimap<std::string, Registration> tests;
+  if (!document.fields().contains("tests")) return tests;
+  for (const pb::Value& test : document.fields().at("tests").list_value().values()) {
+    const auto& fields = test.struct_value().fields();
+    Registration r;
+    if (fields.contains("command") && fields.at("command").list_value().values_size() > 0) {
+      r.program = fields.at("command").list_value().values(0).string_value();
+    }
+    if (fields.contains("properties")) {
+      for (const pb::Value& property : fields.at("properties").list_value().values()) {
+        const auto& p = property.struct_value().fields();
+        const std::string& name = p.at("name").string_value();
+        if (name == "LABELS") {
+          for (const pb::Value& label : p.at("value").list_value().values()) r.labels.insert(label.string_value());
+        } else if (name == "RUN_SERIAL") {
+          r.serial = p.at("value").bool_value();
+        }
+      }
+    }
+    tests.emplace(fields.at("name").string_value(), r);
+  }
+  return tests;
+}
+
+// The tests a test program holds (SUITE.TEST, as ctest names them), each with the file it is
+// written in, relative to tests/.
+std::map<std::string, std::string> tests_of(const fs::path& program, const fs::path& scratch) {
+  const fs::path listing = scratch / (program.filename().string() + ".json");
+  test::Process list(program.string(), {"--gtest_list_tests", "--gtest_output=json:" + listing.string()},
+                     scratch / program.filename());
+  EXPECT_EQ(list.wait(std::chrono::seconds(60)), 0) << list.err();
+  const pb::Struct document = json_of(test::slurp(listing), listing.string());
+  std::map<std::string, std::string> tests;
+  if (!document.fields().contains("testsuites")) return tests;
+  for (const pb::Value& suite : document.fields().at("testsuites").list_value().values()) {
+    const auto& s = suite.struct_value().fields();
+    for (const pb::Value& test : s.at("testsuite").list_value().values()) {
+      const auto& t = test.struct_value().fields();
+      // The file as the compiler was given it: absolute, or relative to the build folder (ccache's
+      // base_dir); either way its part from the repository's tests/ on.
+      const std::string file = "/" + t.at("file").string_value();
+      const std::size_t at = file.rfind("/tests/");
+      tests[s.at("name").string_value() + "." + t.at("name").string_value()] =
+          at == std::string::npos ? file : file.substr(at + 7);
+    }
+  }
+  return tests;
+}
+
+TEST(Repository, EveryTestIsRegisteredOnceWithTheLabelOfItsFolder) {
+  const test::ScratchFolder scratch("rths_registration");
+  std::set<std::string> programs;  // the test programs the folders make
+  for (const std::string& file : test_files()) {
+    if (const std::optional<TestFolder> folder = test_folder_of(file)) programs.insert(program_of(*folder));
+  }
+  ASSERT_TRUE(programs.contains("rths_unit_tests"));
+  const std::multimap<std::string, Registration> registered = registrations(scratch.path());
+  ASSERT_FALSE(registered.empty()) << "ctest found no test in " << RTHS_BUILD_DIR;
+  int checked = 0;
+  for (const std::string& name : programs) {
+    const fs::path program = test::bin_dir() / name;
+    if (!fs::exists(program)) {
+      // A stage that runs some tiers builds only their programs (deploy/check-sanitizers.sh); ctest
+      // then holds the program's place with NAME_NOT_BUILT, which fails where it is run.
+      std::printf("[   note   ] %s is not built here: its tests are not checked\n", name.c_str());
+      EXPECT_EQ(registered.count(name + "_NOT_BUILT"), 1U) << name;
+      continue;
+    }
+    const std::map<std::string, std::string> listed_tests = tests_of(program, scratch.path());
+    for (const auto& listed : listed_tests) {
+      const std::string& test = listed.first;
+      ++checked;
+      const std::optional<TestFolder> from = test_folder_of(listed.second);
+      ASSERT_TRUE(from) << test << " is written in tests/" << listed.second << ", in no <module>/<tier> folder";
+      EXPECT_EQ(program_of(*from), name) << test << " of tests/" << listed.second << " is compiled into " << name;
+      const auto [first, last] = registered.equal_range(test);
+      ASSERT_EQ(std::distance(first, last), 1) << test << " of " << name << " must be registered with ctest once";
+      const Registration& r = first->second;
+      EXPECT_EQ(fs::path(r.program).filename().string(), name) << test;
+      EXPECT_EQ(r.labels, std::set<std::string>{from->tier}) << test << " of tests/" << listed.second;
+      EXPECT_EQ(r.serial, from->serial) << test << " of tests/" << listed.second << ": RUN_SERIAL";
+    }
+    // Nothing registered for the program that it does not hold.
+    for (const auto& r : registered) {
+      if (fs::path(r.second.program).filename() == name) {
+        EXPECT_TRUE(listed_tests.contains(r.first)) << r.first << " is registered for " << name << ", which lacks it";
+      }
+    }
+  }
+  EXPECT_GT(checked, 400);
+}
+
+}  // namespace
+}  // namespace rths

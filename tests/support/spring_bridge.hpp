@@ -1,0 +1,208 @@
+#pragma once
+
+// examples/hardware/spring_bridge.textproto end to end: the seed 002 Case II spring behind the seed 004
+// actuator with the RLS controller, driven over the UDP bridge through rths-target, compared with the
+// same experiment in virtual time. Shared by the run on 127.0.0.1 (test_bridge_run.cpp) and the one
+// across network namespaces (test_netns_bridge.cpp).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "common/core/exit_codes.hpp"
+#include "support/process.hpp"
+#include "support/test_support.hpp"
+
+namespace rths::test {
+
+// Seconds of El Centro each comparison runs: the x2 peak falls in the first 5 s.
+constexpr double kSpringBridgeSeconds = 10.0;
+
+// rths-target's default watchdog (--watchdog-s, node_physical/target/main.cpp), which the end-to-end
+// runs use as a lab would: docs/performance.md has the measurement it comes from.
+constexpr const char* kSpringBridgeWatchdogS = "0.05";
+
+// The floors through the bridge agree with the same experiment on the simulated plant. Tolerance:
+// rths-target applies a command at its first tick after the datagram arrives and answers with that
+// tick's sensors, so against the simulated plant (command from t_j, reading at t_j) the actuator's
+// loop gains at most one target period, 1/4096 s = 0.244 ms, plus the transport to the target and
+// back (p99 about 0.03 ms on loopback, under 0.1 ms over a veth pair between namespaces) and the
+// bridge's wake-up (p99 well under 0.1 ms): under 0.4 ms. Uncompensated, the IISL actuator's
+// 13.67 ms lag costs 5.63 % of the x2 peak (docs/configuration.md): 0.41 % per ms, so at most 0.17 %
+// for 0.4 ms; the RLS controller compensates most of a constant lag. Twice that bound, 0.33 %, for
+// the peak, and for the root-mean-square difference over the whole history relative to the peak
+// (a constant lag's difference is bounded everywhere, so its RMS is too). Not for the largest
+// difference at one instant: a host stall of this VM holds a reply or a feedback for several steps
+// now and then (the bridge counts them; the relay's lateness reaches 2 ms), a real transient of the
+// real-time run that moved it to 0.43 % in one of five runs on an idle machine while the peak stayed
+// within 0.005 %; it is printed. The RLS
+// controller also absorbs a whole step of extra lag (a driver that handed over the previous reply
+// still passes here), so the bridge's timing itself is guarded where it is exact: UdpBridge.* against
+// a scripted target and RthsTarget.TheBridgeDriverDrivesItWithHardwareTrueTiming.
+constexpr double kSpringBridgeTolerancePct = 0.33;
+
+inline std::string spring_bridge_config() {
+  return example("hardware/spring_bridge.textproto").string();
+}
+
+// The override that points the site's RLS controller at a calibration file.
+inline std::string spring_bridge_calibration_set(const std::filesystem::path& calibration) {
+  return "site[spring].channel[0].controller.rls.calibration_path=" + calibration.string();
+}
+
+// The RLS controller's initial FIR from the monolithic reference (virtual time), written to
+// calibration (the log next to it).
+inline void calibrate_spring_bridge(const std::filesystem::path& calibration) {
+  Process cal("rths-numerical", {"calibrate", spring_bridge_config(), "--out", calibration.string()},
+              calibration.parent_path() / "calibrate");
+  ASSERT_EQ(cal.wait(std::chrono::seconds(120)), kExitCompleted) << cal.err();
+}
+
+// The same experiment in virtual time, the site's plants simulated at the site's rate, with the
+// overrides of the run it is compared with; its run folder is out.
+inline void run_spring_bridge_in_virtual_time(const std::filesystem::path& out, const std::vector<std::string>& sets) {
+  std::vector<std::string> args{"run",
+                                spring_bridge_config(),
+                                "--out",
+                                out.string(),
+                                "--quiet",
+                                "--set",
+                                "duration_s=" + std::to_string(kSpringBridgeSeconds)};
+  for (const auto& s : sets) {
+    args.insert(args.end(), {"--set", s});
+  }
+  Process simulated("rths-numerical", args, out.string() + "-numerical");
+  ASSERT_EQ(simulated.wait(std::chrono::seconds(60)), kExitCompleted) << simulated.err();
+}
+
+// Floors x1 and x2 of two numerical.csv within kSpringBridgeTolerancePct of the virtual-time peak:
+// the peak itself and the RMS difference over the history. Prints those and the largest difference.
+inline void expect_floors_match(const std::filesystem::path& bridged_csv, const std::filesystem::path& virtual_csv) {
+  for (const std::string floor : {"x1_m", "x2_m"}) {
+    const auto bridged = csv_column(bridged_csv, floor);
+    const auto virtual_time = csv_column(virtual_csv, floor);
+    ASSERT_EQ(bridged.size(), virtual_time.size()) << floor;
+    ASSERT_FALSE(bridged.empty()) << floor;
+    const double reference = peak(virtual_time);
+    const double peak_pct = 100.0 * std::abs(peak(bridged) - reference) / reference;
+    double squares = 0.0;
+    for (std::size_t i = 0; i < bridged.size(); ++i) squares += std::pow(bridged[i] - virtual_time[i], 2);
+    const double rms_pct = 100.0 * std::sqrt(squares / static_cast<double>(bridged.size())) / reference;
+    const double largest_pct = 100.0 * max_diff(bridged, virtual_time) / reference;
+    std::printf(
+        "%s: peak %.6f mm through the bridge, %.6f mm simulated: peak %.4f %%, RMS difference %.4f %%, largest "
+        "difference %.4f %%\n",
+        floor.c_str(), 1e3 * peak(bridged), 1e3 * reference, peak_pct, rms_pct, largest_pct);
+    EXPECT_LT(peak_pct, kSpringBridgeTolerancePct) << floor;
+    EXPECT_LT(rms_pct, kSpringBridgeTolerancePct) << floor;  // NaN fails too
+  }
+}
+
+// The share of steps whose reply the bridge may miss for the comparison to speak of the bridge rather
+// than of the machine. kSpringBridgeTolerancePct's derivation assumes a reply in every step but a
+// few: an idle run of this VM misses 3 to 20 replies of 12 480 (0.02-0.16 %), with an error under
+// 0.03 %, while a missed reply holds the last measurement for a step and a host stall holds it for
+// several. A CI machine whose target answered in 0.55 ms at p99 (the bridge waits 0.4 ms) missed
+// 302 (2.4 %, runs of up to 7) and the floors moved 1.5 %: that run measured the machine.
+constexpr double kSpringBridgeMaxMissedShare = 0.005;
+// Real-time runs a test makes before it gives up on a machine that cannot keep the bridge's time.
+constexpr int kSpringBridgeAttempts = 3;
+// Why such a test skips then. deploy/test.sh --no-skips lets this reason through (with the counts
+// each attempt printed): the comparison would measure the machine, not rths.
+constexpr const char* kSpringBridgeOverload =
+    "the bridge missed too many replies in every run: this machine cannot keep the target's time";
+
+// Whether a run ended because the site's bridge missed max_missed_replies replies in a row (a host
+// stall of that many steps on a loaded machine), by what the processes printed; says so when it did.
+inline bool missed_replies_abort(const std::string& printed) {
+  const bool missed =
+      printed.find("no reply from target") != std::string::npos && printed.find("steps in a row") != std::string::npos;
+  if (missed) {
+    std::printf(
+        "[ overload ] the site stopped: its bridge missed too many replies in a row (a stall of this "
+        "machine, not of the bridge)\n");
+  }
+  return missed;
+}
+
+// Whether the bridge answered enough steps in time for the comparison with virtual time to hold
+// (kSpringBridgeMaxMissedShare); prints the count when not.
+inline bool bridge_kept_time(const results::SiteSummary& site) {
+  const results::UdpBridgePlant& bridge = site.channels(0).plant().udp_bridge();
+  const double steps = static_cast<double>(bridge.replies() + bridge.missed());
+  const double share = steps > 0.0 ? static_cast<double>(bridge.missed()) / steps : 1.0;
+  if (share <= kSpringBridgeMaxMissedShare) {
+    return true;
+  }
+  std::printf(
+      "[ overload ] the bridge missed %llu of %.0f replies (%.2f %%, longest run %llu), more than the %.1f %% "
+      "the comparison assumes: this machine did not keep the target's time\n",
+      static_cast<unsigned long long>(bridge.missed()), steps, 100.0 * share,
+      static_cast<unsigned long long>(bridge.longest_missed_run()), 100.0 * kSpringBridgeMaxMissedShare);
+  return false;
+}
+
+// Whether a run that a site's interlock stopped ran on a machine that did not keep the bridge's time
+// (bridge_kept_time false on the site's summary). There an RLS compensator adapts in a loop whose
+// timing is the machine's stalls rather than the rig's, and can drive the actuator off its target
+// until the interlock stops the test (a fresh Debian root without real-time priority, a build beside
+// it, 2 % of replies missed: 23 mm of tracking error over 20 steps, a maRTHS stroke at its limit):
+// the site's protection working on that machine, of which the comparison cannot speak. Says so.
+inline bool interlock_on_an_overloaded_machine(const std::string& printed, const std::filesystem::path& site_summary) {
+  if (printed.find("interlock:") == std::string::npos || !std::filesystem::exists(site_summary)) return false;
+  if (bridge_kept_time(read_site_summary(site_summary))) return false;
+  std::printf("[ overload ] the site's interlock stopped a run on a machine that did not keep the bridge's time\n");
+  return true;
+}
+
+// Whether the two nodes kept the link's time for the comparison with virtual time to hold: every
+// held step of the numerical node (no new feedback: the model error of an older step used) and of the
+// site (no new command: the target held) beyond the link's own start (no feedback before one round
+// trip, no command before one forward delay, as in virtual time) is a timing artifact the virtual
+// reference does not have, as a missed reply is. Allowed: kSpringBridgeMaxMissedShare of the steps
+// each. Prints the counts when not.
+inline bool nodes_kept_time(const std::filesystem::path& attempt_dir, double forward_s, double backward_s) {
+  const results::RunSummary run = read_summary(attempt_dir / "run/summary.json");
+  const results::SiteSummary site = read_site_summary(attempt_dir / "site/site_spring.json");
+  const auto it = run.sites().find("spring");
+  if (it == run.sites().end()) return false;
+  const double steps = static_cast<double>(run.steps());
+  const double numerical_extra =
+      static_cast<double>(it->second.numerical_side().held_steps()) - (forward_s + backward_s) * 1024.0;
+  const double site_extra = static_cast<double>(site.held_steps()) - forward_s * 1024.0;
+  std::printf("held steps beyond the link's start: numerical node %.0f, site %.0f of %.0f\n", numerical_extra,
+              site_extra, steps);
+  if (std::max(numerical_extra, site_extra) <= kSpringBridgeMaxMissedShare * steps) {
+    return true;
+  }
+  std::printf(
+      "[ overload ] the nodes held more than %.1f %% of the steps for want of a feedback or a command: this machine "
+      "did not keep the link's time\n",
+      100.0 * kSpringBridgeMaxMissedShare);
+  return false;
+}
+
+// Every step was answered in time or counted (never ten in a row missed); the ramps ran; the
+// target never clamped or tripped, and the site's disarm after its stop ramp left its watchdog
+// untripped. target_report: what rths-target printed when it ended. Prints the bridge's figures.
+inline void expect_bridge_ran_cleanly(const results::SiteSummary& site, const std::string& target_report) {
+  const results::UdpBridgePlant& bridge = site.channels(0).plant().udp_bridge();
+  std::printf("bridge: %llu replies, %llu missed (longest run %llu), round trip p50 %.1f us p99 %.1f us\n",
+              static_cast<unsigned long long>(bridge.replies()), static_cast<unsigned long long>(bridge.missed()),
+              static_cast<unsigned long long>(bridge.longest_missed_run()), bridge.round_trip_p50_us(),
+              bridge.round_trip_p99_us());
+  EXPECT_LT(bridge.longest_missed_run(), 10U);  // the example's max_missed_replies: the run did not stop
+  EXPECT_EQ(site.safe_motion().stop_ramp(), "completed");
+  EXPECT_EQ(site.safe_motion().start_ramp_steps(), 1024);
+  EXPECT_NE(target_report.find(" 0 stroke clamps"), std::string::npos) << target_report;
+  EXPECT_NE(target_report.find(" 0 after the trip"), std::string::npos) << target_report;
+  // The site disarmed the target after its stop ramp: no trip after a completed test.
+  EXPECT_EQ(bridge.disarm(), "confirmed");
+  EXPECT_NE(target_report.find("watchdog not tripped, disarmed by the site"), std::string::npos) << target_report;
+}
+
+}  // namespace rths::test
