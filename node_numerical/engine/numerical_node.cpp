@@ -1,5 +1,4 @@
 #include "node_numerical/engine/numerical_node.hpp"
-#include "node_numerical/integrators/integrator.hpp"
 
 #include <algorithm>
 #include <cmath>

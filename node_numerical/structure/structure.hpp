@@ -6,7 +6,6 @@
 
 #include "common/dynamics/structural_modes.hpp"
 #include "node_numerical/structure/hysteretic_spring.hpp"
-#include "node_numerical/integrators/integrator.hpp"
 
 namespace rths::config {
 class Structure;

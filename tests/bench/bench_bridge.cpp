@@ -14,9 +14,9 @@
 
 #include <asio/io_context.hpp>
 
+#include "common/transport/udp_link.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
-#include "common/transport/udp_link.hpp"
 #include "support/bridge_layouts.hpp"
 
 namespace {

@@ -16,10 +16,10 @@
 
 #include <asio/io_context.hpp>
 
-#include "experiment.pb.h"
-#include "node_physical/drivers/bridge_layout.hpp"
 #include "common/transport/link.hpp"
 #include "common/transport/udp_link.hpp"
+#include "experiment.pb.h"
+#include "node_physical/drivers/bridge_layout.hpp"
 #include "support/bridge_layouts.hpp"
 
 namespace rths::test {

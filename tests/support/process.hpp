@@ -19,8 +19,8 @@
 #include <gtest/gtest.h>
 
 #include "common/core/child_process.hpp"
-#include "common/records/results.hpp"
 #include "common/protocol/secret_key.hpp"
+#include "common/records/results.hpp"
 #include "node_numerical/study/csv.hpp"
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"

@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "common/config/config.hpp"
+#include "node_numerical/integrators/integrator.hpp"
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
-#include "node_numerical/integrators/integrator.hpp"
 
 namespace rths {
 namespace {

@@ -16,10 +16,10 @@
 #include <google/protobuf/text_format.h>
 #include <Eigen/Dense>
 
-#include "experiment.pb.h"
 #include "common/core/component_registry.hpp"
 #include "common/dynamics/eigen_problems.hpp"
 #include "common/dynamics/structural_damping.hpp"
+#include "experiment.pb.h"
 #include "node_numerical/structure/structure.hpp"
 #include "support/contract_support.hpp"
 #include "support/test_support.hpp"

@@ -19,10 +19,10 @@
 
 #include <sys/stat.h>
 
+#include "common/core/input_file.hpp"
+#include "common/dynamics/ground_motion.hpp"
 #include "common/ground_motions/synthetic_motion.hpp"
 #include "experiment.pb.h"
-#include "common/dynamics/ground_motion.hpp"
-#include "common/core/input_file.hpp"
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 

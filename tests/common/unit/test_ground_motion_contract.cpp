@@ -17,10 +17,10 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/text_format.h>
 
-#include "common/ground_motions/synthetic_motion.hpp"
-#include "experiment.pb.h"
 #include "common/core/component_registry.hpp"
 #include "common/dynamics/ground_motion.hpp"
+#include "common/ground_motions/synthetic_motion.hpp"
+#include "experiment.pb.h"
 #include "support/contract_support.hpp"
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"

@@ -19,10 +19,10 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/text_format.h>
 
-#include "experiment.pb.h"
-#include "common/core/component_registry.hpp"
 #include "common/config/config.hpp"
+#include "common/core/component_registry.hpp"
 #include "common/transport/impairment.hpp"
+#include "experiment.pb.h"
 #include "support/alloc_counter.hpp"
 #include "support/contract_support.hpp"
 #include "support/scratch_folder.hpp"

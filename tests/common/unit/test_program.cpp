@@ -16,12 +16,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include "common/core/command_line.hpp"
 #include "common/config/config.hpp"
+#include "common/core/command_line.hpp"
 #include "common/core/exit_codes.hpp"
+#include "common/core/version.hpp"
 #include "common/program/program.hpp"
 #include "common/records/telemetry.hpp"
-#include "common/core/version.hpp"
 #include "support/scratch_folder.hpp"
 
 namespace rths {

@@ -1,6 +1,6 @@
 // The real-time loop's latency histogram and its acquisition of real-time resources
-// (common/realtime/realtime_loop.hpp, common/realtime/latency_histogram.hpp), with no clock (the loop itself on the wall
-// clock: realtime/test_realtime_loop.cpp).
+// (common/realtime/realtime_loop.hpp, common/realtime/latency_histogram.hpp), with no clock (the loop itself on the
+// wall clock: realtime/test_realtime_loop.cpp).
 #include <gtest/gtest.h>
 
 #include <pthread.h>

@@ -20,11 +20,11 @@
 
 #include <google/protobuf/descriptor.h>
 
-#include "node_physical/drivers/udp_bridge.hpp"
-#include "results.pb.h"
 #include "common/core/exit_codes.hpp"
 #include "common/records/results.hpp"
 #include "node_numerical/engine/experiment.hpp"
+#include "node_physical/drivers/udp_bridge.hpp"
+#include "results.pb.h"
 #include "support/process.hpp"
 #include "support/results_json.hpp"
 #include "support/test_support.hpp"

@@ -27,8 +27,8 @@
 
 #include "common/core/address.hpp"
 #include "common/core/exit_codes.hpp"
-#include "common/records/results.hpp"
 #include "common/protocol/secret_key.hpp"
+#include "common/records/results.hpp"
 #include "common/records/telemetry.hpp"
 #include "common/transport/udp_link.hpp"
 #include "rths/console/hub.hpp"

@@ -50,8 +50,8 @@
 #include <fmt/format.h>
 #include <Eigen/Dense>
 
-#include "common/dynamics/eigen_problems.hpp"
 #include "common/core/exit_codes.hpp"
+#include "common/dynamics/eigen_problems.hpp"
 #include "node_numerical/engine/experiment.hpp"
 #include "node_numerical/structure/stability_plan.hpp"
 #include "node_numerical/structure/structure.hpp"

@@ -15,9 +15,9 @@
 #include <fmt/format.h>
 
 #include "common/config/config.hpp"
+#include "common/config/memory_budget.hpp"
 #include "common/core/exit_codes.hpp"
 #include "common/core/input_file.hpp"
-#include "common/config/memory_budget.hpp"
 #include "common/protocol/secret_key.hpp"
 #include "node_numerical/engine/experiment.hpp"
 #include "support/bad_inputs.hpp"

@@ -16,17 +16,17 @@
 #include <vector>
 
 #include "common/config/config.hpp"
-#include "common/dynamics/ground_motion.hpp"
 #include "common/core/text.hpp"
+#include "common/dynamics/ground_motion.hpp"
 #include "common/transport/virtual_link.hpp"
 #include "node_numerical/engine/experiment.hpp"
-#include "node_numerical/structure/hysteretic_spring.hpp"
 #include "node_numerical/engine/numerical_node.hpp"
+#include "node_numerical/integrators/integrator.hpp"
+#include "node_numerical/structure/hysteretic_spring.hpp"
 #include "node_numerical/structure/structure.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/malloc_counter.hpp"
 #include "support/test_support.hpp"
-#include "node_numerical/integrators/integrator.hpp"
 
 namespace rths {
 namespace {

@@ -15,13 +15,13 @@
 #include <utility>
 #include <vector>
 
-#include "experiment.pb.h"
 #include "common/dynamics/eigen_problems.hpp"
 #include "common/dynamics/ground_motion.hpp"
+#include "experiment.pb.h"
+#include "node_numerical/integrators/integrator.hpp"
 #include "node_numerical/structure/structure.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/malloc_counter.hpp"
-#include "node_numerical/integrators/integrator.hpp"
 
 namespace rths {
 namespace {

@@ -13,10 +13,10 @@
 
 #include "common/config/config.hpp"
 #include "common/dynamics/eigen_problems.hpp"
+#include "node_numerical/integrators/integrator.hpp"
 #include "node_numerical/structure/structure.hpp"
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
-#include "node_numerical/integrators/integrator.hpp"
 
 namespace rths {
 namespace {

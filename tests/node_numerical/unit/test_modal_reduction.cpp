@@ -19,13 +19,13 @@
 #include "common/dynamics/ground_motion.hpp"
 #include "common/metrics/metrics.hpp"
 #include "node_numerical/engine/experiment.hpp"
+#include "node_numerical/integrators/integrator.hpp"
 #include "node_numerical/structure/modal_reduction.hpp"
 #include "node_numerical/structure/model_ladder.hpp"
 #include "node_numerical/structure/structure.hpp"
 #include "support/process.hpp"
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
-#include "node_numerical/integrators/integrator.hpp"
 
 namespace rths {
 namespace {

@@ -15,7 +15,6 @@
 
 #include <fmt/format.h>
 
-#include "node_physical/actuators/linear_actuator.hpp"
 #include "common/config/config.hpp"
 #include "common/core/exit_codes.hpp"
 #include "common/dynamics/linear_system.hpp"
@@ -25,12 +24,13 @@
 #include "common/transport/virtual_link.hpp"
 #include "node_numerical/engine/experiment.hpp"
 #include "node_numerical/engine/numerical_node.hpp"
+#include "node_numerical/integrators/integrator.hpp"
+#include "node_physical/actuators/linear_actuator.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
 #include "support/non_finite.hpp"
 #include "support/process.hpp"
 #include "support/test_support.hpp"
-#include "node_numerical/integrators/integrator.hpp"
 
 namespace rths {
 namespace {

@@ -20,10 +20,10 @@
 
 #include <asio/io_context.hpp>
 
-#include "node_physical/drivers/bridge_layout.hpp"
 #include "common/config/config.hpp"
 #include "common/core/exit_codes.hpp"
 #include "common/transport/udp_link.hpp"
+#include "node_physical/drivers/bridge_layout.hpp"
 #include "support/bridge_run.hpp"
 #include "support/process.hpp"
 #include "support/spring_bridge.hpp"

@@ -16,11 +16,11 @@
 
 #include <google/protobuf/descriptor.h>
 
+#include "common/core/component_registry.hpp"
 #include "experiment.pb.h"
 #include "node_physical/drivers/bridge_layout.hpp"
 #include "node_physical/interfaces/plant_driver.hpp"
 #include "results.pb.h"
-#include "common/core/component_registry.hpp"
 #include "rths/node_physical/site_plants.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/contract_support.hpp"

@@ -21,12 +21,12 @@
 
 #include <asio/io_context.hpp>
 
-#include "node_physical/drivers/bridge_layout.hpp"
-#include "node_physical/drivers/udp_bridge.hpp"
 #include "common/config/config.hpp"
 #include "common/transport/udp_link.hpp"
-#include "rths/node_physical/site_plants.hpp"
+#include "node_physical/drivers/bridge_layout.hpp"
+#include "node_physical/drivers/udp_bridge.hpp"
 #include "node_physical/target/target_emulator.hpp"
+#include "rths/node_physical/site_plants.hpp"
 #include "support/bridge_layouts.hpp"
 #include "support/process.hpp"
 #include "support/scratch_folder.hpp"

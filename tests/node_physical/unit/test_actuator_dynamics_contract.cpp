@@ -15,12 +15,12 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/text_format.h>
 
+#include "common/config/config.hpp"
+#include "common/core/component_registry.hpp"
 #include "experiment.pb.h"
 #include "node_physical/actuators/linear_actuator.hpp"
 #include "node_physical/interfaces/actuator_dynamics.hpp"
 #include "results.pb.h"
-#include "common/core/component_registry.hpp"
-#include "common/config/config.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/contract_support.hpp"

@@ -22,12 +22,12 @@
 #include <string>
 #include <vector>
 
+#include "common/dynamics/eigen_problems.hpp"
+#include "common/dynamics/linear_system.hpp"
 #include "experiment.pb.h"
 #include "node_physical/actuators/linear_actuator.hpp"
 #include "node_physical/actuators/servo_hydraulic_actuator.hpp"
 #include "results.pb.h"
-#include "common/dynamics/eigen_problems.hpp"
-#include "common/dynamics/linear_system.hpp"
 #include "rths/node_physical/actuator_plant.hpp"
 #include "support/alloc_counter.hpp"
 

@@ -14,13 +14,13 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
+#include "common/config/config.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
 #include "node_physical/controllers/site_controller.hpp"
 #include "results.pb.h"
-#include "common/core/component_registry.hpp"
-#include "common/config/config.hpp"
-#include "common/core/problems.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/contract_support.hpp"
 #include "support/test_support.hpp"

@@ -24,6 +24,8 @@
 
 #include <Eigen/Dense>
 
+#include "common/core/component_registry.hpp"
+#include "common/dynamics/eigen_problems.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
 #include "node_physical/controllers/iir_filter.hpp"
@@ -32,8 +34,6 @@
 #include "node_physical/controllers/polynomial_extrapolation.hpp"
 #include "node_physical/controllers/rls_compensator.hpp"
 #include "results.pb.h"
-#include "common/core/component_registry.hpp"
-#include "common/dynamics/eigen_problems.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/test_support.hpp"
 

@@ -6,9 +6,9 @@
 
 #include <google/protobuf/descriptor.h>
 
+#include "common/core/component_registry.hpp"
 #include "experiment.pb.h"
 #include "node_physical/interfaces/plant_driver.hpp"
-#include "common/core/component_registry.hpp"
 #include "support/driver_equipment.hpp"
 
 namespace rths {

@@ -18,11 +18,11 @@
 
 #include <fmt/format.h>
 
+#include "common/config/config.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
 #include "experiment.pb.h"
 #include "node_physical/setups/rigid_coupler_setup.hpp"
-#include "common/core/component_registry.hpp"
-#include "common/config/config.hpp"
-#include "common/core/problems.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 #include "support/alloc_counter.hpp"
 

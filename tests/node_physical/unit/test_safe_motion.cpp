@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "node_physical/controllers/pass_through.hpp"
 #include "common/config/config.hpp"
 #include "common/core/exit_codes.hpp"
+#include "node_physical/controllers/pass_through.hpp"
 #include "rths/node_physical/physical_substructure.hpp"
 #include "rths/node_physical/safe_motion.hpp"
 #include "support/process.hpp"

@@ -16,11 +16,11 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/text_format.h>
 
-#include "experiment.pb.h"
-#include "node_physical/setups/matrix_setup.hpp"
+#include "common/config/setup_checks.hpp"
 #include "common/core/component_registry.hpp"
 #include "common/core/problems.hpp"
-#include "common/config/setup_checks.hpp"
+#include "experiment.pb.h"
+#include "node_physical/setups/matrix_setup.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/contract_support.hpp"

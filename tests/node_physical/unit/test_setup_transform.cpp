@@ -26,14 +26,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/config/config.hpp"
+#include "common/config/setup_checks.hpp"
+#include "common/core/component_registry.hpp"
+#include "common/core/problems.hpp"
 #include "experiment.pb.h"
 #include "node_physical/setups/inclined_actuator_setup.hpp"
 #include "node_physical/setups/matrix_setup.hpp"
 #include "node_physical/setups/two_actuators_setup.hpp"
-#include "common/core/component_registry.hpp"
-#include "common/config/config.hpp"
-#include "common/core/problems.hpp"
-#include "common/config/setup_checks.hpp"
 #include "rths/node_physical/setup_transform.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/test_support.hpp"

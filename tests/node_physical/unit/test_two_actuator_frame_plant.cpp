@@ -21,10 +21,10 @@
 #include <string>
 #include <vector>
 
+#include "common/core/random.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "results.pb.h"
-#include "common/core/random.hpp"
 #include "rths/node_physical/two_actuator_frame_plant.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/marths_plant.hpp"

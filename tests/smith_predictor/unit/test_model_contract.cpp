@@ -17,8 +17,8 @@
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 
-#include "experiment.pb.h"
 #include "common/core/component_registry.hpp"
+#include "experiment.pb.h"
 #include "rths/smith_predictor/prediction_model.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/contract_support.hpp"
