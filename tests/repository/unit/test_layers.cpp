@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
-#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -13,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "support/process.hpp"
 #include "support/test_support.hpp"
 
 namespace rths {
@@ -201,38 +201,39 @@ TEST(Layers, CommonReachesItsComponentsThroughTheRegistryOnly) {
   EXPECT_GT(checked, 100);
 }
 
-// Each sub-library of common/ and node_numerical/ links the ones below it (FOLDER/CMakeLists.txt:
-// "rths_common_library(NAME DEPENDENCY...)", "rths_numerical_library(...)"), and only those its row of
-// the folder table allows, so that the linker holds the order the includes follow.
+// Each sub-library links the ones below it ("rths_sub_library(PREFIX NAME DEPENDENCY...)" in
+// common/CMakeLists.txt and node_numerical/CMakeLists.txt), and only those its row of the folder table
+// allows, so that the linker holds the order the includes follow.
 TEST(Layers, EachSubLibraryLinksOnlyWhatItsRowAllows) {
   const auto table = folder_table();
-  // The CMake target of a folder: rths_common_NAME, rths_numerical_NAME, or a whole folder's.
+  // The folder a sub-library prefix stands for, and the CMake targets of whole folders.
+  const std::map<std::string, std::string> folder_of_prefix{{"rths_common", "common"},
+                                                            {"rths_numerical", "node_numerical"}};
   const std::map<std::string, std::string> folder_of_target{{"rths_proto", "proto"},
                                                             {"rths_common", "common"},
                                                             {"rths_smith_predictor", "smith_predictor"},
                                                             {"rths_node_physical", "node_physical"}};
   const auto target_folder = [&](const std::string& target) -> std::string {
-    for (const auto& [prefix, folder] : {std::pair<std::string, std::string>{"rths_common_", "common/"},
-                                         std::pair<std::string, std::string>{"rths_numerical_", "node_numerical/"}}) {
-      if (target.starts_with(prefix)) return folder + target.substr(prefix.size());
+    for (const auto& [prefix, folder] : folder_of_prefix) {
+      if (target.starts_with(prefix + "_")) return folder + "/" + target.substr(prefix.size() + 1);
     }
     const auto found = folder_of_target.find(target);
     return found == folder_of_target.end() ? std::string{} : found->second;
   };
+  const std::regex declaration(R"(^rths_sub_library\(([a-z_]+) ([a-z_]+)((?: [^ )]+)*)\)$)");
   int libraries = 0;
   int links = 0;
-  for (const auto& [folder, function] :
-       {std::pair<std::string, std::string>{"common", "rths_common_library"},
-        std::pair<std::string, std::string>{"node_numerical", "rths_numerical_library"}}) {
-    std::ifstream in(test::source_dir() / folder / "CMakeLists.txt");
-    const std::regex declaration("^" + function + R"(\(([a-z_]+)((?: [^ )]+)*)\)$)");
-    for (std::string line; std::getline(in, line);) {
+  for (const auto& entry : folder_of_prefix) {
+    const std::string& folder = entry.second;  // not a structured binding: clang 14 cannot capture one
+    std::istringstream lines(test::slurp(test::source_dir() / folder / "CMakeLists.txt"));
+    for (std::string line; std::getline(lines, line);) {
       std::smatch m;
       if (!std::regex_match(line, m, declaration)) continue;
       ++libraries;
-      const std::string library = folder + "/" + m[1].str();
+      EXPECT_EQ(m[1].str(), entry.first) << folder << "/CMakeLists.txt: " << line;
+      const std::string library = folder + "/" + m[2].str();
       EXPECT_EQ(table.count(library), 1U) << library << " has no row in docs/architecture.md §2";
-      std::stringstream dependencies(m[2].str());
+      std::stringstream dependencies(m[3].str());
       for (std::string dependency; dependencies >> dependency;) {
         if (!dependency.starts_with("rths_")) continue;  // a package (Eigen, spdlog, libsodium)
         ++links;
@@ -243,33 +244,30 @@ TEST(Layers, EachSubLibraryLinksOnlyWhatItsRowAllows) {
       }
     }
   }
-  EXPECT_GE(libraries, 10) << "common/ and node_numerical/ declare their sub-libraries with one function each";
+  EXPECT_GE(libraries, 10) << "common/ and node_numerical/ declare their sub-libraries with rths_sub_library";
   EXPECT_GE(links, libraries);
 }
 
 // Every executable of docs/architecture.md §10's table has its main where the table says, and runs on
 // the one program skeleton (run_program: --help, --version, exit codes, logging, signals).
 TEST(Layers, EveryExecutableIsAThinMainOnTheProgramSkeleton) {
-  std::ifstream in(test::source_dir() / "docs" / "architecture.md");
+  std::istringstream lines(test::slurp(test::source_dir() / "docs" / "architecture.md"));
   const std::regex row(R"(^\| `(rths-[a-z-]+)` \| `([a-z_/]+\.cpp)` \|.*$)");
   int mains = 0;
-  for (std::string line; std::getline(in, line);) {
+  for (std::string line; std::getline(lines, line);) {
     std::smatch m;
     if (!std::regex_match(line, m, row)) continue;
     ++mains;
     const fs::path main = test::source_dir() / m[2].str();
-    std::ifstream source(main);
-    ASSERT_TRUE(source.good()) << m[1].str() << ": no " << m[2].str();
-    const std::string text((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
-    EXPECT_NE(text.find("run_program("), std::string::npos) << m[2].str() << " does not run on the program skeleton";
-    std::ifstream cmake(main.parent_path() / "CMakeLists.txt");
-    const std::string lists((std::istreambuf_iterator<char>(cmake)), std::istreambuf_iterator<char>());
+    ASSERT_TRUE(fs::is_regular_file(main)) << m[1].str() << ": no " << m[2].str();
+    EXPECT_NE(test::slurp(main).find("run_program("), std::string::npos)
+        << m[2].str() << " does not run on the program skeleton";
+    // Declared in the main's folder, or in its parent's (node_physical/src/main.cpp, console/src/main.cpp).
     const std::string declared = "add_executable(" + m[1].str() + " ";
-    const bool beside = lists.find(declared) != std::string::npos;
-    std::ifstream parent_cmake(main.parent_path().parent_path() / "CMakeLists.txt");
-    const std::string parent((std::istreambuf_iterator<char>(parent_cmake)), std::istreambuf_iterator<char>());
-    EXPECT_TRUE(beside || parent.find(declared) != std::string::npos)
-        << m[1].str() << " is not built from the folder of " << m[2].str();
+    const bool beside = test::slurp(main.parent_path() / "CMakeLists.txt").find(declared) != std::string::npos;
+    const bool above =
+        test::slurp(main.parent_path().parent_path() / "CMakeLists.txt").find(declared) != std::string::npos;
+    EXPECT_TRUE(beside || above) << m[1].str() << " is not built from the folder of " << m[2].str();
   }
   EXPECT_GE(mains, 8);
 }
