@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -16,45 +18,31 @@ DofKind kind_at(const std::vector<DofKind>& kinds, std::size_t i) {
   return i < kinds.size() ? kinds[i] : DofKind::kTranslation;
 }
 
-std::vector<Column> numerical_columns(const std::vector<std::string>& dofs, const std::vector<DofKind>& kinds,
-                                      const std::vector<NumericalSite>& sites,
-                                      const std::vector<SpringElement>& springs) {
-  std::vector<Column> cols{{"t", "s"}, {"ag", "m_per_s2"}};
-  for (std::size_t d = 0; d < dofs.size(); ++d) {
-    cols.push_back({dofs[d], std::string(displacement_unit(kind_at(kinds, d)))});
+// The record's columns, named once: a pass of the column functions with ColumnNames collects their
+// names and units (at construction), one with RowWriter writes their values (in every step). A
+// column's name is its prefix and its label ("u_" + "s1"), so that a step builds no string.
+class ColumnNames {
+ public:
+  void operator()(std::string_view prefix, std::string_view label, std::string_view unit, double /*value*/) {
+    columns_.push_back({std::string(prefix).append(label), std::string(unit)});
   }
-  for (std::size_t d = 0; d < dofs.size(); ++d) {
-    cols.push_back({"v_" + dofs[d], std::string(velocity_unit(kind_at(kinds, d)))});
+  std::vector<Column> take() { return std::move(columns_); }
+
+ private:
+  std::vector<Column> columns_;
+};
+
+class RowWriter {
+ public:
+  explicit RowWriter(std::vector<double>& row) : row_(row) {}
+  void operator()(std::string_view /*prefix*/, std::string_view /*label*/, std::string_view /*unit*/, double value) {
+    row_[col_++] = value;
   }
-  for (const auto& site : sites) {
-    for (Eigen::Index c = 0; c < site.channels(); ++c) {
-      const auto channel = static_cast<std::size_t>(c);
-      const std::string n = channel_label(site.name, static_cast<std::size_t>(site.channels()), channel);
-      const DofKind kind = kind_at(site.channel_kinds, channel);
-      const std::string motion(displacement_unit(kind));
-      const std::string force(force_unit(kind));
-      cols.push_back({"u_" + n, motion});
-      cols.push_back({"f_" + n, force});
-      cols.push_back({"e_" + n, force});
-      cols.push_back({"fm_" + n, force});
-      cols.push_back({"xm_" + n, motion});
-    }
-    // A multi-axial site's actuators (behind its setup): stroke target, command and reading. An
-    // actuator's stroke is a length whatever the DOFs it moves.
-    for (std::size_t i = 0; site.is_local() && i < actuators_of(site.local->plants()); ++i) {
-      const std::string n = actuator_label(site.name, i);
-      cols.push_back({"st_" + n, "m"});
-      cols.push_back({"sc_" + n, "m"});
-      cols.push_back({"sm_" + n, "m"});
-    }
-  }
-  // The hysteretic springs' deformation and force: their loops.
-  for (const SpringElement& spring : springs) {
-    cols.push_back({"us_" + spring.name, std::string(displacement_unit(spring.kind))});
-    cols.push_back({"fs_" + spring.name, std::string(force_unit(spring.kind))});
-  }
-  return cols;
-}
+
+ private:
+  std::vector<double>& row_;
+  std::size_t col_ = 0;
+};
 }  // namespace
 
 std::string channel_label(const std::string& site, std::size_t channels, std::size_t channel) {
@@ -81,9 +69,22 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
       stats_(sites_.size()),
       reasons_(sites_.size()),
       total_force_(Eigen::VectorXd::Zero(structure_.dofs())),
-      recorder_(numerical_columns(setup_.dof_names, setup_.dof_kinds, sites_, structure_.springs), setup_.max_rows),
-      row_(recorder_.columns(), 0.0),
-      dt_s_(1.0 / setup_.rate_hz) {
+      dt_s_(1.0 / setup_.rate_hz),
+      recorder_(checked_columns(), setup_.max_rows),
+      row_(recorder_.columns(), 0.0) {
+  // The interface force acts on the DOFs of the sites' influence rows.
+  std::vector<Eigen::Index> force_dofs;
+  for (Eigen::Index i = 0; i < structure_.dofs(); ++i) {
+    if (std::any_of(sites_.begin(), sites_.end(),
+                    [i](const NumericalSite& site) { return site.influence.row(i).cwiseAbs().maxCoeff() > 0.0; })) {
+      force_dofs.push_back(i);
+    }
+  }
+  integrator_->set_force_dofs(force_dofs);
+  integrator_->initialise(state_, total_force_, ground_, 0.0);
+}
+
+std::vector<Column> NumericalNode::checked_columns() {
   const Eigen::Index n = structure_.dofs();
   if (setup_.output_basis.size() > 0) {
     if (!setup_.recorded_dofs.empty() ||
@@ -118,26 +119,28 @@ NumericalNode::NumericalNode(Setup setup, StructuralModel structure, std::unique
   state_.acceleration = Eigen::VectorXd::Zero(n);
   for (std::size_t s = 0; s < sites_.size(); ++s) {
     SiteRuntime& rt = runtime_[s];
-    const Eigen::Index channels = sites_[s].channels();
-    rt.codec = std::make_unique<PacketCodec>(CodecRole::kNumerical, sites_[s].site_id,
-                                             virtual_session_keys(setup_.session, sites_[s].site_id), setup_.rate_hz,
+    const NumericalSite& site = sites_[s];
+    const auto channels = static_cast<std::size_t>(site.channels());
+    rt.codec = std::make_unique<PacketCodec>(CodecRole::kNumerical, site.site_id,
+                                             virtual_session_keys(setup_.session, site.site_id), setup_.rate_hz,
                                              clock_.now_ns());
-    rt.newest.resize(static_cast<std::size_t>(channels));
-    rt.motion.resize(static_cast<std::size_t>(channels));
-    rt.measured.resize(static_cast<std::size_t>(channels));
-    rt.u = rt.v = rt.a = rt.force = Eigen::VectorXd::Zero(channels);
+    rt.newest.resize(channels);
+    rt.motion.resize(channels);
+    rt.measured.resize(channels);
+    rt.u = rt.v = rt.a = rt.force = Eigen::VectorXd::Zero(site.channels());
+    for (std::size_t c = 0; c < channels; ++c) {
+      rt.channel_labels.push_back(channel_label(site.name, channels, c));
+    }
+    rt.actuator_space = site.is_local() ? site.local->plants().actuator_space() : nullptr;
+    for (std::size_t i = 0; rt.actuator_space != nullptr && i < rt.actuator_space->actuators(); ++i) {
+      rt.actuator_labels.push_back(actuator_label(site.name, i));
+    }
     timing_.push_back(std::make_unique<SiteTiming>());
   }
-  // The interface force acts on the DOFs of the sites' influence rows.
-  std::vector<Eigen::Index> force_dofs;
-  for (Eigen::Index i = 0; i < n; ++i) {
-    if (std::any_of(sites_.begin(), sites_.end(),
-                    [i](const NumericalSite& site) { return site.influence.row(i).cwiseAbs().maxCoeff() > 0.0; })) {
-      force_dofs.push_back(i);
-    }
-  }
-  integrator_->set_force_dofs(force_dofs);
-  integrator_->initialise(state_, total_force_, ground_, 0.0);
+  ColumnNames names;
+  state_columns(names, 0.0);
+  spring_columns(names);
+  return names.take();
 }
 
 void NumericalNode::use_session(std::size_t s, const SessionKeys& keys) {
@@ -301,8 +304,85 @@ void NumericalNode::send_command(std::size_t s, std::int64_t next_step) {
   sites_[s].link->send(rt.codec->seal());
 }
 
+template <class Columns>
+void NumericalNode::state_columns(Columns& out, double t) const {
+  // Row k is the state at t_k and the forces held over [t_k, t_k + dt).
+  out("", "t", "s", t);
+  out("", "ag", "m_per_s2", ground_.at(t));
+  const bool reduced = setup_.output_basis.size() > 0;
+  for (std::size_t d = 0; d < setup_.dof_names.size(); ++d) {
+    const auto i = static_cast<Eigen::Index>(d);
+    out("", setup_.dof_names[d], displacement_unit(kind_at(setup_.dof_kinds, d)),
+        reduced ? recorded_displacement_(i) : state_.displacement(setup_.recorded_dofs[d]));
+  }
+  for (std::size_t d = 0; d < setup_.dof_names.size(); ++d) {
+    const auto i = static_cast<Eigen::Index>(d);
+    out("v_", setup_.dof_names[d], velocity_unit(kind_at(setup_.dof_kinds, d)),
+        reduced ? recorded_velocity_(i) : state_.velocity(setup_.recorded_dofs[d]));
+  }
+  for (std::size_t s = 0; s < sites_.size(); ++s) {
+    const SiteRuntime& rt = runtime_[s];
+    for (std::size_t c = 0; c < rt.motion.size(); ++c) {
+      const DofKind kind = kind_at(sites_[s].channel_kinds, c);
+      const std::string& n = rt.channel_labels[c];
+      out("u_", n, displacement_unit(kind), rt.motion[c].displacement_m);
+      out("f_", n, force_unit(kind), rt.force(static_cast<Eigen::Index>(c)));
+      out("e_", n, force_unit(kind), rt.newest[c].model_error_n);
+      out("fm_", n, force_unit(kind), rt.newest[c].force_n);
+      out("xm_", n, displacement_unit(kind), rt.newest[c].displacement_m);
+    }
+    // A multi-axial site's actuators (behind its setup): stroke target, command and reading. An
+    // actuator's stroke is a length whatever the DOFs it moves.
+    for (std::size_t i = 0; i < rt.actuator_labels.size(); ++i) {
+      const std::string& n = rt.actuator_labels[i];
+      out("st_", n, "m", rt.actuator_space->actuator_targets()[i].displacement_m);
+      out("sc_", n, "m", rt.actuator_space->actuator_commands()[i].displacement_m);
+      out("sm_", n, "m", rt.actuator_space->actuator_measured()[i].displacement_m);
+    }
+  }
+}
+
+template <class Columns>
+void NumericalNode::spring_columns(Columns& out) const {
+  // The hysteretic springs' deformation and force (their loops): the integrator moved their history
+  // to x(t_k) as its step began, so their state after it belongs with row k.
+  for (std::size_t i = 0; i < structure_.springs.size(); ++i) {
+    const SpringElement& spring = structure_.springs[i];
+    const HystereticLaw& law = integrator_->springs()[i];
+    out("us_", spring.name, displacement_unit(spring.kind), law.deformation_m());
+    out("fs_", spring.name, force_unit(spring.kind), law.force_n());
+  }
+}
+
 void NumericalNode::step(std::int64_t k) {
   const double t = static_cast<double>(k) * dt_s_;
+  receive(k);
+  compute_forces();
+  RowWriter row(row_);
+  if (setup_.output_basis.size() > 0) {
+    // The physical DOFs of a reduced structure, x = T q (into vectors sized at construction).
+    recorded_displacement_.noalias() = setup_.output_basis * state_.displacement;
+    recorded_velocity_.noalias() = setup_.output_basis * state_.velocity;
+  }
+  state_columns(row, t);
+  integrator_->step(state_, total_force_, ground_, t, dt_s_);
+  spring_columns(row);
+  recorder_.record(row_);
+  if (!check_finite(k)) {
+    return;  // nothing non-finite reaches a site; the caller stops the run
+  }
+  send_commands(k + 1);
+}
+
+void NumericalNode::receive(std::int64_t k) {
+  for (std::size_t s = 0; s < sites_.size(); ++s) {
+    if (sites_[s].is_local()) continue;
+    drain(s);
+    if (sites_[s].delay_guard.enabled) watch_delay(s, k);
+  }
+}
+
+void NumericalNode::compute_forces() {
   total_force_.setZero();
   for (std::size_t s = 0; s < sites_.size(); ++s) {
     NumericalSite& site = sites_[s];
@@ -317,73 +397,25 @@ void NumericalNode::step(std::int64_t k) {
         rt.force(static_cast<Eigen::Index>(c)) = rt.measured[c].force_n;
         rt.newest[c] = {0.0, rt.measured[c].force_n, rt.measured[c].displacement_m};
       }
+    } else if (site.frame_estimator) {
+      // A model that refuses its input leaves a NaN force, which check_finite stops the run on.
+      if (!site.frame_estimator->estimate(rt.motion, rt.newest, {rt.force.data(), rt.motion.size()}, dt_s_)) {
+        rt.force.setConstant(std::numeric_limits<double>::quiet_NaN());
+      }
     } else {
-      drain(s);
-      if (site.delay_guard.enabled) watch_delay(s, k);
-      if (site.frame_estimator) {
-        // A model that refuses its input leaves a NaN force, which check_finite stops the run on.
-        if (!site.frame_estimator->estimate(rt.motion, rt.newest, {rt.force.data(), rt.motion.size()}, dt_s_)) {
-          rt.force.setConstant(std::numeric_limits<double>::quiet_NaN());
-        }
-      } else {
-        for (std::size_t c = 0; c < rt.motion.size(); ++c) {
-          rt.force(static_cast<Eigen::Index>(c)) = site.estimators[c]->estimate(rt.motion[c], rt.newest[c], dt_s_);
-        }
+      for (std::size_t c = 0; c < rt.motion.size(); ++c) {
+        rt.force(static_cast<Eigen::Index>(c)) = site.estimators[c]->estimate(rt.motion[c], rt.newest[c], dt_s_);
       }
     }
     total_force_.noalias() += site.influence.lazyProduct(rt.force);
   }
+}
 
-  // Row k is the state at t_k and the forces held over [t_k, t_k + dt).
-  std::size_t col = 0;
-  row_[col++] = t;
-  row_[col++] = ground_.at(t);
-  if (setup_.output_basis.size() > 0) {
-    // The physical DOFs of a reduced structure, x = T q (into vectors sized at construction).
-    recorded_displacement_.noalias() = setup_.output_basis * state_.displacement;
-    recorded_velocity_.noalias() = setup_.output_basis * state_.velocity;
-    for (const double x : recorded_displacement_) row_[col++] = x;
-    for (const double v : recorded_velocity_) row_[col++] = v;
-  } else {
-    for (const Eigen::Index i : setup_.recorded_dofs) {
-      row_[col++] = state_.displacement(i);
-    }
-    for (const Eigen::Index i : setup_.recorded_dofs) {
-      row_[col++] = state_.velocity(i);
-    }
-  }
-  for (std::size_t s = 0; s < sites_.size(); ++s) {
-    const SiteRuntime& rt = runtime_[s];
-    for (std::size_t c = 0; c < rt.motion.size(); ++c) {
-      row_[col++] = rt.motion[c].displacement_m;
-      row_[col++] = rt.force(static_cast<Eigen::Index>(c));
-      row_[col++] = rt.newest[c].model_error_n;
-      row_[col++] = rt.newest[c].force_n;
-      row_[col++] = rt.newest[c].displacement_m;
-    }
-    if (!sites_[s].is_local()) continue;
-    const ActuatorSpace* space = sites_[s].local->plants().actuator_space();
-    for (std::size_t i = 0; space != nullptr && i < space->actuators(); ++i) {
-      row_[col++] = space->actuator_targets()[i].displacement_m;
-      row_[col++] = space->actuator_commands()[i].displacement_m;
-      row_[col++] = space->actuator_measured()[i].displacement_m;
-    }
-  }
-  integrator_->step(state_, total_force_, ground_, t, dt_s_);
-  // The springs' history moved to x(t_k) as the step began: their state belongs with row k.
-  for (const HystereticLaw& spring : integrator_->springs()) {
-    row_[col++] = spring.deformation_m();
-    row_[col++] = spring.force_n();
-  }
-  recorder_.record(row_);
-  if (!check_finite(k)) {
-    return;  // nothing non-finite reaches a site; the caller stops the run
-  }
-
+void NumericalNode::send_commands(std::int64_t next_step) {
   for (std::size_t s = 0; s < sites_.size(); ++s) {
     if (!sites_[s].is_local()) {
       interface_motion(s);
-      send_command(s, k + 1);
+      send_command(s, next_step);
     }
   }
 }

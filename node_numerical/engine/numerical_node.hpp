@@ -119,7 +119,9 @@ class NumericalNode {
   NumericalNode(Setup setup, StructuralModel structure, std::unique_ptr<Integrator> integrator,
                 const GroundMotion& ground, const Clock& clock, std::vector<NumericalSite> sites);
 
-  // Step k covers [t_k, t_k + dt): drain, estimate forces, integrate, send commands for k + 1, record.
+  // Step k covers [t_k, t_k + dt): receive the sites' feedback, compute their forces, record row k
+  // (the state at t_k, then the springs' as the integration moves the state to t_k + dt), send the
+  // commands of step k + 1 (docs/architecture.md §3, numerical step).
   void step(std::int64_t k);
 
   [[nodiscard]] const Recorder& recorder() const { return recorder_; }
@@ -161,7 +163,23 @@ class NumericalNode {
     std::vector<InterfaceMotion> motion;
     std::vector<Measurement> measured;
     Eigen::VectorXd u, v, a, force;
+    std::vector<std::string> channel_labels;        // channel_label() of each channel
+    const ActuatorSpace* actuator_space = nullptr;  // a local multi-axial site's actuators
+    std::vector<std::string> actuator_labels;       // actuator_label() of each
   };
+
+  // Checks the setup against the structure, sizes what the columns read and names them.
+  std::vector<Column> checked_columns();
+  // The record's columns, each named and valued in one line: out(prefix, label, unit, value).
+  template <class Columns>
+  void state_columns(Columns& out, double t) const;
+  template <class Columns>
+  void spring_columns(Columns& out) const;
+
+  // The stages of a step.
+  void receive(std::int64_t k);
+  void compute_forces();
+  void send_commands(std::int64_t next_step);
 
   void drain(std::size_t s);
   static void record_timing(SiteTiming& timing, std::int64_t t1, std::int64_t t2, std::int64_t t3, std::int64_t t4);
@@ -186,12 +204,13 @@ class NumericalNode {
   Eigen::VectorXd recorded_displacement_;  // T_rec q of a reduced structure, sized at construction
   Eigen::VectorXd recorded_velocity_;
   Eigen::VectorXd total_force_;
-  Recorder recorder_;
-  std::vector<double> row_;
   double dt_s_;
   std::int64_t non_finite_step_ = -1;
   std::ptrdiff_t non_finite_site_ = -1;  // the site whose force was not finite; -1: the structure's state
   std::array<std::byte, kMaxDatagramBytes> rx_{};
+  // Last: checked_columns() makes the recorder from the members above.
+  Recorder recorder_;
+  std::vector<double> row_;
 };
 
 }  // namespace rths
