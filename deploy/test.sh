@@ -33,16 +33,41 @@ done
 # The Debian packages the container topology needs on this host (docs/containers.md), then the base
 # image (its debootstrap tarball cached in .cache/containers, which .gitignore keeps out) and the
 # rths image from the executables just built. Exit 77 of run.sh (containers cannot run here) is the
-# container test's to report.
+# container test's to report. The base image is a debootstrap when there is no tarball: about two
+# minutes of download and unpacking and little CPU, made in the background while the build compiles.
+readonly BASE_LOG=.cache/containers/base-image.log
+container_packages() {
+  install_missing --no-install-recommends podman podman-compose debootstrap runc netavark aardvark-dns iptables
+}
+base_pid=""
+start_base_image() {
+  mkdir -p .cache/containers
+  deploy/containers/run.sh --prepare-base --from-build build --cache .cache/containers >"$BASE_LOG" 2>&1 &
+  base_pid=$!
+  # A failed build ends this script: the base image's debootstrap goes with it.
+  trap '[[ -z $base_pid ]] || kill "$base_pid" 2>/dev/null || true' EXIT
+}
 # shellcheck disable=SC2317  # called through stage
 container_images() {
-  install_missing --no-install-recommends podman podman-compose debootstrap runc netavark aardvark-dns iptables
   local rc=0
+  if [[ -n $base_pid ]]; then
+    wait "$base_pid" || rc=$?
+    base_pid=""
+    if ((rc != 0)); then
+      cat "$BASE_LOG" >&2
+      [[ $rc -eq $EXIT_SKIPPED ]] || return "$rc"
+      rc=0
+    fi
+  fi
   deploy/containers/run.sh --prepare --from-build build --cache .cache/containers || rc=$?
   [[ $rc -ne $EXIT_SKIPPED ]] || rc=0
   return "$rc"
 }
 
+if ((containers)); then
+  container_packages
+  start_base_image
+fi
 deploy/setup.sh build -DRTHS_WERROR=ON
 # The console's end-to-end test loads its page in Debian's chromium.
 install_missing --no-install-recommends chromium fonts-liberation

@@ -20,6 +20,7 @@ run.sh — run an rths experiment on the container topology of compose.yaml with
 Usage:
   deploy/containers/run.sh [OPTIONS] [CONFIG] [--set PATH=VALUE]...
   deploy/containers/run.sh --prepare [OPTIONS]
+  deploy/containers/run.sh --prepare-base [--from-build DIR] [--cache DIR] [--base IMAGE]
   deploy/containers/run.sh --help
 
 Runs CONFIG (default examples/seed002/spring.textproto) in real time on the topology of
@@ -50,6 +51,9 @@ Options:
   --wait S           How long the sites wait for the numerical node's hello (default 60).
   --prepare          Only make the base image and the rths image when missing or out of date; run
                      nothing. The first build takes minutes: do it before a timed test.
+  --prepare-base     Only make the base image when missing (with --from-build, the runtime base; DIR
+                     need not be built yet): minutes of download and unpacking and little CPU, which
+                     deploy/test.sh spends while the build compiles.
   --rebuild          Build the rths image even when it is up to date.
   --from-build DIR   Make the rths image from the executables of the build folder DIR (brought up to
                      date with the sources first: cmake --build DIR) with Containerfile.prebuilt, in
@@ -116,6 +120,7 @@ while [[ $# -gt 0 ]]; do
       exit 0
       ;;
     --prepare) MODE=prepare && shift ;;
+    --prepare-base) MODE=prepare-base && shift ;;
     --rebuild) BUILD=always && shift ;;
     --no-build) BUILD=never && shift ;;
     --set | --site | --out | --timeout | --wait | --jobs | --image | --base | --rt-budget-us | --from-build | --cache)
@@ -171,12 +176,15 @@ for s in "${SETS[@]+"${SETS[@]}"}"; do
   [[ $s == *=* ]] || bad_usage "--set '$s': expected PATH=VALUE"
   [[ $s != *$'\n'* ]] || bad_usage "--set values cannot hold a newline"
 done
-if [[ $MODE == prepare ]]; then
+if [[ $MODE == prepare* ]]; then
   [[ -z $CONFIG && ${#SETS[@]} -eq 0 && ${#SITES[@]} -eq 0 && -z $OUT ]] ||
-    bad_usage "--prepare builds images only: no CONFIG, --set, --site or --out"
-  [[ $BUILD != never ]] || bad_usage "--prepare and --no-build contradict each other"
+    bad_usage "--$MODE builds images only: no CONFIG, --set, --site or --out"
+  [[ $BUILD != never ]] || bad_usage "--$MODE and --no-build contradict each other"
 fi
-if [[ -n $FROM_BUILD ]]; then
+if [[ -n $FROM_BUILD && $MODE == prepare-base ]]; then
+  # The base of an image from a build: the build itself may still be compiling.
+  ((BASE_GIVEN)) || BASE=$RUNTIME_BASE
+elif [[ -n $FROM_BUILD ]]; then
   [[ $BUILD != never ]] || bad_usage "--from-build and --no-build contradict each other"
   [[ -d $FROM_BUILD ]] || bad_usage "--from-build '$FROM_BUILD': no such build folder"
   FROM_BUILD=$(cd "$FROM_BUILD" && pwd)
@@ -412,6 +420,10 @@ if ((${#CAPPED[@]} > 0)); then
 fi
 export RTHS_ULIMIT_RTPRIO RTHS_ULIMIT_MEMLOCK RTHS_ULIMIT_NOFILE RTHS_ULIMIT_NPROC
 
+if [[ $MODE == prepare-base ]]; then
+  ensure_base
+  exit 0
+fi
 if [[ $MODE == prepare ]]; then
   ensure_base
   probe_containers
