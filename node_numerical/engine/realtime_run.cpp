@@ -3,7 +3,6 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
-#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <thread>
@@ -13,9 +12,9 @@
 #include <unistd.h>
 
 #include "common/core/exit_codes.hpp"
+#include "common/protocol/handshake.hpp"
 #include "common/protocol/packet_codec.hpp"
 #include "common/protocol/peer_watchdog.hpp"
-#include "common/protocol/session_keys.hpp"
 #include "common/protocol/site_terms.hpp"
 #include "node_numerical/engine/experiment.hpp"
 #include "node_numerical/engine/status_line.hpp"
@@ -135,17 +134,14 @@ bool Experiment::handshake(std::vector<std::int64_t>& round_trip_ns, const std::
       }
     }
   }
-  // The numerical node's half (proto/wire.proto): a hello with a fresh nonce, sealed with the
-  // site's handshake key, repeated until the site's welcome echoes that nonce; the session keys
-  // derive from both nonces, and the start that follows proves this end holds the key.
-  std::vector<HandshakeCodec> codecs;
-  std::vector<HandshakeNonce> nonces;
+  // The numerical node's half (common/protocol/handshake.hpp): the hello repeated until the site's
+  // welcome, then the session keys; the start that follows proves this end holds the key.
+  std::vector<HandshakeInitiator> handshakes;
+  handshakes.reserve(remote_.size());
   for (std::size_t r = 0; r < remote_.size(); ++r) {
-    codecs.emplace_back(site_keys_[r]);
-    nonces.push_back(random_nonce());
+    handshakes.emplace_back(site_keys_[r], sites[remote_[r]].site_id, std::move(terms[r]));
   }
   handshake_packets_.assign(remote_.size(), PacketCounters{});
-  std::vector<bool> welcomed(remote_.size(), false);
   std::vector<std::int64_t> hello_sent(remote_.size(), 0);
   std::uint64_t hello_sequence = 0;
   round_trip_ns.assign(remote_.size(), 0);
@@ -153,7 +149,8 @@ bool Experiment::handshake(std::vector<std::int64_t>& round_trip_ns, const std::
   const std::int64_t started = monotonic_ns();
   std::int64_t last_hello = 0;
   const auto timeout_ns = static_cast<std::int64_t>(config_.realtime().handshake_timeout_s() * 1e9);
-  while (std::find(welcomed.begin(), welcomed.end(), false) != welcomed.end()) {
+  const auto agreed = [](const HandshakeInitiator& h) { return h.agreed(); };
+  while (!std::all_of(handshakes.begin(), handshakes.end(), agreed)) {
     if (stop.load()) {
       report_.exit_code = kExitInterrupted;
       report_.stop_reason = "interrupted during the handshake";
@@ -162,65 +159,37 @@ bool Experiment::handshake(std::vector<std::int64_t>& round_trip_ns, const std::
     const std::int64_t now = monotonic_ns();
     const bool hello_due = now - last_hello > kHelloEveryNs;
     for (std::size_t r = 0; r < remote_.size(); ++r) {
-      if (!welcomed[r] && now - started > timeout_ns) {
+      HandshakeInitiator& handshake = handshakes[r];
+      const NumericalSite& site = sites[remote_[r]];
+      if (!handshake.agreed() && now - started > timeout_ns) {
         report_.exit_code = kExitNoAnswer;
         report_.stop_reason = fmt::format(
             "site \"{}\" did not answer at {} within {} s (a site answers only a hello sealed with its own key "
             "and protocol version {}; see its log)",
-            sites[remote_[r]].name, udp_[r]->peer_description(), config_.realtime().handshake_timeout_s(),
-            kProtocolVersion);
+            site.name, udp_[r]->peer_description(), config_.realtime().handshake_timeout_s(), kProtocolVersion);
         return false;
       }
       if (hello_due) {
-        // Welcomed sites get it too: a site waits for its start only as long as it hears hellos.
-        wire::Envelope hello;
-        *hello.mutable_hello()->mutable_terms() = terms[r];
-        hello.mutable_hello()->set_numerical_nonce(nonces[r].data(), nonces[r].size());
-        hello.set_sent_ns(wall_clock_.now_ns());
-        udp_[r]->send(codecs[r].seal(hello, sites[remote_[r]].site_id, ++hello_sequence));
-        if (!welcomed[r]) {
+        // Agreed sites get it too: a site waits for its start only as long as it hears hellos.
+        udp_[r]->send(handshake.hello(wall_clock_.now_ns(), ++hello_sequence));
+        if (!handshake.agreed()) {
           hello_sent[r] = now;
         }
       }
       for (std::size_t size = 0; (size = udp_[r]->receive(rx)) != 0;) {
-        wire::Envelope env;
-        FrameHeader header;
-        const DecodeStatus status = codecs[r].open(std::span(rx.data(), size), env, header);
-        handshake_packets_[r].count(status);
-        if (status != DecodeStatus::kOk) {
-          continue;
-        }
-        if (!env.has_welcome() || header.site != sites[remote_[r]].site_id) {
-          ++handshake_packets_[r].unexpected;
-          continue;
-        }
-        HandshakeNonce site_nonce{};
-        const std::string& echoed = env.welcome().numerical_nonce();
-        if (echoed.size() != nonces[r].size() || std::memcmp(echoed.data(), nonces[r].data(), echoed.size()) != 0 ||
-            env.welcome().site_nonce().size() != site_nonce.size()) {
-          ++handshake_packets_[r].stale;  // a welcome to another hello (replayed): not this handshake's
-          continue;
-        }
-        ++handshake_packets_[r].accepted;
-        if (welcomed[r]) {
-          continue;  // the answer to a repeated hello
-        }
-        round_trip_ns[r] = monotonic_ns() - hello_sent[r];
-        std::string refusal = env.welcome().refusal();
-        if (refusal.empty()) {
-          refusal = terms_mismatch(terms[r], env.welcome().terms());
-        }
-        if (!refusal.empty()) {
+        const auto answer = handshake.answer(std::span(rx.data(), size), handshake_packets_[r]);
+        if (answer == HandshakeInitiator::Answer::kRefused) {
           report_.exit_code = kExitRefused;
-          report_.stop_reason = fmt::format("site \"{}\" refused the session: {}", sites[remote_[r]].name, refusal);
+          report_.stop_reason = fmt::format("site \"{}\" refused the session: {}", site.name, handshake.refusal());
           return false;
         }
-        std::memcpy(site_nonce.data(), env.welcome().site_nonce().data(), site_nonce.size());
-        const SessionKeys keys = derive_session_keys(site_keys_[r], sites[remote_[r]].site_id, nonces[r], site_nonce);
-        hybrid_->use_session(remote_[r], keys);
-        welcomed[r] = true;
-        spdlog::info("site {} at {} agreed, session {:016x} (hello round trip {:.3f} ms)", sites[remote_[r]].name,
-                     udp_[r]->peer_description(), keys.session, static_cast<double>(round_trip_ns[r]) / 1e6);
+        if (answer == HandshakeInitiator::Answer::kAgreed) {
+          round_trip_ns[r] = monotonic_ns() - hello_sent[r];
+          hybrid_->use_session(remote_[r], handshake.keys());
+          spdlog::info("site {} at {} agreed, session {:016x} (hello round trip {:.3f} ms)", site.name,
+                       udp_[r]->peer_description(), handshake.keys().session,
+                       static_cast<double>(round_trip_ns[r]) / 1e6);
+        }
       }
     }
     if (hello_due) {

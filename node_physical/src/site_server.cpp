@@ -1,12 +1,9 @@
 #include "rths/node_physical/site_server.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstring>
-#include <deque>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -16,10 +13,10 @@
 
 #include "common/config/memory_budget.hpp"
 #include "common/core/exit_codes.hpp"
+#include "common/protocol/handshake.hpp"
 #include "common/protocol/packet_codec.hpp"
 #include "common/protocol/peer_watchdog.hpp"
 #include "common/protocol/secret_key.hpp"
-#include "common/protocol/session_keys.hpp"
 #include "common/protocol/site_terms.hpp"
 #include "common/realtime/realtime_loop.hpp"
 #include "common/records/record_writer.hpp"
@@ -36,24 +33,8 @@ namespace rths {
 namespace {
 
 constexpr auto kPoll = std::chrono::microseconds(500);
-// Hellos that authenticated and were answered, waiting for their start; a replayed old hello takes
-// a slot but cannot start a session (only a holder of the key who saw the site's nonce can).
-constexpr std::size_t kMaxPendingSessions = 16;
 
-struct Session {
-  SessionKeys keys;
-  std::uint32_t site_id = 0;
-  std::int64_t start_wall_ns = 0;
-  std::int64_t steps = 0;
-};
-
-struct PendingSession {
-  HandshakeNonce numerical_nonce{};
-  HandshakeNonce site_nonce{};
-  SessionKeys keys;
-  std::uint32_t site_id = 0;
-  std::int64_t last_heard_ns = 0;  // its latest hello (monotonic): a genuine node repeats it until the start
-};
+using Session = HandshakeResponder::Session;
 
 // What ends the wait for hello and start: the session, or an exit code with its reason.
 struct Handshake {
@@ -62,44 +43,15 @@ struct Handshake {
   Session session;
 };
 
-bool copy_nonce(const std::string& bytes, HandshakeNonce& out) {
-  if (bytes.size() != out.size()) {
-    return false;
-  }
-  std::memcpy(out.data(), bytes.data(), out.size());
-  return true;
-}
-
-// Forgets the answered hellos whose node went quiet for handshake_timeout_s without a start: a
-// replayed hello (its sender cannot start a session) or a numerical node that stopped. Neither ends
-// the site's wait; each is logged once. True while an answered hello is still repeated.
-bool forget_quiet_hellos(std::deque<PendingSession>& pending, std::int64_t now, std::int64_t timeout_ns) {
-  const auto quiet = [&](const PendingSession& p) { return now - p.last_heard_ns > timeout_ns; };
-  for (const PendingSession& p : pending) {
-    if (quiet(p)) {
-      spdlog::warn(
-          "an authentic hello answered {:.1f} s ago was neither repeated nor followed by its start (a replayed hello, "
-          "or a numerical node that stopped); still waiting for a numerical node",
-          static_cast<double>(now - p.last_heard_ns) * 1e-9);
-    }
-  }
-  pending.erase(std::remove_if(pending.begin(), pending.end(), quiet), pending.end());
-  return !pending.empty();
-}
-
-// The site's half of the handshake (proto/wire.proto): answer every hello that authenticates with
-// the site's terms and a fresh nonce; the session is the one whose start authenticates under the
-// keys derived from both nonces. Nothing unauthenticated is answered or adopted as the peer. An
-// answered hello that never starts (replayed from an earlier session, or its node gone) does not end
-// the wait: only --wait does, when no answered hello is still being repeated.
+// The site's half of the handshake (common/protocol/handshake.hpp) on the site's socket: every
+// authentic hello answered, the session the first authentic start. An answered hello that never
+// starts (replayed from an earlier session, or its node gone) does not end the wait: only --wait
+// does, when no answered hello is still being repeated.
 Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const SecretKey& psk, const config::Experiment& cfg,
                 double wait_s, const std::atomic<bool>& stop, PacketCounters& counters) {
   const WallClock clock;
-  const HandshakeCodec handshake(psk);
-  std::deque<PendingSession> pending;
+  HandshakeResponder handshake(psk, mine, cfg.rate_hz());
   std::array<std::byte, kMaxDatagramBytes> rx{};
-  std::uint64_t sequence = 0;
-  std::uint64_t answered = 0;  // distinct hellos answered
   bool version_logged = false;
   const std::int64_t started = monotonic_ns();
   const auto timeout_ns = static_cast<std::int64_t>(cfg.realtime().handshake_timeout_s() * 1e9);
@@ -108,14 +60,20 @@ Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const SecretKey& psk
       return {kExitInterrupted, "interrupted before the test started", {}};
     }
     const std::int64_t now = monotonic_ns();
-    const bool agreeing = forget_quiet_hellos(pending, now, timeout_ns);
-    if (!agreeing && wait_s > 0.0 && now - started > static_cast<std::int64_t>(wait_s * 1e9)) {
+    if (const std::size_t forgotten = handshake.forget_quiet(now, timeout_ns)) {
+      spdlog::warn(
+          "{} authentic hello(s) answered, then quiet for {} s: neither repeated nor followed by its start (a "
+          "replayed hello, or a numerical node that stopped); still waiting for a numerical node",
+          forgotten, cfg.realtime().handshake_timeout_s());
+    }
+    if (!handshake.still_agreeing() && wait_s > 0.0 && now - started > static_cast<std::int64_t>(wait_s * 1e9)) {
       return {kExitNoAnswer,
-              answered == 0 ? fmt::format("no authentic hello from a numerical node within {} s", wait_s)
-                            : fmt::format("no numerical node started a session within {} s ({} authentic hello(s) "
-                                          "answered, none followed by its start: replayed, or from a node that "
-                                          "stopped)",
-                                          wait_s, answered),
+              handshake.answered() == 0
+                  ? fmt::format("no authentic hello from a numerical node within {} s", wait_s)
+                  : fmt::format("no numerical node started a session within {} s ({} authentic hello(s) "
+                                "answered, none followed by its start: replayed, or from a node that "
+                                "stopped)",
+                                wait_s, handshake.answered()),
               {}};
     }
     const std::size_t size = link.receive(rx);
@@ -131,76 +89,28 @@ Handshake agree(UdpLink& link, const wire::SiteTerms& mine, const SecretKey& psk
                    link.last_source_description(), kProtocolVersion);
       version_logged = true;
     }
-    if (header && header->version == kProtocolVersion && header->kind == FrameKind::kSession) {
-      const auto p = std::find_if(pending.begin(), pending.end(),
-                                  [&](const PendingSession& s) { return s.keys.session == header->session; });
-      if (p == pending.end()) {
-        counters.count(DecodeStatus::kWrongSession);
-        continue;
-      }
-      const auto codec =
-          std::make_unique<PacketCodec>(CodecRole::kSite, p->site_id, p->keys, cfg.rate_hz(), clock.now_ns());
-      const DecodeStatus status = codec->open(datagram, clock.now_ns());
-      counters.count(status);
-      if (status != DecodeStatus::kOk) {
-        continue;
-      }
-      ++counters.accepted;
-      const wire::Envelope& env = codec->received();
-      if (env.has_start()) {
+    const HandshakeResponder::Step step = handshake.receive(datagram, now, clock.now_ns(), counters);
+    using Kind = HandshakeResponder::Step::Kind;
+    switch (step.kind) {
+      case Kind::kNone:
+        break;
+      case Kind::kAnswered:
+      case Kind::kRefused:
+        if (step.new_hello) {
+          spdlog::info("authentic hello from {}", link.last_source_description());
+        }
+        link.adopt_last_source();
+        link.send(step.reply);
+        if (step.kind == Kind::kRefused) {
+          return {kExitRefused, step.reason, {}};
+        }
+        break;
+      case Kind::kStarted:
         link.adopt_last_source();
         link.lock_peer(true);  // from now on only the numerical node that proved the key is heard
-        Session session{p->keys, p->site_id, env.start().start_ns(), static_cast<std::int64_t>(env.start().steps())};
-        return {kExitCompleted, {}, std::move(session)};
-      }
-      if (env.has_abort()) {
-        return {kExitPeerAborted, "the numerical node aborted: " + env.abort().reason(), {}};
-      }
-      continue;
-    }
-    wire::Envelope env;
-    FrameHeader frame;
-    const DecodeStatus status = handshake.open(datagram, env, frame);
-    counters.count(status);
-    if (status != DecodeStatus::kOk) {
-      continue;  // unauthenticated: no answer at all, so nothing about the site is disclosed
-    }
-    HandshakeNonce numerical_nonce{};
-    if (!env.has_hello() || !copy_nonce(env.hello().numerical_nonce(), numerical_nonce)) {
-      ++counters.unexpected;
-      continue;
-    }
-    ++counters.accepted;
-    auto p = std::find_if(pending.begin(), pending.end(),
-                          [&](const PendingSession& s) { return s.numerical_nonce == numerical_nonce; });
-    if (p == pending.end()) {
-      // A new hello (the numerical node repeats its hello until answered: same nonce, same session).
-      PendingSession fresh;
-      fresh.numerical_nonce = numerical_nonce;
-      fresh.site_nonce = random_nonce();
-      fresh.site_id = frame.site;
-      fresh.keys = derive_session_keys(psk, frame.site, fresh.numerical_nonce, fresh.site_nonce);
-      pending.push_front(std::move(fresh));
-      if (pending.size() > kMaxPendingSessions) {
-        pending.pop_back();
-      }
-      p = pending.begin();
-      ++answered;
-      spdlog::info("authentic hello from {}", link.last_source_description());
-    }
-    p->last_heard_ns = now;
-    wire::Envelope reply;
-    wire::Welcome* welcome = reply.mutable_welcome();
-    *welcome->mutable_terms() = mine;
-    const std::string refusal = terms_mismatch(env.hello().terms(), mine);
-    welcome->set_refusal(refusal);
-    welcome->set_numerical_nonce(env.hello().numerical_nonce());
-    welcome->set_site_nonce(p->site_nonce.data(), p->site_nonce.size());
-    reply.set_sent_ns(clock.now_ns());
-    link.adopt_last_source();
-    link.send(handshake.seal(reply, frame.site, ++sequence));
-    if (!refusal.empty()) {
-      return {kExitRefused, refusal, {}};
+        return {kExitCompleted, {}, step.session};
+      case Kind::kAborted:
+        return {kExitPeerAborted, "the numerical node aborted: " + step.reason, {}};
     }
   }
 }
