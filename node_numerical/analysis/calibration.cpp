@@ -6,7 +6,7 @@
 
 #include "node_numerical/engine/experiment.hpp"
 #include "node_physical/controllers/rls_compensator.hpp"
-#include "rths/node_physical/actuator_plant.hpp"
+#include "node_physical/plants/actuator_plant.hpp"
 
 namespace rths {
 

@@ -24,8 +24,8 @@
 #include "node_numerical/engine/numerical_node.hpp"
 #include "node_numerical/engine/status_line.hpp"
 #include "node_numerical/structure/modal_reduction.hpp"
+#include "node_physical/site/physical_node.hpp"
 #include "results.pb.h"
-#include "rths/node_physical/physical_node.hpp"
 
 namespace rths {
 

@@ -18,7 +18,7 @@
 #include "common/transport/link.hpp"
 #include "node_numerical/integrators/integrator.hpp"
 #include "node_numerical/structure/structure.hpp"
-#include "rths/node_physical/physical_substructure.hpp"
+#include "node_physical/site/physical_substructure.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
 #include "rths/smith_predictor/frame_smith.hpp"
 

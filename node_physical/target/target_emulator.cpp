@@ -9,8 +9,8 @@
 
 #include "common/config/config.hpp"
 #include "common/config/setup_checks.hpp"
-#include "rths/node_physical/actuator_plant.hpp"
-#include "rths/node_physical/two_actuator_frame_plant.hpp"
+#include "node_physical/plants/actuator_plant.hpp"
+#include "node_physical/plants/two_actuator_frame_plant.hpp"
 
 namespace rths {
 namespace {

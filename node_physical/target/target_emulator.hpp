@@ -15,9 +15,9 @@
 #include "common/transport/udp_link.hpp"
 #include "experiment.pb.h"
 #include "node_physical/drivers/bridge_layout.hpp"
-#include "rths/node_physical/plant.hpp"
-#include "rths/node_physical/setup_transform.hpp"
-#include "rths/node_physical/site_plants.hpp"
+#include "node_physical/plants/plant.hpp"
+#include "node_physical/plants/setup_transform.hpp"
+#include "node_physical/plants/site_plants.hpp"
 
 namespace rths {
 

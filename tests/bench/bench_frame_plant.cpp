@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "experiment.pb.h"
-#include "rths/node_physical/two_actuator_frame_plant.hpp"
+#include "node_physical/plants/two_actuator_frame_plant.hpp"
 #include "support/marths_plant.hpp"
 
 namespace {

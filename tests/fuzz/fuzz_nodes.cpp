@@ -42,9 +42,9 @@
 #include "node_numerical/integrators/integrator.hpp"
 #include "node_numerical/structure/structure.hpp"
 #include "node_physical/controllers/actuator_controller.hpp"
-#include "rths/node_physical/actuator_plant.hpp"
-#include "rths/node_physical/physical_node.hpp"
-#include "rths/node_physical/physical_substructure.hpp"
+#include "node_physical/plants/actuator_plant.hpp"
+#include "node_physical/site/physical_node.hpp"
+#include "node_physical/site/physical_substructure.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 

@@ -19,8 +19,8 @@
 #include "node_numerical/engine/numerical_node.hpp"
 #include "node_numerical/integrators/integrator.hpp"
 #include "node_numerical/structure/structure.hpp"
-#include "rths/node_physical/physical_node.hpp"
-#include "rths/node_physical/physical_substructure.hpp"
+#include "node_physical/site/physical_node.hpp"
+#include "node_physical/site/physical_substructure.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 

@@ -26,7 +26,7 @@
 #include "node_numerical/engine/numerical_node.hpp"
 #include "node_numerical/integrators/integrator.hpp"
 #include "node_physical/actuators/linear_actuator.hpp"
-#include "rths/node_physical/actuator_plant.hpp"
+#include "node_physical/plants/actuator_plant.hpp"
 #include "rths/smith_predictor/force_estimator.hpp"
 #include "support/non_finite.hpp"
 #include "support/process.hpp"

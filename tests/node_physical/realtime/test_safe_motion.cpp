@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "common/core/exit_codes.hpp"
-#include "rths/node_physical/safe_motion.hpp"
+#include "node_physical/site/safe_motion.hpp"
 #include "support/process.hpp"
 #include "support/safe_motion.hpp"
 

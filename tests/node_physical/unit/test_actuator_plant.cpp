@@ -27,8 +27,8 @@
 #include "experiment.pb.h"
 #include "node_physical/actuators/linear_actuator.hpp"
 #include "node_physical/actuators/servo_hydraulic_actuator.hpp"
+#include "node_physical/plants/actuator_plant.hpp"
 #include "results.pb.h"
-#include "rths/node_physical/actuator_plant.hpp"
 #include "support/alloc_counter.hpp"
 
 namespace rths {

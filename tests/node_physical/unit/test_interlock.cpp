@@ -13,7 +13,7 @@
 #include "common/core/exit_codes.hpp"
 #include "common/protocol/site_terms.hpp"
 #include "node_numerical/engine/experiment.hpp"
-#include "rths/node_physical/interlock.hpp"
+#include "node_physical/site/interlock.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 #include "support/test_support.hpp"
 

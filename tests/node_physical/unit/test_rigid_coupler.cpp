@@ -22,8 +22,8 @@
 #include "common/core/component_registry.hpp"
 #include "common/core/problems.hpp"
 #include "experiment.pb.h"
+#include "node_physical/plants/setup_transform.hpp"
 #include "node_physical/setups/rigid_coupler_setup.hpp"
-#include "rths/node_physical/setup_transform.hpp"
 #include "support/alloc_counter.hpp"
 
 namespace rths {

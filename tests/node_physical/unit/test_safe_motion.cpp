@@ -14,8 +14,8 @@
 #include "common/config/config.hpp"
 #include "common/core/exit_codes.hpp"
 #include "node_physical/controllers/pass_through.hpp"
-#include "rths/node_physical/physical_substructure.hpp"
-#include "rths/node_physical/safe_motion.hpp"
+#include "node_physical/site/physical_substructure.hpp"
+#include "node_physical/site/safe_motion.hpp"
 #include "support/process.hpp"
 #include "support/safe_motion.hpp"
 

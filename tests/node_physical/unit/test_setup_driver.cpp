@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "node_physical/controllers/actuator_controller.hpp"
+#include "node_physical/plants/setup_driver.hpp"
 #include "node_physical/setups/inclined_actuator_setup.hpp"
 #include "node_physical/setups/matrix_setup.hpp"
 #include "node_physical/setups/two_actuators_setup.hpp"
-#include "rths/node_physical/physical_substructure.hpp"
-#include "rths/node_physical/setup_driver.hpp"
+#include "node_physical/site/physical_substructure.hpp"
 #include "support/alloc_counter.hpp"
 
 namespace rths {

@@ -31,10 +31,10 @@
 #include "common/core/component_registry.hpp"
 #include "common/core/problems.hpp"
 #include "experiment.pb.h"
+#include "node_physical/plants/setup_transform.hpp"
 #include "node_physical/setups/inclined_actuator_setup.hpp"
 #include "node_physical/setups/matrix_setup.hpp"
 #include "node_physical/setups/two_actuators_setup.hpp"
-#include "rths/node_physical/setup_transform.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/test_support.hpp"
 

@@ -24,8 +24,8 @@
 #include "common/core/random.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/plants/two_actuator_frame_plant.hpp"
 #include "results.pb.h"
-#include "rths/node_physical/two_actuator_frame_plant.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/marths_plant.hpp"
 

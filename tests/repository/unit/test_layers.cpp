@@ -60,7 +60,6 @@ std::string folder_of(const std::map<std::string, Row>& table, const std::string
 std::string target_of(const std::map<std::string, Row>& table, const std::string& header) {
   if (header.ends_with(".pb.h")) return "proto";
   static const std::map<std::string, std::string> kPublic{{"rths/smith_predictor/", "smith_predictor"},
-                                                          {"rths/node_physical/", "node_physical"},
                                                           {"rths/console/", "console"}};
   for (const auto& [prefix, folder] : kPublic) {
     if (header.starts_with(prefix)) return folder;
@@ -262,7 +261,7 @@ TEST(Layers, EveryExecutableIsAThinMainOnTheProgramSkeleton) {
     ASSERT_TRUE(fs::is_regular_file(main)) << m[1].str() << ": no " << m[2].str();
     EXPECT_NE(test::slurp(main).find("run_program("), std::string::npos)
         << m[2].str() << " does not run on the program skeleton";
-    // Declared in the main's folder, or in its parent's (node_physical/src/main.cpp, console/src/main.cpp).
+    // Declared in the main's folder, or in its parent's (console/src/main.cpp).
     const std::string declared = "add_executable(" + m[1].str() + " ";
     const bool beside = test::slurp(main.parent_path() / "CMakeLists.txt").find(declared) != std::string::npos;
     const bool above =

@@ -1,6 +1,6 @@
 // A site's setup transformation from its config (docs/setup-transformations.md): the kinds are
 // node_physical/setups/'s, each registered with its rules and its factory.
-#include "rths/node_physical/setup_transform.hpp"
+#include "node_physical/plants/setup_transform.hpp"
 
 #include <fmt/format.h>
 

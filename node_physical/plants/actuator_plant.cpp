@@ -1,4 +1,4 @@
-#include "rths/node_physical/actuator_plant.hpp"
+#include "node_physical/plants/actuator_plant.hpp"
 
 #include <fmt/format.h>
 

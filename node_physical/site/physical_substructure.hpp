@@ -10,10 +10,10 @@
 #include "common/metrics/metrics.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
+#include "node_physical/plants/plant.hpp"
+#include "node_physical/plants/site_plants.hpp"
+#include "node_physical/site/interlock.hpp"
 #include "results.pb.h"
-#include "rths/node_physical/interlock.hpp"
-#include "rths/node_physical/plant.hpp"
-#include "rths/node_physical/site_plants.hpp"
 
 namespace rths {
 

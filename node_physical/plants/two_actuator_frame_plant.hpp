@@ -12,8 +12,8 @@
 #include "common/core/random.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/plants/site_plants.hpp"
 #include "results.pb.h"
-#include "rths/node_physical/site_plants.hpp"
 
 namespace rths {
 

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "node_physical/controllers/site_controller.hpp"
-#include "rths/node_physical/setup_transform.hpp"
-#include "rths/node_physical/site_plants.hpp"
+#include "node_physical/plants/setup_transform.hpp"
+#include "node_physical/plants/site_plants.hpp"
 
 namespace rths {
 

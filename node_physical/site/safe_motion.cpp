@@ -1,4 +1,4 @@
-#include "rths/node_physical/safe_motion.hpp"
+#include "node_physical/site/safe_motion.hpp"
 
 #include <algorithm>
 #include <cmath>

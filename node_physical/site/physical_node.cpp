@@ -1,4 +1,4 @@
-#include "rths/node_physical/physical_node.hpp"
+#include "node_physical/site/physical_node.hpp"
 
 #include <algorithm>
 #include <cmath>

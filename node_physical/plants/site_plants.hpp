@@ -11,8 +11,8 @@
 
 #include "experiment.pb.h"
 #include "node_physical/interfaces/plant_driver.hpp"
+#include "node_physical/plants/plant.hpp"
 #include "results.pb.h"
-#include "rths/node_physical/plant.hpp"
 
 namespace rths {
 

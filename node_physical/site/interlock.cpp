@@ -1,4 +1,4 @@
-#include "rths/node_physical/interlock.hpp"
+#include "node_physical/site/interlock.hpp"
 
 #include <algorithm>
 #include <cmath>

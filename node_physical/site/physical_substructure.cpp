@@ -1,4 +1,4 @@
-#include "rths/node_physical/physical_substructure.hpp"
+#include "node_physical/site/physical_substructure.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -7,7 +7,7 @@
 
 #include "common/records/results.hpp"
 #include "node_physical/controllers/pass_through.hpp"
-#include "rths/node_physical/actuator_plant.hpp"
+#include "node_physical/plants/actuator_plant.hpp"
 
 namespace rths {
 

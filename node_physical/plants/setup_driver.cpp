@@ -1,4 +1,4 @@
-#include "rths/node_physical/setup_driver.hpp"
+#include "node_physical/plants/setup_driver.hpp"
 
 #include <algorithm>
 #include <cmath>

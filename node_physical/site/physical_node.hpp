@@ -11,7 +11,7 @@
 #include "common/records/recorder.hpp"
 #include "common/transport/link.hpp"
 #include "experiment.pb.h"
-#include "rths/node_physical/physical_substructure.hpp"
+#include "node_physical/site/physical_substructure.hpp"
 #include "rths/smith_predictor/frame_smith.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 

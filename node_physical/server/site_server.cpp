@@ -1,4 +1,4 @@
-#include "rths/node_physical/site_server.hpp"
+#include "node_physical/server/site_server.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -23,8 +23,8 @@
 #include "common/records/results.hpp"
 #include "common/records/telemetry.hpp"
 #include "common/transport/udp_link.hpp"
-#include "rths/node_physical/physical_node.hpp"
-#include "rths/node_physical/safe_motion.hpp"
+#include "node_physical/site/physical_node.hpp"
+#include "node_physical/site/safe_motion.hpp"
 #include "rths/smith_predictor/modified_smith.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 

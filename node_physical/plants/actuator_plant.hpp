@@ -5,7 +5,7 @@
 #include "common/core/random.hpp"
 #include "experiment.pb.h"
 #include "node_physical/interfaces/actuator_dynamics.hpp"
-#include "rths/node_physical/plant.hpp"
+#include "node_physical/plants/plant.hpp"
 
 namespace rths {
 

@@ -1,6 +1,6 @@
 // The maRTHS benchmark's control plant as a simulated plant driver (seed 000 §2.5, §2.10; seed 001
 // Table 1; the benchmark package's fcn_build_uncert_plant.m for how its uncertainty is drawn).
-#include "rths/node_physical/two_actuator_frame_plant.hpp"
+#include "node_physical/plants/two_actuator_frame_plant.hpp"
 
 #include <fmt/format.h>
 

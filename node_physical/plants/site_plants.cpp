@@ -1,10 +1,10 @@
-#include "rths/node_physical/site_plants.hpp"
+#include "node_physical/plants/site_plants.hpp"
 
 #include <limits>
 
-#include "rths/node_physical/actuator_plant.hpp"
-#include "rths/node_physical/setup_driver.hpp"
-#include "rths/node_physical/two_actuator_frame_plant.hpp"
+#include "node_physical/plants/actuator_plant.hpp"
+#include "node_physical/plants/setup_driver.hpp"
+#include "node_physical/plants/two_actuator_frame_plant.hpp"
 #include "rths/smith_predictor/frame_force_model.hpp"
 
 namespace rths {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "node_physical/interfaces/interlock_trip.hpp"
-#include "rths/node_physical/plant.hpp"
+#include "node_physical/plants/plant.hpp"
 #include "rths/smith_predictor/prediction_model.hpp"
 
 namespace rths {

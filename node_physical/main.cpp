@@ -17,7 +17,7 @@
 #include "common/program/program.hpp"
 #include "common/records/telemetry.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
-#include "rths/node_physical/site_server.hpp"
+#include "node_physical/server/site_server.hpp"
 
 namespace {
 
