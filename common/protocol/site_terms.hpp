@@ -10,7 +10,7 @@ namespace rths {
 // What a site is, as both ends derive it from their configs: rate, channels, stroke limits,
 // compensation mode and the prediction models' digest (docs/architecture.md §5: the two Smith parts must hold the
 // same model). Exchanged in hello/welcome before any motion. model_description is the canonical text
-// of the site's models (describe_site_models of smith_predictor/prediction_model.hpp, which both
+// of the site's models (describe_site_models of smith_predictor/site_models/site_models.hpp, which both
 // nodes call); the digest is taken over it.
 wire::SiteTerms site_terms(const config::Experiment& experiment, const config::Site& site,
                            const std::string& model_description);

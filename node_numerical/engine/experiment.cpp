@@ -22,7 +22,8 @@
 #include "common/records/results.hpp"
 #include "node_numerical/integrators/integrator.hpp"
 #include "node_numerical/structure/stability_plan.hpp"
-#include "rths/smith_predictor/modified_smith.hpp"
+#include "smith_predictor/parts/modified_smith.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 
 namespace rths {
 

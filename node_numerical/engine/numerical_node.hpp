@@ -19,8 +19,8 @@
 #include "node_numerical/integrators/integrator.hpp"
 #include "node_numerical/structure/structure.hpp"
 #include "node_physical/site/physical_substructure.hpp"
-#include "rths/smith_predictor/force_estimator.hpp"
-#include "rths/smith_predictor/frame_smith.hpp"
+#include "smith_predictor/parts/force_estimator.hpp"
+#include "smith_predictor/parts/frame_smith.hpp"
 
 namespace rths {
 

@@ -18,7 +18,7 @@
 #include "common/protocol/site_terms.hpp"
 #include "node_numerical/engine/experiment.hpp"
 #include "node_numerical/engine/status_line.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 
 namespace rths {
 

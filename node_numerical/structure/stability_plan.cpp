@@ -14,7 +14,7 @@
 #include <Eigen/Dense>
 
 #include "node_numerical/structure/structure.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 
 namespace rths::plan {
 namespace {

@@ -7,7 +7,7 @@
 #include "experiment.pb.h"
 #include "node_physical/interfaces/measurement.hpp"
 #include "results.pb.h"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/interfaces/prediction_model.hpp"
 
 namespace rths {
 

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/core/component_registry.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 
 namespace rths {
 

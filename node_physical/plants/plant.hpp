@@ -4,7 +4,7 @@
 
 #include "node_physical/interfaces/measurement.hpp"
 #include "results.pb.h"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/interfaces/prediction_model.hpp"
 
 namespace rths {
 

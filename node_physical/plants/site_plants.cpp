@@ -5,7 +5,7 @@
 #include "node_physical/plants/actuator_plant.hpp"
 #include "node_physical/plants/setup_driver.hpp"
 #include "node_physical/plants/two_actuator_frame_plant.hpp"
-#include "rths/smith_predictor/frame_force_model.hpp"
+#include "smith_predictor/frame_model/frame_force_model.hpp"
 
 namespace rths {
 

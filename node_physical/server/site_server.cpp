@@ -25,8 +25,8 @@
 #include "common/transport/udp_link.hpp"
 #include "node_physical/site/physical_node.hpp"
 #include "node_physical/site/safe_motion.hpp"
-#include "rths/smith_predictor/modified_smith.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/parts/modified_smith.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 
 namespace rths {
 

@@ -8,7 +8,7 @@
 
 #include "node_physical/interfaces/interlock_trip.hpp"
 #include "node_physical/plants/plant.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/interfaces/prediction_model.hpp"
 
 namespace rths {
 

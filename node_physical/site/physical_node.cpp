@@ -6,6 +6,7 @@
 
 #include "common/config/config.hpp"
 #include "common/config/memory_budget.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 
 namespace rths {
 

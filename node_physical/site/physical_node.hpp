@@ -12,8 +12,8 @@
 #include "common/transport/link.hpp"
 #include "experiment.pb.h"
 #include "node_physical/site/physical_substructure.hpp"
-#include "rths/smith_predictor/frame_smith.hpp"
-#include "rths/smith_predictor/modified_smith.hpp"
+#include "smith_predictor/parts/frame_smith.hpp"
+#include "smith_predictor/parts/modified_smith.hpp"
 
 namespace rths {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "experiment.pb.h"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/interfaces/prediction_model.hpp"
 
 namespace rths {
 

@@ -6,7 +6,7 @@
 
 #include "common/core/digest.hpp"
 #include "common/protocol/site_terms.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 #include "support/test_support.hpp"
 
 namespace rths {

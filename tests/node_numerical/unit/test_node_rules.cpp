@@ -18,7 +18,8 @@
 #include "node_numerical/integrators/integrator.hpp"
 #include "node_numerical/structure/structure.hpp"
 #include "node_physical/site/physical_node.hpp"
-#include "rths/smith_predictor/force_estimator.hpp"
+#include "smith_predictor/parts/force_estimator.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 #include "support/test_support.hpp"
 
 namespace rths {

@@ -21,8 +21,8 @@
 #include "node_numerical/structure/structure.hpp"
 #include "node_physical/site/physical_node.hpp"
 #include "node_physical/site/physical_substructure.hpp"
-#include "rths/smith_predictor/force_estimator.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/parts/force_estimator.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 
 namespace rths {
 namespace {

@@ -14,7 +14,7 @@
 #include "common/protocol/site_terms.hpp"
 #include "node_numerical/engine/experiment.hpp"
 #include "node_physical/site/interlock.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 #include "support/test_support.hpp"
 
 namespace rths {

@@ -59,8 +59,7 @@ std::string folder_of(const std::map<std::string, Row>& table, const std::string
 // beside the file (or the standard library and other packages, which <> includes are).
 std::string target_of(const std::map<std::string, Row>& table, const std::string& header) {
   if (header.ends_with(".pb.h")) return "proto";
-  static const std::map<std::string, std::string> kPublic{{"rths/smith_predictor/", "smith_predictor"},
-                                                          {"rths/console/", "console"}};
+  static const std::map<std::string, std::string> kPublic{{"rths/console/", "console"}};
   for (const auto& [prefix, folder] : kPublic) {
     if (header.starts_with(prefix)) return folder;
   }

@@ -17,7 +17,7 @@
 
 #include "common/config/frame_force_checks.hpp"
 #include "common/dynamics/eigen_problems.hpp"
-#include "rths/smith_predictor/frame_force_model.hpp"
+#include "smith_predictor/frame_model/frame_force_model.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/marths_frame.hpp"
 

@@ -9,7 +9,8 @@
 #include <limits>
 #include <vector>
 
-#include "rths/smith_predictor/frame_smith.hpp"
+#include "smith_predictor/frame_model/frame_force_model.hpp"
+#include "smith_predictor/parts/frame_smith.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/test_support.hpp"
 

@@ -19,7 +19,7 @@
 
 #include "common/core/component_registry.hpp"
 #include "experiment.pb.h"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 #include "support/alloc_counter.hpp"
 #include "support/contract_support.hpp"
 #include "support/test_support.hpp"

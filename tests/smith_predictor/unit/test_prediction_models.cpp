@@ -17,9 +17,9 @@
 
 #include "common/core/component_registry.hpp"
 #include "experiment.pb.h"
-#include "rths/smith_predictor/prediction_model.hpp"
 #include "smith_predictor/models/bouc_wen_damper.hpp"
 #include "smith_predictor/models/linear_spring.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 #include "support/test_support.hpp"
 
 namespace rths {

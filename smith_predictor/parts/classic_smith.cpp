@@ -1,9 +1,9 @@
-#include "rths/smith_predictor/classic_smith.hpp"
+#include "smith_predictor/parts/classic_smith.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "rths/smith_predictor/modified_smith.hpp"
+#include "smith_predictor/parts/modified_smith.hpp"
 
 namespace rths {
 

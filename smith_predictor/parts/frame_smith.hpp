@@ -2,13 +2,12 @@
 
 #include <cstddef>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "experiment.pb.h"
-#include "rths/smith_predictor/force_estimator.hpp"
-#include "rths/smith_predictor/frame_force_model.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/frame_model/frame_force_model.hpp"
+#include "smith_predictor/interfaces/prediction_model.hpp"
+#include "smith_predictor/parts/force_estimator.hpp"
 
 namespace rths {
 
@@ -52,8 +51,5 @@ class FrameSmithPart2 {
   FrameForceModel model_;
   std::vector<double> predicted_;
 };
-
-// Canonical text of a frame prediction model (every number to 17 digits), for the handshake digest.
-std::string describe_frame_model(const config::FrameForceModel& model);
 
 }  // namespace rths

@@ -1,6 +1,4 @@
-#include "rths/smith_predictor/frame_smith.hpp"
-
-#include <fmt/format.h>
+#include "smith_predictor/parts/frame_smith.hpp"
 
 namespace rths {
 
@@ -38,14 +36,6 @@ bool FrameSmithPart2::model_error(std::span<const double> displacement_m, std::s
     error[c] = measured_force_n[c] - predicted_[c];
   }
   return true;
-}
-
-std::string describe_frame_model(const config::FrameForceModel& model) {
-  const auto list = [](const google::protobuf::RepeatedField<double>& values) {
-    return fmt::format("{:.17g}", fmt::join(values, ","));
-  };
-  return fmt::format("frame(dofs={}, mass_kg=[{}], damping_ns_per_m=[{}], stiffness_n_per_m=[{}])", model.dofs(),
-                     list(model.mass_kg()), list(model.damping_ns_per_m()), list(model.stiffness_n_per_m()));
 }
 
 }  // namespace rths

@@ -3,7 +3,7 @@
 #include <memory>
 
 #include "experiment.pb.h"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/interfaces/prediction_model.hpp"
 
 namespace rths {
 

@@ -1,4 +1,4 @@
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/site_models/site_models.hpp"
 
 #include <stdexcept>
 
@@ -9,7 +9,7 @@
 #include "common/core/component_registry.hpp"
 #include "common/core/digest.hpp"
 #include "experiment.pb.h"
-#include "rths/smith_predictor/frame_smith.hpp"
+#include "smith_predictor/frame_model/frame_force_model.hpp"
 
 namespace rths {
 

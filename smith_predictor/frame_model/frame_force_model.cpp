@@ -1,7 +1,9 @@
-#include "rths/smith_predictor/frame_force_model.hpp"
+#include "smith_predictor/frame_model/frame_force_model.hpp"
 
 #include <Eigen/Core>
 #include <Eigen/LU>
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
@@ -95,6 +97,14 @@ void FrameForceModel::reset() {
   std::fill(v_prev_.begin(), v_prev_.end(), 0.0);
   std::fill(f_.begin(), f_.end(), 0.0);
   first_step_ = true;
+}
+
+std::string describe_frame_model(const config::FrameForceModel& model) {
+  const auto list = [](const google::protobuf::RepeatedField<double>& values) {
+    return fmt::format("{:.17g}", fmt::join(values, ","));
+  };
+  return fmt::format("frame(dofs={}, mass_kg=[{}], damping_ns_per_m=[{}], stiffness_n_per_m=[{}])", model.dofs(),
+                     list(model.mass_kg()), list(model.damping_ns_per_m()), list(model.stiffness_n_per_m()));
 }
 
 }  // namespace rths

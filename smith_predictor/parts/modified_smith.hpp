@@ -2,8 +2,8 @@
 
 #include <memory>
 
-#include "rths/smith_predictor/force_estimator.hpp"
-#include "rths/smith_predictor/prediction_model.hpp"
+#include "smith_predictor/interfaces/prediction_model.hpp"
+#include "smith_predictor/parts/force_estimator.hpp"
 
 namespace rths {
 

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "experiment.pb.h"
@@ -69,5 +70,8 @@ class FrameForceModel {
   std::vector<double> f_next_;
   bool first_step_ = true;  // no good step since the start or reset()
 };
+
+// Canonical text of a frame prediction model (every number to 17 digits), for the handshake digest.
+std::string describe_frame_model(const config::FrameForceModel& model);
 
 }  // namespace rths
