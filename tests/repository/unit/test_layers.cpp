@@ -125,12 +125,18 @@ TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
                              "smith_predictor",
                              "smith_predictor/interfaces",
                              "smith_predictor/models",
+                             "smith_predictor/frame_model",
+                             "smith_predictor/site_models",
+                             "smith_predictor/parts",
                              "node_physical",
                              "node_physical/interfaces",
                              "node_physical/controllers",
                              "node_physical/drivers",
                              "node_physical/setups",
                              "node_physical/actuators",
+                             "node_physical/plants",
+                             "node_physical/site",
+                             "node_physical/server",
                              "node_numerical",
                              "node_numerical/structure",
                              "node_numerical/integrators",
@@ -150,6 +156,13 @@ TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
   EXPECT_FALSE(allows(table, "common", "node_physical/setups")) << "common asks the registry, never a setup kind";
   EXPECT_FALSE(allows(table, "node_physical/setups", "node_physical")) << "a sub-library under its parent";
   EXPECT_FALSE(allows(table, "node_physical", "node_numerical"));
+  EXPECT_FALSE(allows(table, "smith_predictor/frame_model", "smith_predictor/parts"));
+  EXPECT_FALSE(allows(table, "smith_predictor/parts", "smith_predictor/site_models")) << "a part is handed its model";
+  EXPECT_FALSE(allows(table, "smith_predictor/site_models", "smith_predictor/parts"));
+  EXPECT_FALSE(allows(table, "node_physical/controllers", "smith_predictor/parts")) << "a component knows interfaces";
+  EXPECT_FALSE(allows(table, "node_physical/plants", "node_physical/site")) << "a plant knows no interlock";
+  EXPECT_FALSE(allows(table, "node_physical/site", "node_physical/server")) << "in-process sites run without it";
+  EXPECT_TRUE(allows(table, "node_physical/server", "node_physical/plants"));
   EXPECT_FALSE(allows(table, "common/core", "common/config")) << "the base under what builds on it";
   EXPECT_FALSE(allows(table, "common/transport", "common/protocol")) << "links carry bytes, not packets";
   EXPECT_FALSE(allows(table, "common/config", "common/records"));
@@ -159,6 +172,36 @@ TEST(Layers, TheFolderTableHasTheProductsFoldersAndItsSubLibraries) {
   EXPECT_FALSE(allows(table, "node_numerical/integrators", "node_numerical/engine"));
   EXPECT_FALSE(allows(table, "node_numerical/engine", "node_numerical/analysis"));
   EXPECT_FALSE(allows(table, "node_numerical/structure", "node_physical")) << "a structure knows no site";
+}
+
+// The folders of the executables' mains (docs/architecture.md §10's table).
+std::set<std::string> main_folders() {
+  std::istringstream lines(test::slurp(test::source_dir() / "docs" / "architecture.md"));
+  const std::regex row(R"(^\| `rths-[a-z-]+` \| `([a-z_/]+)/[a-z_]+\.cpp` \|.*$)");
+  std::set<std::string> folders;
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_match(line, m, row)) folders.insert(m[1].str());
+  }
+  return folders;
+}
+
+// The order is one: no folder a row allows reaches back to the row's folder. A tool's folder (the relay,
+// the target emulator) may name the folder that holds it, whole: the one way a row names a folder above.
+TEST(Layers, TheFolderTableHasNoCycle) {
+  const auto table = folder_table();
+  const std::set<std::string> tools = main_folders();
+  EXPECT_TRUE(tools.contains("node_physical/target")) << "docs/architecture.md §10";
+  int checked = 0;
+  for (const auto& [folder, row] : table) {
+    for (const std::string& dependency : row.allowed) {
+      if (dependency == "all" || (tools.contains(folder) && folder.starts_with(dependency + "/"))) continue;
+      ++checked;
+      EXPECT_FALSE(allows(table, dependency, folder))
+          << folder << " may include " << dependency << ", which reaches back to it (docs/architecture.md §2)";
+    }
+  }
+  EXPECT_GT(checked, 60);
 }
 
 TEST(Layers, EveryIncludeFollowsTheFolderTable) {
@@ -199,50 +242,81 @@ TEST(Layers, CommonReachesItsComponentsThroughTheRegistryOnly) {
   EXPECT_GT(checked, 100);
 }
 
-// Each sub-library links the ones below it ("rths_sub_library(PREFIX NAME DEPENDENCY...)" in
-// common/CMakeLists.txt and node_numerical/CMakeLists.txt), and only those its row of the folder table
-// allows, so that the linker holds the order the includes follow.
+// Each sub-library links the ones below it ("rths_sub_library(PREFIX NAME DEPENDENCY...)" in the
+// CMakeLists.txt of common/, smith_predictor/, node_physical/ and node_numerical/), and only those its
+// row of the folder table allows, so that the linker holds the order the includes follow.
+// rths_components, every registered component linked whole for its registration (docs/architecture.md
+// §9), is linked by what builds from a config: no component's row may reach that library, which
+// keeps the link acyclic.
 TEST(Layers, EachSubLibraryLinksOnlyWhatItsRowAllows) {
   const auto table = folder_table();
-  // The folder a sub-library prefix stands for, and the CMake targets of whole folders.
+  // The folder a sub-library prefix stands for, and the CMake targets of whole folders and of the
+  // components that do not follow their folder's prefix.
   const std::map<std::string, std::string> folder_of_prefix{{"rths_common", "common"},
+                                                            {"rths_prediction", "smith_predictor"},
+                                                            {"rths_physical", "node_physical"},
                                                             {"rths_numerical", "node_numerical"}};
   const std::map<std::string, std::string> folder_of_target{{"rths_proto", "proto"},
                                                             {"rths_common", "common"},
                                                             {"rths_smith_predictor", "smith_predictor"},
-                                                            {"rths_node_physical", "node_physical"}};
+                                                            {"rths_node_physical", "node_physical"},
+                                                            {"rths_ground_motions", "common/ground_motions"},
+                                                            {"rths_impairment_models", "common/impairments"},
+                                                            {"rths_dampings", "common/dampings"}};
   const auto target_folder = [&](const std::string& target) -> std::string {
+    if (const auto found = folder_of_target.find(target); found != folder_of_target.end()) return found->second;
     for (const auto& [prefix, folder] : folder_of_prefix) {
       if (target.starts_with(prefix + "_")) return folder + "/" + target.substr(prefix.size() + 1);
     }
-    const auto found = folder_of_target.find(target);
-    return found == folder_of_target.end() ? std::string{} : found->second;
+    return {};
   };
+  // The folders of rths_components' libraries, as CMakeLists.txt lists them.
+  std::vector<std::string> components;
+  const std::string top = test::slurp(test::source_dir() / "CMakeLists.txt");
+  const std::regex whole(R"(WHOLE_ARCHIVE,(rths_[a-z_]+)>)");
+  for (auto it = std::sregex_iterator(top.begin(), top.end(), whole); it != std::sregex_iterator(); ++it) {
+    components.push_back(target_folder((*it)[1].str()));
+    EXPECT_EQ(table.count(components.back()), 1U) << (*it)[1].str() << ": no row in docs/architecture.md §2";
+  }
+  EXPECT_GE(components.size(), 8U) << "CMakeLists.txt: rths_components";
   const std::regex declaration(R"(^rths_sub_library\(([a-z_]+) ([a-z_]+)((?: [^ )]+)*)\)$)");
   int libraries = 0;
   int links = 0;
   for (const auto& entry : folder_of_prefix) {
     const std::string& folder = entry.second;  // not a structured binding: clang 14 cannot capture one
-    std::istringstream lines(test::slurp(test::source_dir() / folder / "CMakeLists.txt"));
+    const std::string file = folder + "/CMakeLists.txt";
+    std::istringstream lines(test::slurp(test::source_dir() / file));
+    int declared = 0;
     for (std::string line; std::getline(lines, line);) {
       std::smatch m;
       if (!std::regex_match(line, m, declaration)) continue;
-      ++libraries;
-      EXPECT_EQ(m[1].str(), entry.first) << folder << "/CMakeLists.txt: " << line;
+      ++declared;
+      EXPECT_EQ(m[1].str(), entry.first) << file << ": " << line;
       const std::string library = folder + "/" + m[2].str();
       EXPECT_EQ(table.count(library), 1U) << library << " has no row in docs/architecture.md §2";
       std::stringstream dependencies(m[3].str());
       for (std::string dependency; dependencies >> dependency;) {
         if (!dependency.starts_with("rths_")) continue;  // a package (Eigen, spdlog, libsodium)
         ++links;
+        if (dependency == "rths_components") {
+          for (const std::string& component : components) {
+            EXPECT_FALSE(allows(table, component, library))
+                << file << ": " << library << " links rths_components, and the row of " << component
+                << " reaches back to it";
+          }
+          continue;
+        }
         const std::string to = target_folder(dependency);
-        EXPECT_FALSE(to.empty()) << folder << "/CMakeLists.txt: " << dependency << " is no folder's library";
+        EXPECT_FALSE(to.empty()) << file << ": " << dependency << " is no folder's library";
         EXPECT_TRUE(allows(table, library, to))
-            << folder << "/CMakeLists.txt: " << library << " links " << dependency << ", which its row does not allow";
+            << file << ": " << library << " links " << dependency << ", which its row does not allow";
       }
     }
+    EXPECT_GT(declared, 0) << file << " declares its sub-libraries with rths_sub_library";
+    libraries += declared;
   }
-  EXPECT_GE(libraries, 10) << "common/ and node_numerical/ declare their sub-libraries with rths_sub_library";
+  // common 9, smith_predictor 3, node_physical 3, node_numerical 4.
+  EXPECT_GE(libraries, 19);
   EXPECT_GE(links, libraries);
 }
 
