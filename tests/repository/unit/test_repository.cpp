@@ -287,9 +287,21 @@ struct Registration {
   bool serial = false;
 };
 
-// Every test of the build folder, by name (`ctest --show-only=json-v1`).
+// Every test of the build folder, by name (`ctest --show-only=json-v1`). ctest writes a log into the
+// folder it reads, also with --show-only, and would replace the one the suite's own ctest is writing,
+// whose skip reasons deploy/skip-reasons.sh reads: it reads a copy of the build's CTestTestfile.cmake
+// tree instead (the test programs' lists are included from the build by absolute path).
 std::multimap<std::string, Registration> registrations(const fs::path& scratch) {
-  test::Process ctest(RTHS_CTEST_COMMAND, {"--test-dir", RTHS_BUILD_DIR, "--show-only=json-v1"}, scratch / "ctest");
+  const fs::path build(RTHS_BUILD_DIR);
+  const fs::path tree = scratch / "registered";
+  for (const auto& entry : fs::recursive_directory_iterator(build)) {
+    if (entry.is_regular_file() && entry.path().filename() == "CTestTestfile.cmake") {
+      const fs::path to = tree / fs::relative(entry.path(), build);
+      fs::create_directories(to.parent_path());
+      fs::copy_file(entry.path(), to, fs::copy_options::overwrite_existing);
+    }
+  }
+  test::Process ctest(RTHS_CTEST_COMMAND, {"--test-dir", tree.string(), "--show-only=json-v1"}, scratch / "ctest");
   EXPECT_EQ(ctest.wait(std::chrono::seconds(60)), 0) << ctest.err();
   const pb::Struct document = json_of(ctest.out(), "ctest --show-only=json-v1");
   std::multimap<std::string, Registration> tests;
