@@ -25,7 +25,6 @@
 #include "common/transport/udp_link.hpp"
 #include "node_physical/site/physical_node.hpp"
 #include "node_physical/site/safe_motion.hpp"
-#include "smith_predictor/parts/modified_smith.hpp"
 #include "smith_predictor/site_models/site_models.hpp"
 
 namespace rths {
