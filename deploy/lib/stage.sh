@@ -14,10 +14,17 @@ _stage_children_cpu() {
 }
 
 STAGE_SUMMARY=()
+STAGE_FAILURES=()
+
+# How many of a failed stage's last lines stage_summary repeats: the reason a stage failed (ctest's
+# list of failed tests, a skip's reason, a compiler error) is at its end, and a CI that keeps only the
+# tail of a long run would otherwise show the table without it.
+STAGE_TAIL_LINES=${STAGE_TAIL_LINES:-30}
 
 # stage NAME COMMAND...: prints "== NAME", runs COMMAND, then "== NAME: passed|FAILED (exit N) in
 # W s wall, C s CPU". CPU is the user + system time of everything COMMAND ran: on a machine shared
-# with other builds it is the steadier figure. Returns COMMAND's exit status.
+# with other builds it is the steadier figure. The output is shown as it comes and, when COMMAND
+# fails, its last lines are kept for stage_summary. Returns COMMAND's exit status.
 stage() {
   local name=$1
   shift
@@ -26,18 +33,26 @@ stage() {
   _stage_children_cpu
   cpu_before=$STAGE_CPU
   start=$(date +%s.%N)
-  "$@" || status=$?
+  local log
+  log=$(mktemp)
+  "$@" 2>&1 | tee "$log"
+  status=${PIPESTATUS[0]}
   local wall cpu verdict=passed
   wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
   _stage_children_cpu
   cpu=$(awk -v a="$cpu_before" -v b="$STAGE_CPU" 'BEGIN { printf "%.0f", b - a }')
-  [[ $status -eq 0 ]] || verdict="FAILED (exit $status)"
+  if [[ $status -ne 0 ]]; then
+    verdict="FAILED (exit $status)"
+    STAGE_FAILURES+=("== why $name failed: its last $STAGE_TAIL_LINES lines" "$(tail -n "$STAGE_TAIL_LINES" "$log")")
+  fi
+  rm -f "$log"
   echo "== $name: $verdict in ${wall} s wall, ${cpu} s CPU"
   STAGE_SUMMARY+=("$(printf '%-28s %-18s %6s s wall %6s s CPU' "$name" "$verdict" "$wall" "$cpu")")
   return "$status"
 }
 
-# Prints one line per stage run so far.
+# Prints the last lines of every failed stage, then one line per stage run so far.
 stage_summary() {
+  [[ ${#STAGE_FAILURES[@]} -eq 0 ]] || printf '%s\n' "${STAGE_FAILURES[@]}"
   printf '%s\n' "${STAGE_SUMMARY[@]}"
 }

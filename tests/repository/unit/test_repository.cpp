@@ -396,5 +396,30 @@ TEST(Repository, EveryTestIsRegisteredOnceWithTheLabelOfItsFolder) {
   EXPECT_GT(checked, 400);
 }
 
+// CI keeps only the tail of a long run: the table of stages closes it, and a failed stage's last
+// lines (where ctest names its failed tests, a skip its reason, a compiler its error) come just
+// before the table, as many as STAGE_TAIL_LINES says, and only the failed stage's.
+TEST(CiStages, AFailedStagesLastLinesComeBeforeTheTable) {
+  test::ScratchFolder scratch("ci_stages");
+  const std::string script = fmt::format(
+      "STAGE_TAIL_LINES=2; source '{}'; "
+      "stage fine echo fine-output; "
+      "stage broken bash -c 'echo one; echo two; echo three; echo the-reason >&2; exit 3'; echo \"returned $?\"; "
+      "echo '== stages'; stage_summary",
+      (test::source_dir() / "deploy/lib/stage.sh").string());
+  test::Process run("/bin/bash", {"-c", script}, scratch.path() / "run");
+  ASSERT_EQ(run.wait(std::chrono::seconds(60)), 0) << run.err();
+  const std::string out = run.out();
+  EXPECT_NE(out.find("returned 3\n"), std::string::npos) << out;
+  const std::size_t end = out.find("== stages\n");
+  ASSERT_NE(end, std::string::npos) << out;
+  const std::string closing = out.substr(end);
+  EXPECT_NE(closing.find("== why broken failed: its last 2 lines\nthree\nthe-reason\n"), std::string::npos) << out;
+  EXPECT_EQ(closing.find("two"), std::string::npos) << out;
+  EXPECT_EQ(closing.find("fine-output"), std::string::npos) << out;
+  EXPECT_EQ(closing.find("why fine"), std::string::npos) << out;
+  EXPECT_LT(closing.find("the-reason"), closing.find("broken                       FAILED (exit 3)")) << out;
+}
+
 }  // namespace
 }  // namespace rths
