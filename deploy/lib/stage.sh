@@ -23,8 +23,8 @@ STAGE_TAIL_LINES=${STAGE_TAIL_LINES:-30}
 
 # stage NAME COMMAND...: prints "== NAME", runs COMMAND, then "== NAME: passed|FAILED (exit N) in
 # W s wall, C s CPU". CPU is the user + system time of everything COMMAND ran: on a machine shared
-# with other builds it is the steadier figure. The output is shown as it comes and, when COMMAND
-# fails, its last lines are kept for stage_summary. Returns COMMAND's exit status.
+# with other builds it is the steadier figure. The output is shown as it comes and, when a COMMAND
+# that is a program fails, its last lines are kept for stage_summary. Returns COMMAND's exit status.
 stage() {
   local name=$1
   shift
@@ -35,15 +35,22 @@ stage() {
   start=$(date +%s.%N)
   local log
   log=$(mktemp)
-  "$@" 2>&1 | tee "$log"
-  status=${PIPESTATUS[0]}
+  if declare -F "$1" >/dev/null; then
+    # A function of the calling script runs in its shell (it may wait for the script's background
+    # jobs, which a pipeline's subshell cannot): its output is not kept.
+    "$@" || status=$?
+  else
+    "$@" 2>&1 | tee "$log"
+    status=${PIPESTATUS[0]}
+  fi
   local wall cpu verdict=passed
   wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
   _stage_children_cpu
   cpu=$(awk -v a="$cpu_before" -v b="$STAGE_CPU" 'BEGIN { printf "%.0f", b - a }')
   if [[ $status -ne 0 ]]; then
     verdict="FAILED (exit $status)"
-    STAGE_FAILURES+=("== why $name failed: its last $STAGE_TAIL_LINES lines" "$(tail -n "$STAGE_TAIL_LINES" "$log")")
+    [[ ! -s $log ]] ||
+      STAGE_FAILURES+=("== why $name failed: its last $STAGE_TAIL_LINES lines" "$(tail -n "$STAGE_TAIL_LINES" "$log")")
   fi
   rm -f "$log"
   echo "== $name: $verdict in ${wall} s wall, ${cpu} s CPU"

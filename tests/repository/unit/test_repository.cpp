@@ -421,5 +421,18 @@ TEST(CiStages, AFailedStagesLastLinesComeBeforeTheTable) {
   EXPECT_LT(closing.find("the-reason"), closing.find("broken                       FAILED (exit 3)")) << out;
 }
 
+// A stage that is a function of the script runs in the script's shell, where it can wait for the
+// script's own background job (deploy/test.sh waits so for the container base image); a pipeline's
+// subshell could not ("not a child of this shell", exit 127).
+TEST(CiStages, AFunctionStageRunsInTheScriptsShell) {
+  test::ScratchFolder scratch("ci_stage_function");
+  const std::string script = fmt::format(
+      "source '{}'; sleep 0.1 & job=$!; waiter() {{ wait \"$job\"; }}; stage waits waiter; echo \"waited $?\"",
+      (test::source_dir() / "deploy/lib/stage.sh").string());
+  test::Process run("/bin/bash", {"-c", script}, scratch.path() / "run");
+  ASSERT_EQ(run.wait(std::chrono::seconds(60)), 0) << run.err();
+  EXPECT_NE(run.out().find("waited 0\n"), std::string::npos) << run.out() << run.err();
+}
+
 }  // namespace
 }  // namespace rths
