@@ -11,6 +11,7 @@
 #include <asio/ip/udp.hpp>
 
 #include "common/transport/link.hpp"
+#include "common/transport/udp_socket.hpp"
 
 namespace rths {
 
@@ -31,7 +32,8 @@ struct UdpCounters {
 // and never allocate; everything that can allocate (resolving names, binding) happens in the
 // constructor and set_peer().
 //
-// The numerical node knows where each site is and calls set_peer(). A site does not: it listens,
+// A sender that knows where its peer is calls set_peer() (the numerical node reaches its sites through
+// one socket instead: UdpHub, udp_hub.hpp). A site does not know: it listens,
 // and answers the source of a hello that authenticates (adopt_last_source()); once a start
 // authenticates it locks that peer, and datagrams from anyone else are dropped. Nothing that has
 // not authenticated ever becomes the peer.
@@ -82,8 +84,6 @@ class UdpLink final : public Link {
   [[nodiscard]] std::error_code last_error() const { return last_error_; }
 
  private:
-  void drain_error_queue();
-
   asio::ip::udp::socket socket_;
   int fd_ = -1;
   asio::ip::udp::endpoint local_;
@@ -96,9 +96,8 @@ class UdpLink final : public Link {
   bool last_receive_kernel_stamped_ = false;
   UdpCounters counters_;
   std::error_code last_error_;
-  // Ancillary data of recvmsg() (the timestamp, or an ICMP error report), a member so that receiving
-  // does not allocate. Sized and aligned for struct cmsghdr in udp_link.cpp.
-  alignas(std::max_align_t) std::array<std::byte, 256> control_{};
+  // Ancillary data of recvmsg(), a member so that receiving does not allocate.
+  udp::ControlBuffer control_;
 };
 
 }  // namespace rths
