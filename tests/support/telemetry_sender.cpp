@@ -21,7 +21,7 @@
 #include "common/protocol/secret_key.hpp"
 #include "common/records/telemetry.hpp"
 #include "common/transport/udp_link.hpp"
-#include "rths/console/hub.hpp"
+#include "console/hub/hub.hpp"
 
 namespace {
 

@@ -28,7 +28,7 @@
 #include "common/records/results.hpp"
 #include "common/records/telemetry.hpp"
 #include "common/transport/udp_link.hpp"
-#include "rths/console/hub.hpp"
+#include "console/hub/hub.hpp"
 #include "support/console_server.hpp"
 #include "support/process.hpp"
 

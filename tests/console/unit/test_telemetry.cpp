@@ -20,7 +20,7 @@
 #include "common/records/recorder.hpp"
 #include "common/records/telemetry.hpp"
 #include "common/transport/udp_link.hpp"
-#include "rths/console/hub.hpp"
+#include "console/hub/hub.hpp"
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 

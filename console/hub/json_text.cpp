@@ -1,4 +1,4 @@
-#include "rths/console/json_text.hpp"
+#include "console/hub/json_text.hpp"
 
 #include <cctype>
 #include <charconv>

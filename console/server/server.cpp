@@ -1,4 +1,4 @@
-#include "rths/console/server.hpp"
+#include "console/server/server.hpp"
 
 #include <algorithm>
 #include <array>
@@ -26,8 +26,8 @@
 
 #include "common/core/address.hpp"
 #include "common/records/telemetry.hpp"
-#include "http.hpp"
-#include "rths/console/hub.hpp"
+#include "console/hub/hub.hpp"
+#include "console/server/http.hpp"
 
 namespace rths::console {
 

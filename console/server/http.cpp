@@ -1,4 +1,4 @@
-#include "http.hpp"
+#include "console/server/http.hpp"
 
 #include <algorithm>
 #include <cctype>

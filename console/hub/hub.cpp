@@ -1,4 +1,4 @@
-#include "rths/console/hub.hpp"
+#include "console/hub/hub.hpp"
 
 #include <algorithm>
 #include <cstring>

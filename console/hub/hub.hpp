@@ -13,7 +13,7 @@
 
 #include "common/protocol/secret_key.hpp"
 #include "common/records/telemetry.hpp"
-#include "rths/console/json_text.hpp"
+#include "console/hub/json_text.hpp"
 
 namespace rths::console {
 

@@ -19,7 +19,7 @@
 #include <asio/steady_timer.hpp>
 #include <asio/streambuf.hpp>
 
-#include "rths/console/server.hpp"
+#include "console/server/server.hpp"
 
 namespace rths::console {
 

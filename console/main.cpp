@@ -23,7 +23,7 @@
 #include "common/core/exit_codes.hpp"
 #include "common/program/program.hpp"
 #include "common/protocol/secret_key.hpp"
-#include "rths/console/server.hpp"
+#include "console/server/server.hpp"
 
 namespace {
 
