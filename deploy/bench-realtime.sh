@@ -290,9 +290,12 @@ for n in $site_counts; do
   mkdir -p "$run"
   scale_config "$n" "$run.textproto"
   # This host's floor under the node's per-site cost, measured beside it: one datagram sent and
-  # drained per link and tick over 127.0.0.1 (the kernel delivers loopback in the sender's call).
-  echo "== this host's UDP exchange on $n links, 5 s, privileged"
+  # drained per link and tick over 127.0.0.1 (the kernel delivers loopback in the sender's call),
+  # through a socket per link and through one socket for all, as the numerical node exchanges.
+  echo "== this host's UDP exchange on $n links, 5 s, privileged: a socket per link"
   "$bin/rths-bench-loop" --seconds 5 --priority 80 --links "$n" | tail -n 1
+  echo "== this host's UDP exchange on $n links, 5 s, privileged: one socket for the node's ends"
+  "$bin/rths-bench-loop" --seconds 5 --priority 80 --links "$n" --shared-socket | tail -n 1
   echo "== scale: $n remote sites, 20 s, privileged"
   "$bin/rths-numerical" loopback "$run.textproto" --quiet --out "$run" --set duration_s=20 \
     --set realtime.priority=80 --set realtime.spin_s=0 || true

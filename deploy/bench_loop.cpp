@@ -1,8 +1,9 @@
 // rths-bench-loop: the bare clock_nanosleep loop of the nodes, with nothing in the tick, to show what
 // lateness this host gives a node before any node work is added; with --links N, each tick does what
 // the kernel and the UDP link cost a numerical node per remote site (one datagram sent and received
-// over 127.0.0.1 through UdpLink, drained as the node drains a site's link), so that a node's
-// per-site compute can be set beside this host's floor. Thin (STYLE): parse, acquire, run, report.
+// over 127.0.0.1, drained as the node drains a site's link), so that a node's per-site compute can be
+// set beside this host's floor: through a UdpLink per link, or with --shared-socket through one
+// UdpHub for all, as the numerical node exchanges with its sites. Thin: parse, acquire, run, report.
 #include <pthread.h>
 #include <sched.h>
 
@@ -24,6 +25,7 @@
 #include "common/core/exit_codes.hpp"
 #include "common/program/program.hpp"
 #include "common/realtime/realtime_loop.hpp"
+#include "common/transport/udp_hub.hpp"
 #include "common/transport/udp_link.hpp"
 
 namespace {
@@ -31,7 +33,8 @@ namespace {
 struct Options {
   rths::RealtimeOptions rt;
   double seconds = 10.0;
-  int links = 0;  // datagrams sent and received per tick, each over its own pair of UDP links
+  int links = 0;               // datagrams sent and received per tick, each over its own pair of UDP links
+  bool shared_socket = false;  // the node's end of every link on one socket (UdpHub)
 };
 
 rths::CommandLine command_line(Options& o) {
@@ -58,6 +61,9 @@ a period, and the time spent in the tick. Ctrl-C ends the run early and still pr
   cli.whole("links", "N", o.links, {0, 1024, "a number of links"},
             "Each tick sends one datagram on each of N links over 127.0.0.1 and drains them, as a\n"
             "numerical node does per remote site (0 to 1024). Default 0: an empty tick.");
+  cli.flag("shared-socket", o.shared_socket,
+           "With --links: the node's end of every link on one socket, read and written once per tick\n"
+           "(recvmmsg, sendmmsg), as the numerical node's UdpHub; the sites' answers are not timed.");
   cli.epilogue(R"(What the process may not have is reported as a warning and the run goes on without it.
 Exit codes: 0 success; 2 bad command line.
 )");
@@ -125,6 +131,50 @@ class LinksTick final : public rths::TickHandler {
   std::uint64_t received_ = 0;
 };
 
+// The same exchange as LinksTick with the node's ends on one UdpHub: each tick the "sites" (a UdpLink
+// each) answer the datagram they were sent with one of their own, untimed, as other processes would;
+// then the node's part is timed: begin_step() reads every answer, each hub link sends, end_step()
+// hands the sends to the kernel at once.
+class SharedSocketTick final : public rths::TickHandler {
+ public:
+  SharedSocketTick(asio::io_context& io, int links) : hub_(io, "127.0.0.1", 0) {
+    for (int i = 0; i < links; ++i) {
+      auto site = std::make_unique<rths::UdpLink>(io, "127.0.0.1", 0);
+      site->set_peer("127.0.0.1", hub_.local_port());
+      node_ends_.push_back(&hub_.add_peer(hub_.resolve("127.0.0.1", site->local_port())));
+      sites_.push_back(std::move(site));
+    }
+  }
+
+  bool tick(std::int64_t k) override {
+    for (const auto& site : sites_) {
+      while (site->receive(buffer_) > 0) {
+      }
+      if (k > 0) site->send(std::span<const std::byte>(datagram_.data(), LinksTick::kDatagramBytes));
+    }
+    const std::int64_t began = rths::monotonic_ns();
+    hub_.begin_step();
+    for (rths::HubLink* end : node_ends_) {
+      while (end->receive(buffer_) > 0) ++received_;
+      end->send(std::span<const std::byte>(datagram_.data(), LinksTick::kDatagramBytes));
+    }
+    hub_.end_step();
+    node_.record(rths::monotonic_ns() - began);
+    return true;
+  }
+  [[nodiscard]] std::uint64_t received() const { return received_; }
+  [[nodiscard]] const rths::LatencyHistogram& node_time() const { return node_; }
+
+ private:
+  rths::UdpHub hub_;
+  std::vector<rths::HubLink*> node_ends_;
+  std::vector<std::unique_ptr<rths::UdpLink>> sites_;
+  std::array<std::byte, LinksTick::kDatagramBytes> datagram_{};
+  std::array<std::byte, rths::kMaxDatagramBytes> buffer_{};
+  std::uint64_t received_ = 0;
+  rths::LatencyHistogram node_;
+};
+
 void report(const rths::RealtimeLoop& loop, const rths::RunResult& result, std::int64_t planned) {
   const rths::LoopStats& s = loop.stats();
   const double period_us = 1e6 / loop.options().rate_hz;
@@ -157,19 +207,24 @@ int bench(Options& opt, const std::atomic<bool>& stop) {
   std::fflush(stdout);
   asio::io_context io;
   EmptyTick empty;
-  LinksTick links(io, opt.links);
-  rths::TickHandler& tick = opt.links > 0 ? static_cast<rths::TickHandler&>(links) : empty;
+  LinksTick links(io, opt.shared_socket ? 0 : opt.links);
+  SharedSocketTick shared(io, opt.shared_socket ? opt.links : 0);
+  rths::TickHandler& tick = opt.links == 0      ? static_cast<rths::TickHandler&>(empty)
+                            : opt.shared_socket ? static_cast<rths::TickHandler&>(shared)
+                                                : static_cast<rths::TickHandler&>(links);
   // Step 0 a few periods ahead, so that start-up does not make it late.
   const std::int64_t start = rths::monotonic_ns() + 4 * loop.step_offset_ns(1);
   const rths::RunResult result = loop.run(start, 0, steps, tick, stop);
   report(loop, result, steps);
   if (opt.links > 0) {
-    const rths::LatencyHistogram& compute = loop.stats().compute;
+    const rths::LatencyHistogram& compute = opt.shared_socket ? shared.node_time() : loop.stats().compute;
     fmt::print(
         "per link: compute p50 {:.2f} µs, p99 {:.2f} µs (a datagram sent and received over 127.0.0.1 on each "
-        "of {} links per tick; {} of {} received)\n",
+        "of {} links per tick, {}; {} of {} received)\n",
         static_cast<double>(compute.percentile(50)) / 1e3 / opt.links,
-        static_cast<double>(compute.percentile(99)) / 1e3 / opt.links, opt.links, links.received(),
+        static_cast<double>(compute.percentile(99)) / 1e3 / opt.links, opt.links,
+        opt.shared_socket ? "the node's ends on one socket" : "a socket per end",
+        opt.shared_socket ? shared.received() : links.received(),
         static_cast<std::int64_t>(opt.links) * loop.stats().steps);
   }
   return rths::kExitCompleted;

@@ -242,9 +242,15 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
         throw ConfigError(fmt::format("{}: site[{}].address: {}", loaded.source.string(), i, e.what()));
       }
       // An IPv6 peer needs an IPv6 socket; an ephemeral port, the site learns it from the hello.
-      udp_.push_back(std::make_unique<UdpLink>(*io_, peer.host.find(':') != std::string::npos ? "::" : "0.0.0.0", 0));
+      const bool v6 = peer.host.find(':') != std::string::npos;
+      std::unique_ptr<UdpHub>& hub = v6 ? hub_v6_ : hub_v4_;
+      if (!hub) {
+        hub = std::make_unique<UdpHub>(*io_, v6 ? "::" : "0.0.0.0", 0);
+        hubs_.push_back(hub.get());
+      }
+      asio::ip::udp::endpoint at;
       try {
-        udp_.back()->set_peer(peer.host, peer.port);
+        at = hub->resolve(peer.host, peer.port);
       } catch (const std::exception& e) {
         // A name that does not resolve (or to no address this socket reaches) is the config's mistake.
         throw ConfigError(
@@ -254,19 +260,19 @@ Experiment::Experiment(const LoadedConfig& loaded, RunMode mode)
       }
       // Two sites the resolver puts at one address would be one rths-physical to the network (the
       // config's check sees only the text of explicit addresses).
-      for (std::size_t r = 0; r + 1 < udp_.size(); ++r) {
-        if (udp_[r]->peer_description() == udp_.back()->peer_description()) {
+      for (std::size_t r = 0; r < udp_.size(); ++r) {
+        if (udp_[r]->peer() == at) {
           throw ConfigError(
               fmt::format("{}: site[{}].address: \"{}\" reaches {}, as site[{}]'s (\"{}\") does; "
                           "expected one address per site: each site's rths-physical listens on its "
                           "own port",
-                          loaded.source.string(), i, site.address(), udp_.back()->peer_description(), remote_index[r],
+                          loaded.source.string(), i, site.address(), udp::describe(at), remote_index[r],
                           config_.site(remote_index[r]).address()));
         }
       }
+      udp_.push_back(&hub->add_peer(at));
       remote_index.push_back(i);
-      udp_.back()->lock_peer(true);
-      hyb.link = udp_.back().get();
+      hyb.link = udp_.back();
       SiteKey key = site_key(config_, site, loaded.base_dir, loaded.source.string(), peer.host);
       report_.insecure = report_.insecure || key.insecure;
       site_keys_.push_back(std::move(key.key));

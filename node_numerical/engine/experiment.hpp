@@ -19,6 +19,7 @@
 #include "common/protocol/secret_key.hpp"
 #include "common/realtime/realtime_loop.hpp"
 #include "common/records/telemetry.hpp"
+#include "common/transport/udp_hub.hpp"
 #include "common/transport/udp_link.hpp"
 #include "common/transport/virtual_link.hpp"
 #include "node_numerical/engine/numerical_node.hpp"
@@ -82,6 +83,9 @@ struct RunReport {
   std::int64_t planned_steps = 0;
   bool has_loop_stats = false;  // real time: the step loop's timing
   LoopStats loop;
+  // Real time with remote sites: what the sites' shared sockets saw that belongs to no site.
+  bool has_shared_socket = false;
+  UdpHubCounters shared_socket;
   std::int64_t steps = 0;
   double rate_hz = 0.0;
   double duration_s = 0.0;
@@ -189,7 +193,12 @@ class Experiment {
   WallClock wall_clock_;
   std::vector<std::unique_ptr<VirtualLink>> links_;
   std::unique_ptr<asio::io_context> io_;
-  std::vector<std::unique_ptr<UdpLink>> udp_;
+  // Real time: one socket per address family for all remote sites (a step's exchange in two system
+  // calls each), and each remote site's link on it, in remote_'s order.
+  std::unique_ptr<UdpHub> hub_v4_;
+  std::unique_ptr<UdpHub> hub_v6_;
+  std::vector<UdpHub*> hubs_;
+  std::vector<HubLink*> udp_;
   std::vector<SecretKey> site_keys_;               // per remote site, real time: the pre-shared keys
   std::vector<PacketCounters> handshake_packets_;  // per remote site, real time
   std::vector<std::size_t> remote_;                // indices of the remote sites in the node's site list

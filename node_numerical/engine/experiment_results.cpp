@@ -42,6 +42,14 @@ void Experiment::evaluate() {
     }
   }
   report_.sites.clear();
+  report_.has_shared_socket = !hubs_.empty();
+  report_.shared_socket = {};
+  for (const UdpHub* hub : hubs_) {
+    report_.shared_socket.foreign += hub->counters().foreign;
+    report_.shared_socket.receive_errors += hub->counters().receive_errors;
+    report_.shared_socket.reads += hub->counters().reads;
+    report_.shared_socket.writes += hub->counters().writes;
+  }
   std::size_t remote = 0;
   for (std::size_t s = 0; s < hybrid_->sites().size(); ++s) {
     const NumericalSite& site = hybrid_->sites()[s];
@@ -252,6 +260,13 @@ results::RunSummary run_summary(const RunReport& report) {
   summary.set_reference_time_s(report.reference_time_s);
   if (report.has_loop_stats) {
     *summary.mutable_loop() = to_results(report.loop);
+  }
+  if (report.has_shared_socket) {
+    results::SharedSocket& shared = *summary.mutable_shared_socket();
+    shared.set_foreign(report.shared_socket.foreign);
+    shared.set_receive_errors(report.shared_socket.receive_errors);
+    shared.set_reads(report.shared_socket.reads);
+    shared.set_writes(report.shared_socket.writes);
   }
   for (const auto& [name, m] : report.responses) {
     results::ResponseMetrics& out = (*summary.mutable_responses())[name] = to_results(m);

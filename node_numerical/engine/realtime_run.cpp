@@ -31,10 +31,11 @@ enum class TickEnd { kNone, kPeerControl, kPeerLost, kLocalInterlock, kNonFinite
 
 class NumericalTick final : public TickHandler {
  public:
-  NumericalTick(NumericalNode& node, const std::vector<std::size_t>& remote, const RealtimeLoop& loop,
-                std::int64_t start_mono_ns, std::int64_t timeout_ns, std::int64_t grace_until_wall_ns,
-                LiveFigures& live)
+  NumericalTick(NumericalNode& node, const std::vector<UdpHub*>& hubs, const std::vector<std::size_t>& remote,
+                const RealtimeLoop& loop, std::int64_t start_mono_ns, std::int64_t timeout_ns,
+                std::int64_t grace_until_wall_ns, LiveFigures& live)
       : node_(node),
+        hubs_(hubs),
         remote_(remote),
         loop_(loop),
         start_mono_ns_(start_mono_ns),
@@ -50,7 +51,12 @@ class NumericalTick final : public TickHandler {
     if (lateness > live_.max_lateness_ns.load(std::memory_order_relaxed)) {
       live_.max_lateness_ns.store(lateness, std::memory_order_relaxed);
     }
-    node_.step(k);
+    // The sites' datagrams are read before the step and its commands sent after it, in one system
+    // call each (UdpHub): the step itself makes none.
+    {
+      const HubStep exchange(hubs_);
+      node_.step(k);
+    }
     live_.compute_ns.store(monotonic_ns() - start_mono_ns_ - loop_.step_offset_ns(k) - lateness,
                            std::memory_order_relaxed);
     if (!node_.finite()) {
@@ -112,6 +118,7 @@ class NumericalTick final : public TickHandler {
 
  private:
   NumericalNode& node_;
+  const std::vector<UdpHub*>& hubs_;
   const std::vector<std::size_t>& remote_;
   const RealtimeLoop& loop_;
   WallClock wall_;
@@ -260,7 +267,7 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
   if (telemetry) {
     telemetry->set_state(NodeState::kRunning);
   }
-  NumericalTick handler(*hybrid_, remote_, loop, start_mono, timeout_ns, start_wall + 2 * longest_hello, live);
+  NumericalTick handler(*hybrid_, hubs_, remote_, loop, start_mono, timeout_ns, start_wall + 2 * longest_hello, live);
   spdlog::info("{} steps at {} Hz from the agreed start", steps_, rate_hz_);
   RunResult result;
   const auto began = std::chrono::steady_clock::now();

@@ -230,7 +230,8 @@ const std::vector<Tool>& tools() {
        {"listen", "telemetry", "key", "token", "allow-host", "request-timeout-s", "max-streams",
         "max-streams-per-client", "max-connections", "max-nodes", "web", "replay", "quiet", "help", "version"}},
       {"rths-study", {"out", "jobs", "shard", "quiet", "help", "version"}},
-      {"rths-bench-loop", {"rate", "seconds", "spin-us", "priority", "lock", "cpu", "links", "help", "version"}},
+      {"rths-bench-loop",
+       {"rate", "seconds", "spin-us", "priority", "lock", "cpu", "links", "shared-socket", "help", "version"}},
   };
   return kTools;
 }
