@@ -7,8 +7,6 @@
 
 #include <array>
 #include <chrono>
-#include <cstring>
-#include <ctime>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -20,31 +18,19 @@
 #include "common/transport/udp_hub.hpp"
 #include "common/transport/udp_link.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/udp_text.hpp"
 
 namespace rths {
 namespace {
 
-using Buffer = std::array<std::byte, kMaxDatagramBytes>;
+using Buffer = test::Datagram;
+using test::bytes_of;
+using test::realtime_ns;
+using test::string_of;
 
 const std::string kLoopback = "127.0.0.1";
 // Loopback hands a datagram over within the sender's system call; a loaded machine gets this long.
 constexpr auto kDelivery = std::chrono::milliseconds(20);
-
-std::int64_t realtime_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::span<const std::byte> bytes_of(const std::string& s) {
-  return std::as_bytes(std::span(s.data(), s.size()));
-}
-
-std::string string_of(const Buffer& buffer, std::size_t size) {
-  std::string s(size, '\0');
-  std::memcpy(s.data(), buffer.data(), size);
-  return s;
-}
 
 // Every datagram a link holds now, in order.
 std::vector<std::string> drain(HubLink& link) {

@@ -5,7 +5,6 @@
 #include <array>
 #include <chrono>
 #include <cstring>
-#include <ctime>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -16,30 +15,18 @@
 
 #include "common/transport/udp_link.hpp"
 #include "support/alloc_counter.hpp"
+#include "support/udp_text.hpp"
 
 namespace rths {
 namespace {
 
 using asio::ip::udp;
-using Buffer = std::array<std::byte, kMaxDatagramBytes>;
+using Buffer = test::Datagram;
+using test::bytes_of;
+using test::realtime_ns;
+using test::string_of;
 
 const std::string kLoopback = "127.0.0.1";
-
-std::int64_t realtime_ns() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-std::span<const std::byte> bytes_of(const std::string& s) {
-  return std::as_bytes(std::span(s.data(), s.size()));
-}
-
-std::string string_of(const Buffer& buffer, std::size_t size) {
-  std::string s(size, '\0');
-  std::memcpy(s.data(), buffer.data(), size);
-  return s;
-}
 
 // Polls until a datagram arrives or a second has passed: loopback delivery is fast but not
 // instantaneous, and a loaded machine must not make the test flaky. Does not allocate.
