@@ -44,7 +44,7 @@ class HubLink final : public Link {
 
  private:
   friend class UdpHub;
-  HubLink(UdpHub& hub, const asio::ip::udp::endpoint& peer) : hub_(hub), peer_(peer) {}
+  HubLink(UdpHub& hub, asio::ip::udp::endpoint peer) : hub_(hub), peer_(std::move(peer)) {}
 
   UdpHub& hub_;
   asio::ip::udp::endpoint peer_;
@@ -138,11 +138,11 @@ class UdpHub {
   void read_waiting();
   // The oldest datagram of link's list, its slot returned to the pool: its size, 0 when none.
   std::size_t take(HubLink& link, std::span<std::byte> buffer);
-  void append(HubLink& link, std::int32_t slot);
+  void append(HubLink& link, std::int32_t index);
   void send_now(HubLink& link, std::span<const std::byte> datagram);
   void hold(HubLink& link, std::span<const std::byte> datagram);
   void flush();
-  HubLink* link_of(const asio::ip::udp::endpoint& source) const;
+  [[nodiscard]] HubLink* link_of(const asio::ip::udp::endpoint& source) const;
 
   asio::ip::udp::socket socket_;
   asio::ip::udp::endpoint local_;

@@ -17,9 +17,7 @@ constexpr int kMaxSkipsPerReceive = 256;
 }  // namespace
 
 UdpLink::UdpLink(asio::io_context& io, const std::string& bind_host, std::uint16_t bind_port)
-    : socket_(io), local_(udp::open_and_bind(socket_, bind_host, bind_port)) {
-  fd_ = socket_.native_handle();
-}
+    : socket_(io), local_(udp::open_and_bind(socket_, bind_host, bind_port)), fd_(socket_.native_handle()) {}
 
 void UdpLink::set_peer(const std::string& host, std::uint16_t port) {
   peer_ = udp::resolve_peer(socket_.get_executor(), host, port, local_);

@@ -85,8 +85,8 @@ class UdpLink final : public Link {
 
  private:
   asio::ip::udp::socket socket_;
+  asio::ip::udp::endpoint local_;  // opens the socket: before fd_
   int fd_ = -1;
-  asio::ip::udp::endpoint local_;
   asio::ip::udp::endpoint peer_;
   asio::ip::udp::endpoint source_;       // scratch: sender of the datagram being read
   asio::ip::udp::endpoint last_source_;  // sender of the datagram receive() last returned
