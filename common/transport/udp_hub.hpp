@@ -92,7 +92,8 @@ class UdpHub {
   static constexpr int kMaxReadsPerStep = 16;
 
   // Binds like UdpLink (bind_host "0.0.0.0" or "::", port 0: ephemeral). Throws std::runtime_error
-  // naming the address and the reason when it cannot resolve or bind.
+  // naming the address and the reason when it cannot resolve or bind, std::invalid_argument when
+  // max_reads_per_step is below 1.
   UdpHub(asio::io_context& io, const std::string& bind_host, std::uint16_t bind_port,
          int max_reads_per_step = kMaxReadsPerStep);
   UdpHub(const UdpHub&) = delete;
