@@ -165,10 +165,12 @@ inline bool interlock_on_an_overloaded_machine(const std::string& printed, const
 // trip, no command before one forward delay, as in virtual time) is a timing artifact the virtual
 // reference does not have, as a missed reply is. Allowed: kSpringBridgeMaxMissedShare of the steps
 // each. Prints the counts when not.
-inline bool nodes_kept_time(const std::filesystem::path& attempt_dir, double forward_s, double backward_s) {
-  const results::RunSummary run = read_summary(attempt_dir / "run/summary.json");
-  const results::SiteSummary site = read_site_summary(attempt_dir / "site/site_spring.json");
-  const auto it = run.sites().find("spring");
+// Of the site `name` whose summaries are at run_summary and site_summary.
+inline bool nodes_kept_time_of(const std::filesystem::path& run_summary, const std::filesystem::path& site_summary,
+                               const std::string& name, double forward_s, double backward_s) {
+  const results::RunSummary run = read_summary(run_summary);
+  const results::SiteSummary site = read_site_summary(site_summary);
+  const auto it = run.sites().find(name);
   if (it == run.sites().end()) return false;
   const double steps = static_cast<double>(run.steps());
   const double numerical_extra =
@@ -184,6 +186,11 @@ inline bool nodes_kept_time(const std::filesystem::path& attempt_dir, double for
       "did not keep the link's time\n",
       100.0 * kSpringBridgeMaxMissedShare);
   return false;
+}
+// Of the spring's site in a relayed run's attempt folder (run/, site/).
+inline bool nodes_kept_time(const std::filesystem::path& attempt_dir, double forward_s, double backward_s) {
+  return nodes_kept_time_of(attempt_dir / "run/summary.json", attempt_dir / "site/site_spring.json", "spring",
+                            forward_s, backward_s);
 }
 
 // Whether a run that a site's interlock stopped ran while the nodes did not keep the link's time

@@ -83,10 +83,15 @@ TEST_F(MarthsBridge, TheFramePlantThroughTheBridgeAndTheTargetMatchesTheSimulate
     target->signal(SIGINT);
     ASSERT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
     const std::filesystem::path site_summary = attempt_dir / "run/site_iisl.json";
-    const bool overloaded = exit_code == kExitCompleted
-                                ? !test::bridge_kept_time(test::read_site_summary(site_summary))
-                                : test::missed_replies_abort(run.err()) ||
-                                      test::interlock_on_an_overloaded_machine(run.err(), site_summary);
+    // A completed run is the machine's too when the nodes held steps the virtual reference does not
+    // (test::nodes_kept_time): in a fresh root without real-time priority a run whose bridge missed
+    // under 0.5 % of the replies put the floors' peaks 0.12-0.14 % off.
+    const bool overloaded =
+        exit_code == kExitCompleted
+            ? !test::bridge_kept_time(test::read_site_summary(site_summary)) ||
+                  !test::nodes_kept_time_of(attempt_dir / "run/summary.json", site_summary, "iisl", 0.0, 0.0)
+            : test::missed_replies_abort(run.err()) ||
+                  test::interlock_on_an_overloaded_machine(run.err(), site_summary);
     if (!overloaded) {
       ASSERT_EQ(exit_code, kExitCompleted) << run.err();
       break;
