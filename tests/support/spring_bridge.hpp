@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -147,14 +148,17 @@ inline bool bridge_kept_time(const results::SiteSummary& site) {
 }
 
 // Whether a run that a site's interlock stopped ran on a machine that did not keep the bridge's time
-// (bridge_kept_time false on the site's summary). There an RLS compensator adapts in a loop whose
-// timing is the machine's stalls rather than the rig's, and can drive the actuator off its target
-// until the interlock stops the test (a fresh Debian root without real-time priority, a build beside
-// it, 2 % of replies missed: 23 mm of tracking error over 20 steps, a maRTHS stroke at its limit):
-// the site's protection working on that machine, of which the comparison cannot speak. Says so.
-inline bool interlock_on_an_overloaded_machine(const std::string& printed, const std::filesystem::path& site_summary) {
+// (bridge_kept_time false on the site's summary) or, when nodes_kept is given, the link's time
+// (nodes_kept() false). There an RLS compensator adapts in a loop whose timing is the machine's stalls
+// rather than the rig's, and can drive the actuator off its target until the interlock stops the test
+// (a fresh Debian root without real-time priority, a build beside it, 2 % of replies missed: 23 mm
+// of tracking error over 20 steps, a maRTHS stroke at its limit; or without real-time priority with
+// 0.5 % missed but the nodes' stalls holding targets and feedback: 11 mm over 20 steps): the site's
+// protection working on that machine, of which the comparison cannot speak. Says so.
+inline bool interlock_on_an_overloaded_machine(const std::string& printed, const std::filesystem::path& site_summary,
+                                               const std::function<bool()>& nodes_kept = {}) {
   if (printed.find("interlock:") == std::string::npos || !std::filesystem::exists(site_summary)) return false;
-  if (bridge_kept_time(read_site_summary(site_summary))) return false;
+  if (bridge_kept_time(read_site_summary(site_summary)) && (!nodes_kept || nodes_kept())) return false;
   std::printf("[ overload ] the site's interlock stopped a run on a machine that did not keep the bridge's time\n");
   return true;
 }
@@ -191,22 +195,6 @@ inline bool nodes_kept_time_of(const std::filesystem::path& run_summary, const s
 inline bool nodes_kept_time(const std::filesystem::path& attempt_dir, double forward_s, double backward_s) {
   return nodes_kept_time_of(attempt_dir / "run/summary.json", attempt_dir / "site/site_spring.json", "spring",
                             forward_s, backward_s);
-}
-
-// Whether a run that a site's interlock stopped ran while the nodes did not keep the link's time
-// (nodes_kept_time false up to the stop): without real-time priority the bridge can answer nearly
-// every step (0.5 % missed or fewer) while the nodes' stalls hold targets and feedback for many, and
-// the compensator adapts to those stalls until the interlock stops the test (a fresh Debian root
-// without CAP_SYS_NICE: 11 mm of tracking error over 20 steps). Says so.
-inline bool interlock_with_the_nodes_out_of_time(const std::string& printed, const std::filesystem::path& attempt_dir,
-                                                 double forward_s, double backward_s) {
-  if (printed.find("interlock:") == std::string::npos || !std::filesystem::exists(attempt_dir / "run/summary.json") ||
-      !std::filesystem::exists(attempt_dir / "site/site_spring.json")) {
-    return false;
-  }
-  if (nodes_kept_time(attempt_dir, forward_s, backward_s)) return false;
-  std::printf("[ overload ] the site's interlock stopped a run in which the nodes did not keep the link's time\n");
-  return true;
 }
 
 // Every step was answered in time or counted (never ten in a row missed); the ramps ran; the
