@@ -189,16 +189,19 @@ void UdpHub::send_now(HubLink& link, std::span<const std::byte> datagram) {
   const ssize_t n = ::sendto(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL, link.peer_.data(),
                              static_cast<socklen_t>(link.peer_.size()));
   if (n < 0) {
-    const int error = errno;
-    ++link.counters_.send_errors;
-    link.last_error_ = std::error_code(error, std::system_category());
-    if (error != EAGAIN && error != EWOULDBLOCK && error != ENOBUFS) {
-      // An ICMP error from an earlier datagram can surface here instead of in a read.
-      udp::drain_error_queue(fd_, error_control_);
-    }
+    refused(link, errno);
     return;
   }
   ++link.counters_.sent;
+}
+
+void UdpHub::refused(HubLink& link, int error) {
+  ++link.counters_.send_errors;
+  link.last_error_ = std::error_code(error, std::system_category());
+  if (error != EAGAIN && error != EWOULDBLOCK && error != ENOBUFS) {
+    // An ICMP error from an earlier datagram can surface here instead of in a read.
+    udp::drain_error_queue(fd_, error_control_);
+  }
 }
 
 void UdpHub::hold(HubLink& link, std::span<const std::byte> datagram) {
@@ -241,12 +244,7 @@ void UdpHub::flush() {
     if (error == EINTR) {
       continue;
     }
-    HubLink& refused = *held_[next].link;
-    ++refused.counters_.send_errors;
-    refused.last_error_ = std::error_code(error, std::system_category());
-    if (error != EAGAIN && error != EWOULDBLOCK && error != ENOBUFS) {
-      udp::drain_error_queue(fd_, error_control_);
-    }
+    refused(*held_[next].link, error);
     ++next;
   }
   held_count_ = 0;

@@ -141,6 +141,8 @@ class UdpHub {
   std::size_t take(HubLink& link, std::span<std::byte> buffer);
   void append(HubLink& link, std::int32_t index);
   void send_now(HubLink& link, std::span<const std::byte> datagram);
+  // Counts a send the kernel refused (errno `error`) against link; reads off a reported ICMP error.
+  void refused(HubLink& link, int error);
   void hold(HubLink& link, std::span<const std::byte> datagram);
   void flush();
   [[nodiscard]] HubLink* link_of(const asio::ip::udp::endpoint& source) const;
