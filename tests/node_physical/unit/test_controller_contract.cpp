@@ -1,8 +1,9 @@
-// What every registered actuator controller must do, whichever it is: tests that run over the
-// registry, so that a controller added to the config's oneof is held to them without a line here
-// beyond its sample config (docs/architecture.md, "Components").
+// What every registered actuator controller and site controller must do, whichever it is: tests that
+// run over the registry, so that a controller added to the config's oneof is held to them without a
+// line here beyond its sample config (docs/architecture.md, "Components").
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -20,6 +21,7 @@
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
 #include "node_physical/controllers/site_controller.hpp"
+#include "node_physical/interfaces/measurement.hpp"
 #include "results.pb.h"
 #include "support/alloc_counter.hpp"
 #include "support/contract_support.hpp"
@@ -67,11 +69,7 @@ TEST(ComponentRegistry, EveryControllerTheConfigCanNameHasRulesAFactoryAndASampl
   test::expect_every_member_registered<ActuatorController>(*config::Controller::descriptor(), "kind", samples());
 }
 
-TEST(ComponentRegistry, EverySiteControllerAndActuatorPlantTheConfigCanNameIsRegistered) {
-  for (const pb::Descriptor* type : registry::member_types(*config::SiteController::descriptor(), "kind")) {
-    EXPECT_TRUE(has_component_rules(*type)) << type->full_name();
-    EXPECT_TRUE(ComponentFactories<SiteController>::has(*type)) << type->full_name();
-  }
+TEST(ComponentRegistry, EveryActuatorPlantTheConfigCanNameHasRules) {
   for (const pb::Descriptor* type : registry::member_types(*config::ActuatorPlant::descriptor(), "kind")) {
     EXPECT_TRUE(has_component_rules(*type)) << type->full_name();
   }
@@ -184,6 +182,125 @@ TEST(ControllerContract, EveryBrokenRuleOfAControllerIsReported) {
   EXPECT_NE(problems[2].find("rls.filter_cutoff_hz: is 600"), std::string::npos) << problems[2];
   EXPECT_NE(problems[3].find("rls.signal_scale: is 0"), std::string::npos) << problems[3];
   EXPECT_NE(problems[4].find("rls.divergence_limit: is -1"), std::string::npos) << problems[4];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Site controllers (Site.actuator_controller), on the maRTHS site of examples/marths: its setup of two
+// actuators and its actuator_plant, which the seed 003 controllers start from.
+
+const std::map<std::string, std::string>& site_samples() {
+  static const std::map<std::string, std::string> s{
+      {"decentralised", "decentralised { actuator { rls {} } actuator { extrapolation { delay_s: 0.01 } } }"},
+      {"ukf", "ukf {}"},
+  };
+  return s;
+}
+
+std::vector<std::string> site_members() {
+  return test::oneof_members(*config::SiteController::descriptor());
+}
+
+// The maRTHS site with `controller` as its actuator controller.
+config::Site marths_site(const config::SiteController& controller) {
+  static const config::Experiment experiment = test::load_example("marths/elcentro_rls.textproto").experiment;
+  config::Site site = experiment.site(0);
+  *site.mutable_actuator_controller() = controller;
+  return site;
+}
+
+config::Site marths_site(const std::string& member) {
+  return marths_site(test::parse_sample<config::SiteController>(site_samples(), member));
+}
+
+std::vector<std::string> site_problems(const config::Site& site) {
+  return test::component_problems(site.actuator_controller(), ComponentContext{.rate_hz = kRateHz, .site = &site},
+                                  "actuator_controller");
+}
+
+// Stroke targets of the two actuators (m): sines of 2 mm and 1.5 mm at 1.5 Hz, out of phase.
+std::array<InterfaceMotion, 2> site_targets(int step) {
+  const InterfaceMotion t = target_at(step);
+  return {InterfaceMotion{0.2 * t.displacement_m}, InterfaceMotion{-0.15 * t.displacement_m}};
+}
+
+// `steps` steps of the controller on a crude plant (each reading 0.9 of the last command), from step
+// `from`; `previous` carries the readings between calls. Every command finite, else a failure naming
+// `what` and the step.
+void run_site(SiteController& controller, std::array<Measurement, 2>& previous, int from, int steps,
+              const std::string& what) {
+  std::array<InterfaceMotion, 2> commands{};
+  for (int i = from; i < from + steps; ++i) {
+    controller.command(site_targets(i), previous, commands, kDt);
+    for (std::size_t a = 0; a < 2; ++a) {
+      ASSERT_TRUE(std::isfinite(commands[a].displacement_m)) << what << " actuator " << a << " step " << i;
+      previous[a].displacement_m = 0.9 * commands[a].displacement_m;
+    }
+  }
+}
+
+TEST(ComponentRegistry, EverySiteControllerTheConfigCanNameHasRulesAFactoryAndASample) {
+  test::expect_every_member_registered<SiteController>(*config::SiteController::descriptor(), "kind", site_samples());
+}
+
+TEST(SiteControllerContract, AStepAllocatesNothing) {
+  for (const std::string& member : site_members()) {
+    const config::Site site = marths_site(member);
+    ASSERT_TRUE(site_problems(site).empty()) << member << ": " << site_problems(site).front();
+    const std::unique_ptr<SiteController> controller = make_site_controller(site, kRateHz);
+    ASSERT_EQ(controller->actuators(), 2U) << member;
+    std::array<Measurement, 2> previous{};
+    run_site(*controller, previous, 0, 8, member);
+    const std::uint64_t before = test::allocations_on_this_thread();
+    run_site(*controller, previous, 8, 2048, member);
+    EXPECT_EQ(test::allocations_on_this_thread() - before, 0U) << member;
+  }
+}
+
+// A held measurement (no reading came) repeats an old value: whatever that value is, the commands are
+// the same. Two controllers see the same targets and the same readings, then only held ones, of
+// different values.
+TEST(SiteControllerContract, LearnsNothingFromAHeldMeasurement) {
+  for (const std::string& member : site_members()) {
+    const config::Site site = marths_site(member);
+    const std::unique_ptr<SiteController> a = make_site_controller(site, kRateHz);
+    const std::unique_ptr<SiteController> b = make_site_controller(site, kRateHz);
+    std::array<Measurement, 2> read_a{};
+    std::array<Measurement, 2> read_b{};
+    run_site(*a, read_a, 0, 512, member);
+    run_site(*b, read_b, 0, 512, member);
+    std::array<InterfaceMotion, 2> ca{};
+    std::array<InterfaceMotion, 2> cb{};
+    for (int i = 512; i < 2048; ++i) {
+      for (std::size_t k = 0; k < 2; ++k) {
+        read_a[k].held = read_b[k].held = true;
+        read_b[k].displacement_m = 0.5 * cb[k].displacement_m + 0.001 * std::sin(i + static_cast<int>(k));
+      }
+      a->command(site_targets(i), read_a, ca, kDt);
+      b->command(site_targets(i), read_b, cb, kDt);
+      for (std::size_t k = 0; k < 2; ++k) {
+        ASSERT_EQ(ca[k].displacement_m, cb[k].displacement_m) << member << " actuator " << k << " step " << i;
+      }
+    }
+  }
+}
+
+// What the rules accept, the registry builds and the controller steps with finite commands (the
+// constructors keep their own guards, which the rules must imply); every numeric field of each sample
+// swept over values on both sides of any bound a rule might draw.
+TEST(SiteControllerContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
+  const std::vector<double> values{-20.0, -1.0, 0.0, 1e-3, 0.5, 1.0, 2.0, 6.0, 9.0, 20.0, 511.0, 600.0, 1e6};
+  for (const std::string& member : site_members()) {
+    const auto valid = [](const config::SiteController& config) { return site_problems(marths_site(config)).empty(); };
+    const auto built = [&](const config::SiteController& config, const std::string& what, bool /*changed*/) {
+      const config::Site site = marths_site(config);
+      std::unique_ptr<SiteController> controller;
+      ASSERT_NO_THROW(controller = make_site_controller(site, kRateHz)) << member << " " << what;
+      std::array<Measurement, 2> previous{};
+      run_site(*controller, previous, 0, 512, member + " " + what);
+    };
+    test::sweep_verdicts<config::SiteController>(test::parse_sample<config::SiteController>(site_samples(), member),
+                                                 member, values, valid, built);
+  }
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
-// Seed 003's UKF-SS compensator, cost per step (the budget: the 976.6 us step at 1024 Hz; seed 003's
-// MATLAB took 0.68 ms per step for its whole simulation). One command() per iteration in closed loop
-// with the maRTHS plant model (exact zero-order hold, tests/support/zoh_frame_plant.hpp, ~0.1 us inside the
-// timing), a 1-5 Hz multi-sine of a few mm and the benchmark's sensor noise, so that every step runs
-// the filter's full prediction and update.
+// Seed 003's UKF-SS compensator, cost per step (the budget: the 976.6 us step at 1024 Hz;
+// seed 003's MATLAB took 0.68 ms per step for its whole simulation). One command() per iteration in
+// closed loop with the maRTHS plant model (exact zero-order hold, tests/support/zoh_frame_plant.hpp,
+// ~0.1 us inside the timing), a 1-5 Hz multi-sine of a few mm and the benchmark's sensor noise, so
+// that every step runs the filter's full prediction and update.
 #include <benchmark/benchmark.h>
 
 #include <array>
@@ -49,12 +49,10 @@ rths::InterfaceMotion target(std::size_t k, std::size_t actuator) {
   return {x_mm / 1000.0};
 }
 
-void run(benchmark::State& state, rths::UkfDiscretisation scheme) {
+// One command() per iteration of the controller `make` builds (from the model 5 % off the plant).
+template <class Make>
+void run(benchmark::State& state, Make make) {
   const rths::FramePlantModel plant_model = nominal_plant();
-  const rths::config::UkfInverseDynamics parameters;  // seed 003 Table 1's UKF-SS values
-  auto make = [&] {
-    return std::make_unique<rths::UkfInverseDynamicsController>(parameters, model_of_plant(), kRateHz, scheme);
-  };
   auto controller = make();
   auto plant = std::make_unique<rths::test::ZohFramePlant>(plant_model, kDt);
   std::mt19937_64 rng(1);
@@ -76,7 +74,7 @@ void run(benchmark::State& state, rths::UkfDiscretisation scheme) {
     ++steps;
     if (++k == kRunSteps) {
       state.PauseTiming();
-      if (controller->frozen() != rths::UkfFreeze::kNone) failure = controller->freeze_message();
+      if (controller->frozen() != rths::EstimateFreeze::kNone) failure = controller->freeze_message();
       controller = make();
       plant = std::make_unique<rths::test::ZohFramePlant>(plant_model, kDt);
       previous = {};
@@ -91,15 +89,23 @@ void run(benchmark::State& state, rths::UkfDiscretisation scheme) {
   state.SetItemsProcessed(steps);
 }
 
-// Seed 003's UKF-SS as ukf_controller.hpp realises it: RK4 model, 37 sigma points, 20 Hz filters.
+// Seed 003's UKF-SS as ukf_controller.hpp realises it: RK4 model, 37 sigma points, 20 Hz filters
+// (Table 1's defaults, as every controller here).
+template <class Controller, class Config>
+auto seed003_controller(rths::FrameDiscretisation scheme) {
+  return [scheme] { return std::make_unique<Controller>(Config{}, model_of_plant(), kRateHz, scheme); };
+}
+
 void BM_UkfInverseDynamics(benchmark::State& state) {
-  run(state, rths::UkfDiscretisation::kRungeKutta4);
+  run(state, seed003_controller<rths::UkfInverseDynamicsController, rths::config::UkfInverseDynamics>(
+                 rths::FrameDiscretisation::kRungeKutta4));
 }
 BENCHMARK(BM_UkfInverseDynamics);
 
 // The same with seed 003's forward-Euler model (Eqs. 15-16): what the RK4 step costs.
 void BM_UkfInverseDynamicsForwardEuler(benchmark::State& state) {
-  run(state, rths::UkfDiscretisation::kForwardEuler);
+  run(state, seed003_controller<rths::UkfInverseDynamicsController, rths::config::UkfInverseDynamics>(
+                 rths::FrameDiscretisation::kForwardEuler));
 }
 BENCHMARK(BM_UkfInverseDynamicsForwardEuler);
 

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <array>
+
+#include "node_physical/controllers/frame_plant_model.hpp"
+
+namespace rths {
+
+// Seed 003's blocks I-III, shared by its four compensators (EKF-TF, UKF-TF, EKF-SS, UKF-SS): the
+// command is the inverse of the plant model H(s | theta) applied to the stroke targets; the model's
+// roots are the estimator's (block IV). How the improper inverse is realised, lag-free (choices 1-4 of
+// docs/marths-ukf.md):
+//
+// 1. Inverse, exact and lag-free (blocks I-III). H factors as
+//      H(s) = F(s)^-1 M(s) diag(g(s), h(s)),   M(s) = [[k11, k12 (s + p1)], [k21, k22 (s + p2)]],
+//      g = (s + b1)(s + b2) / ((s + a1)(s + a2)),   h = 1 / ((s + d1)(s + d2)),
+//    so H^-1 = diag(1/g, 1/h) M(s)^-1 F(s) and u = H^-1 w runs as: v = F(s) w (the target's first two
+//    derivatives); M(s) q = v, whose second row eliminated gives one stable first-order state,
+//      (k11 k22 - k12 k21) q2' + (k11 k22 p2 - k12 k21 p1) q2 = k11 v2 - k21 v1,
+//    and q1 algebraically; u1 = q1 / g (biproper, poles -b1 -b2) and u2 = (s + d1)(s + d2) q2 (needs
+//    q2'', hence the target's third derivative). Three states, the three poles of H^-1 (-b1, -b2 and
+//    -z at the transmission zero z = (k11 k22 p2 - k12 k21 p1) / (k11 k22 - k12 k21), 31.9 rad/s nominally),
+//    all stable for positive roots; three derivatives, the plant's largest relative degree (column 2).
+//    Seed 003 Eq. 8 multiplies by the common denominator Delta(s) instead, which needs six. No
+//    low-pass is put in front: any low-pass of relative degree 3 lags by ~3 / cutoff (9.5 ms at
+//    50 Hz, 14 % NRMS at 2.3 Hz), an order of magnitude above the error budget.
+// 2. Timing. The plant reads y_k before u_k acts (hardware-true), so u_k first shows in y_{k+1}, and
+//    a held u_k stands for the continuous inverse at the middle of its step. The command therefore
+//    inverts the target at t_k + dt/2 -- half a step beyond the newest target -- and y_{k+1} meets
+//    x_t(k+1): no step of latency. The residual is the hold's O((w dt)^2 / 24).
+// 3. Derivatives (block I): the cubic through the last four targets, evaluated with its first three
+//    derivatives half a step ahead (fixed Lagrange weights). The targets come from the numerical
+//    substructure, smooth and noise-free to rounding; the cubic's relative error is O((w dt)^(4-n))
+//    in the n-th derivative, and it is the lowest order that has a third derivative (the noise gain
+//    of the inverse grows with the order; the derivative terms cannot lag, since the pole a1 at
+//    2.65 Hz makes them much of the command in the band).
+// 4. Discretisation of the inverse's three states: the trapezoidal rule (Tustin) on the sequence of
+//    half-step-advanced targets, re-evaluated every step from the current estimate (no allocation, a
+//    few dozen flops); A-stable whatever the roots, warping O((w dt)^2 / 12) in the band. The states
+//    carry over when theta moves, which it does slowly.
+// Blocks I-III: u = H^-1(s | model) applied to the stroke targets advanced half a step (choices 1-4
+// above). Signals in the caller's units (the controller passes mm). No allocation after construction.
+class FrameInverseCommand {
+ public:
+  using Vector2 = std::array<double, 2>;
+  static constexpr int kExtrapolationOrder = 3;
+
+  // Throws std::invalid_argument naming the parameter when the model cannot be inverted stably
+  // (a root not positive and finite, k11 k22 = k12 k21, or a transmission zero z <= 0).
+  FrameInverseCommand(const FramePlantModel& model, double dt_s);
+
+  // The model of the next step on; the states carry over. False (and the model unchanged) when it
+  // cannot be inverted stably (invertible()).
+  bool set_model(const FramePlantModel& model);
+  // True when the model's inverse is stable and finite (the constructor's conditions).
+  [[nodiscard]] static bool invertible(const FramePlantModel& model);
+  // The transmission zero z of the model (rad/s; choice 1).
+  [[nodiscard]] static double transmission_zero(const FramePlantModel& model);
+
+  // The command of this step for the target of this step. The first call starts at rest at that
+  // target. A non-finite target gives non-finite commands and leaves every state as it was.
+  Vector2 step(const Vector2& target);
+
+ private:
+  struct Coefficients {
+    double c1, wf2, a_sum, a_product, b_sum, b_product, d_sum, d_product, k11, k12, k21, p1;
+    double determinant;  // k11 k22 - k12 k21
+    double zero;         // z (rad/s)
+  };
+  static Coefficients coefficients(const FramePlantModel& model);
+
+  double dt_s_;
+  Coefficients c_{};
+  // weights_[n][j]: the n-th derivative at +dt/2 of the cubic through targets j steps back.
+  std::array<std::array<double, kExtrapolationOrder + 1>, 4> weights_{};
+  std::array<Vector2, kExtrapolationOrder + 1> past_{};  // targets, newest first
+  bool started_ = false;
+  double q2_ = 0.0;                 // the first-order state of M^-1
+  double e_ = 0.0;                  // its input at the last step, k11 v2 - k21 v1
+  std::array<double, 2> filter_{};  // x, x' of 1 / ((s + b1)(s + b2)) q1
+  double q1_ = 0.0;                 // its input at the last step
+};
+
+}  // namespace rths

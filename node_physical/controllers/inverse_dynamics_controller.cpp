@@ -1,0 +1,223 @@
+#include "node_physical/controllers/inverse_dynamics_controller.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace rths {
+
+namespace {
+
+bool positive_finite(double x) {
+  return std::isfinite(x) && x > 0.0;
+}
+
+double checked_step(const char* name, double rate_hz) {
+  if (!positive_finite(rate_hz)) {
+    throw std::invalid_argument(fmt::format("{} controller at {} Hz; expected a rate > 0", name, rate_hz));
+  }
+  return 1.0 / rate_hz;
+}
+
+// H(0 | model)^-1 y: the command that holds the plant at y.
+InverseDynamicsController::Input static_inverse(const FramePlantModel& model,
+                                                const InverseDynamicsController::Input& y) {
+  Eigen::Matrix2d h0;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) h0(i, j) = model.static_gain(i, j);
+  }
+  return h0.inverse() * y;
+}
+
+// The first of two values that is not finite (what a freeze names).
+double non_finite_of(const InverseDynamicsController::Input& v) {
+  return std::isfinite(v[0]) ? v[1] : v[0];
+}
+
+}  // namespace
+
+InverseDynamicsController::InverseDynamicsController(const char* name, const FramePlantModel& initial, double rate_hz,
+                                                     double signal_scale, std::uint32_t filter_order,
+                                                     double filter_cutoff_hz)
+    : name_(name),
+      initial_(initial),
+      model_(initial),
+      inverse_(initial, checked_step(name, rate_hz)),
+      dt_s_(1.0 / rate_hz),
+      signal_scale_(signal_scale) {
+  const auto check = [name](bool ok, const char* field, double value, const std::string& expected) {
+    if (!ok) throw std::invalid_argument(fmt::format("{} {} {}; expected {}", name, field, value, expected));
+  };
+  check(positive_finite(signal_scale_), "signal_scale", signal_scale_, "> 0 (1000: millimetres, seed 003)");
+  check(filter_order <= static_cast<std::uint32_t>(IirFilter::kMaxOrder), "filter_order", filter_order,
+        fmt::format("0..{} (0: no filter; seed 003: 6)", IirFilter::kMaxOrder));
+  check(filter_order == 0 || (positive_finite(filter_cutoff_hz) && filter_cutoff_hz < rate_hz / 2.0),
+        "filter_cutoff_hz", filter_cutoff_hz, fmt::format("0 < cutoff < {} Hz (Nyquist; seed 003: 20)", rate_hz / 2.0));
+  for (int r = 0; r < kRoots; ++r) floor_[r] = 0.01 * initial.theta[r];
+  zero_floor_ = 0.01 * FrameInverseCommand::transmission_zero(initial);
+  if (filter_order > 0) {
+    const IirFilter filter = butterworth_lowpass(static_cast<int>(filter_order), filter_cutoff_hz, rate_hz);
+    command_filter_ = {filter, filter};
+    measured_filter_ = {filter, filter};
+  }
+}
+
+void InverseDynamicsController::command(std::span<const InterfaceMotion> targets, std::span<const Measurement> previous,
+                                        std::span<InterfaceMotion> commands, double /*dt_s*/) {
+  const Input measured{previous[0].displacement_m * signal_scale_, previous[1].displacement_m * signal_scale_};
+  if (step_ == 0) {
+    if (measured.allFinite()) {
+      measured_reference_ = measured;
+      command_reference_ = static_inverse(initial_, measured);
+      start(command_reference_);
+    } else {
+      freeze(EstimateFreeze::kNotFinite, non_finite_of(measured));
+    }
+  } else if (frozen_ == EstimateFreeze::kNone) {
+    update(measured, previous[0].held || previous[1].held);
+  }
+
+  const FrameInverseCommand::Vector2 u =
+      inverse_.step({targets[0].displacement_m * signal_scale_, targets[1].displacement_m * signal_scale_});
+  for (std::size_t i = 0; i < 2; ++i) {
+    // The command's rate and acceleration by backward differences: nothing downstream of a stroke
+    // command reads them in the benchmark's actuators, and the inverse has no fourth derivative of the
+    // target to give them exactly.
+    const double stroke_m = u[i] / signal_scale_;
+    const double rate = step_ == 0 ? 0.0 : (stroke_m - last_stroke_m_[i]) / dt_s_;
+    const double accel = step_ <= 1 ? 0.0 : (rate - last_rate_[i]) / dt_s_;
+    commands[i] = {stroke_m, rate, accel};
+    last_stroke_m_[i] = stroke_m;
+    last_rate_[i] = rate;
+  }
+  if (frozen_ == EstimateFreeze::kNone) {
+    Input filtered;
+    for (int i = 0; i < 2; ++i) {
+      filtered[i] = command_filter_[i].step(u[i] - command_reference_[i]) + command_reference_[i];
+    }
+    if (!filtered.allFinite()) freeze(EstimateFreeze::kNotFinite, non_finite_of(filtered));
+    filtered_commands_[1] = filtered_commands_[0];
+    filtered_commands_[0] = filtered;
+  }
+  ++step_;
+}
+
+// The estimator's cycle at call k >= 1 with the reading of tick k-1, then the shared guards: the roots'
+// floor and the inverse's stability. Nothing is committed before every guard passes.
+void InverseDynamicsController::update(const Input& measured_mm, bool held) {
+  if (!held && !measured_mm.allFinite()) {
+    freeze(EstimateFreeze::kNotFinite, non_finite_of(measured_mm));
+    return;
+  }
+  Input measured;
+  if (!held) {
+    for (int i = 0; i < 2; ++i) {
+      measured[i] = measured_filter_[i].step(measured_mm[i] - measured_reference_[i]) + measured_reference_[i];
+    }
+  }
+  Theta theta;
+  if (!estimate(held ? nullptr : &measured, filtered_commands_[1], step_ >= 2, theta)) return;
+  for (int r = 0; r < kRoots; ++r) {
+    if (theta[r] < floor_[r]) {
+      theta[r] = floor_[r];
+      ++clamps_;
+    }
+  }
+  FramePlantModel next = model_;
+  for (int r = 0; r < kRoots; ++r) next.theta[r] = theta[r];
+  const double zero = FrameInverseCommand::transmission_zero(next);
+  if (!(zero > zero_floor_) || !inverse_.set_model(next)) {
+    freeze(EstimateFreeze::kUnstableInverse, zero);
+    return;
+  }
+  model_ = next;
+  accept(theta);
+  ++updates_;
+}
+
+void InverseDynamicsController::freeze(EstimateFreeze reason, double value) {
+  frozen_ = reason;
+  frozen_at_step_ = step_;
+  frozen_value_ = value;
+}
+
+bool InverseDynamicsController::propose(AugmentedEstimate& estimate, Theta& theta) {
+  double bad = 0.0;
+  if (!estimate.settle_proposal(bad)) {
+    freeze(EstimateFreeze::kNotFinite, bad);
+    return false;
+  }
+  theta = estimate.x_next.tail<kRoots>();
+  return true;
+}
+
+std::string InverseDynamicsController::freeze_message() const {
+  const char* tail = "; commanding with the last good model for the rest of the run";
+  switch (frozen_) {
+    case EstimateFreeze::kNone:
+      return {};
+    case EstimateFreeze::kNotFinite:
+      return fmt::format(
+          "{} estimation frozen at step {}: a non-finite value ({}) in the measurement, the command "
+          "or the update{}",
+          name_, frozen_at_step_, frozen_value_, tail);
+    case EstimateFreeze::kIndefinite:
+      return fmt::format(
+          "{} estimation frozen at step {}: the covariance is no longer positive definite (its "
+          "smallest eigenvalue {:.6g}){}",
+          name_, frozen_at_step_, frozen_value_, tail);
+    case EstimateFreeze::kUnstableInverse:
+      return fmt::format(
+          "{} estimation frozen at step {}: the estimated roots would move the inverse's pole -z to "
+          "z = {:.6g} rad/s, at or below 1 % of its initial {:.6g} rad/s{}",
+          name_, frozen_at_step_, frozen_value_, 100.0 * zero_floor_, tail);
+  }
+  return {};
+}
+
+std::string InverseDynamicsController::warning() const {
+  std::string out = freeze_message();
+  if (clamps_ > 0) {
+    if (!out.empty()) out += "; ";
+    out += fmt::format("{} root estimates were held at 1 % of their initial values {} times", name_, clamps_);
+  }
+  return out;
+}
+
+void InverseDynamicsController::report(std::size_t /*actuator*/, results::ControllerReport& out) const {
+  results::InverseDynamicsReport& r = report_member(out);
+  for (const double t : initial_.theta) r.add_initial_theta(t);
+  for (const double t : model_.theta) r.add_final_theta(t);
+  r.set_updates(updates_);
+  r.set_frozen(frozen_ != EstimateFreeze::kNone);
+  r.set_freeze_message(freeze_message());
+}
+
+void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_model, double signal_scale,
+                               std::uint32_t filter_order, double filter_cutoff_hz, const ComponentContext& context,
+                               const Checker& check) {
+  if (initial_model != nullptr) {
+    validate_frame_plant_model(*initial_model, check.at("initial_model"));
+  } else {
+    check.expect(context.site != nullptr && context.site->actuator_plant().has_two_actuator_frame(), "initial_model",
+                 "missing, and the site has no actuator_plant { two_actuator_frame } to start from; expected the "
+                 "model the estimate starts from");
+  }
+  check.expect(positive_finite(signal_scale), "signal_scale",
+               fmt::format("is {}, expected a finite value > 0", signal_scale));
+  check.expect(filter_order <= IirFilter::kMaxOrder, "filter_order",
+               fmt::format("is {}, expected 0 (no filter) to {}", filter_order, IirFilter::kMaxOrder));
+  if (filter_order > 0) {
+    check.expect(filter_cutoff_hz > 0 && filter_cutoff_hz < context.rate_hz / 2, "filter_cutoff_hz",
+                 fmt::format("is {}, expected a cutoff > 0 Hz below half the step rate ({} Hz)", filter_cutoff_hz,
+                             context.rate_hz / 2));
+  }
+}
+
+FramePlantModel initial_model_of(const config::TwoActuatorFramePlant* initial_model, const ComponentContext& context) {
+  return FramePlantModel::from_config(initial_model != nullptr ? *initial_model
+                                                               : context.site->actuator_plant().two_actuator_frame());
+}
+
+}  // namespace rths

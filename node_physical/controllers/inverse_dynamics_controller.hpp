@@ -1,0 +1,132 @@
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include <Eigen/Dense>
+
+#include "common/core/component_registry.hpp"
+#include "experiment.pb.h"
+#include "node_physical/controllers/frame_inverse_command.hpp"
+#include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/controllers/frame_state_model.hpp"
+#include "node_physical/controllers/iir_filter.hpp"
+#include "node_physical/controllers/site_controller.hpp"
+#include "results.pb.h"
+
+namespace rths {
+
+// Why an estimate stopped (InverseDynamicsController::frozen()).
+enum class EstimateFreeze : std::uint8_t { kNone, kNotFinite, kIndefinite, kUnstableInverse };
+
+// What seed 003's four compensators (Ruiz & Song 2024: EKF-TF, UKF-TF, EKF-SS, UKF-SS) share, in
+// actuator coordinates of the maRTHS two-actuator plant: the command is the inverse of the plant model
+// H(s | theta) applied to the stroke targets (blocks I-III, FrameInverseCommand), and the model's ten
+// roots theta are estimated every step (block IV, the derived class's estimator). The gains k11 k21
+// k12 k22 stay at their initial values (seed 003 Eq. 24). Signals are in millimetres inside
+// (signal_scale), as in seed 003. What is shared (docs/marths-ukf.md has the choices with numbers):
+//
+// - Timing. The command of step k goes out before the reading of tick k is taken (hardware-true), so
+//   the call of step k updates the estimate with the reading of tick k-1, after its prediction with the
+//   command of step k-2, the first that reading shows; then commands from the updated model.
+// - Filtering: seed 003's Butterworth low-pass (filter_order, filter_cutoff_hz; 0 disables) on the
+//   command and the measurement the estimator sees, both alike, so the pair keeps the plant's relation.
+// - Start: the plant is taken to rest at its first reading y0 (the site ramps it there); the estimator
+//   starts at the equilibrium of the command u0 = H(0 | theta0)^-1 y0, the low-passes at their
+//   equilibrium (they filter the deviations from y0 and u0), the inverse at rest at the first target.
+// - A held reading (Measurement::held: none came) updates nothing: the estimate is predicted over the
+//   step and its filter skips the sample, so that what it learns does not depend on a repeated value.
+// - Guards: a non-finite value in the measurement, the command or the update, or an estimator's own
+//   failure (a covariance that lost definiteness), freezes the estimate for the rest of the run
+//   (report() and warning() say when and why); the commands continue with the last good model. Every
+//   root is held at or above 1 % of its initial value after each update, and an estimate whose inverse
+//   would be unstable (z <= 1 % of its initial value) freezes the estimate too.
+class InverseDynamicsController : public SiteController {
+ public:
+  using Input = FrameStateModel::Input;
+  using Theta = FrameStateModel::Theta;
+  static constexpr int kRoots = FramePlantModel::kRoots;
+
+  [[nodiscard]] std::size_t actuators() const final { return 2; }
+  void command(std::span<const InterfaceMotion> targets, std::span<const Measurement> previous,
+               std::span<InterfaceMotion> commands, double dt_s) final;
+  void report(std::size_t actuator, results::ControllerReport& out) const final;
+  [[nodiscard]] std::string warning() const final;
+
+  // The model commanding now: the initial gains with the estimated roots.
+  [[nodiscard]] const FramePlantModel& model() const { return model_; }
+  [[nodiscard]] const FramePlantModel& initial_model() const { return initial_; }
+  [[nodiscard]] std::uint64_t updates() const { return updates_; }
+  [[nodiscard]] std::uint64_t clamps() const { return clamps_; }  // roots held at their floor
+  [[nodiscard]] EstimateFreeze frozen() const { return frozen_; }
+  [[nodiscard]] std::int64_t frozen_at_step() const { return frozen_at_step_; }  // -1 while estimating
+  // The line for the log once frozen ("" while estimating): the step, the reason, the value.
+  [[nodiscard]] std::string freeze_message() const;
+
+ protected:
+  // name: the estimator as the log names it ("UKF", "EKF"). Throws std::invalid_argument naming the
+  // parameter for a rate, scale or filter out of range, or a model that cannot be inverted.
+  InverseDynamicsController(const char* name, const FramePlantModel& initial, double rate_hz, double signal_scale,
+                            std::uint32_t filter_order, double filter_cutoff_hz);
+
+  // Block IV at the call of step k >= 1: the prediction (when `predict`; the call of step 1 has the
+  // start's reading and none) under `command`, the filtered command of step k-2, then the update with
+  // `measured`, the filtered reading of tick k-1 (mm), unless `measured` is null (the reading was
+  // held: no new measurement came, and the estimate learns nothing from a repeated one); the proposed
+  // roots into `theta`. On a failure the estimator calls freeze() and returns false; nothing of its
+  // state is committed before accept().
+  virtual bool estimate(const Input* measured, const Input& command, bool predict, Theta& theta) = 0;
+  // The last proposal is committed, with the roots the floor held (theta).
+  virtual void accept(const Theta& theta) = 0;
+  // The start: the plant at rest under the command u0 (mm).
+  virtual void start(const Input& command) = 0;
+  // The report's member of this controller (the config's member name).
+  virtual results::InverseDynamicsReport& report_member(results::ControllerReport& out) const = 0;
+
+  void freeze(EstimateFreeze reason, double value);
+  // The roots of an SS estimator's proposal into theta (true), or a freeze when it is not finite.
+  bool propose(AugmentedEstimate& estimate, Theta& theta);
+  [[nodiscard]] double dt_s() const { return dt_s_; }
+
+ private:
+  void update(const Input& measured_mm, bool held);
+
+  const char* name_;
+  FramePlantModel initial_;
+  FramePlantModel model_;
+  FrameInverseCommand inverse_;
+  double dt_s_;
+  double signal_scale_;
+  std::array<double, kRoots> floor_{};  // 1 % of the initial roots
+  double zero_floor_ = 0.0;             // 1 % of the initial transmission zero
+  std::array<IirFilter, 2> command_filter_;
+  std::array<IirFilter, 2> measured_filter_;
+  Input command_reference_ = Input::Zero();   // u0
+  Input measured_reference_ = Input::Zero();  // y0
+  // The filtered commands of the last two steps, newest first (mm): the prediction of call k steps
+  // the model from tick k-2 to k-1 with the command of step k-2, the first the reading of tick k-1 shows.
+  std::array<Input, 2> filtered_commands_{Input::Zero(), Input::Zero()};
+  std::array<double, 2> last_stroke_m_{};  // the commands of the last step (m, m/s)
+  std::array<double, 2> last_rate_{};
+  std::int64_t step_ = 0;
+  std::uint64_t updates_ = 0;
+  std::uint64_t clamps_ = 0;
+  EstimateFreeze frozen_ = EstimateFreeze::kNone;
+  std::int64_t frozen_at_step_ = -1;
+  double frozen_value_ = 0.0;
+};
+
+// The rules every seed 003 compensator's config shares: the model it starts from (`initial_model`,
+// null when absent: then the site's actuator_plant { two_actuator_frame }), the signal scale and the
+// low-pass. Each estimator's validate() adds its own.
+void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_model, double signal_scale,
+                               std::uint32_t filter_order, double filter_cutoff_hz, const ComponentContext& context,
+                               const Checker& check);
+// The model the estimate starts from: the configured one, else the site's plant as identified (its
+// nominal: the uncertainty is what the estimate must find). For a config that passed the rules.
+FramePlantModel initial_model_of(const config::TwoActuatorFramePlant* initial_model, const ComponentContext& context);
+
+}  // namespace rths

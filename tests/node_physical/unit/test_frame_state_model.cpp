@@ -1,0 +1,93 @@
+// Seed 003's SS estimation model (frame_state_model.hpp): the Jacobians derived by hand for the EKF
+// against finite differences of the step and the output they differentiate.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include <Eigen/Dense>
+
+#include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/controllers/frame_state_model.hpp"
+#include "support/frame_controller_run.hpp"
+
+namespace {
+
+using rths::FrameDiscretisation;
+using rths::FramePlantModel;
+using rths::FrameStateModel;
+using rths::test::frame::kDt;
+using rths::test::frame::nominal_plant;
+using rths::test::frame::scaled_roots;
+
+// A point away from every equilibrium and symmetry: states of a few mm, roots 3 % off nominal.
+struct Point {
+  FrameStateModel::State z;
+  FrameStateModel::Theta theta;
+  FrameStateModel::Input u{0.7, -0.4};
+  FrameStateModel::Gains gain = nominal_plant().gain;
+  Point() {
+    z << 0.9, -0.3, 1.2, 0.4, -0.6, 0.25, -0.5, -0.15;
+    const FramePlantModel m = scaled_roots(nominal_plant(), 1.03);
+    for (int r = 0; r < FramePlantModel::kRoots; ++r) theta[r] = m.theta[r];
+  }
+};
+
+// Each entry of a derived Jacobian against the central difference of the function it differentiates,
+// step 1e-6 of the coordinate (1e-6 mm for a state): the difference's truncation error is
+// O(h^2 f''') ~ 1e-12 relative and its rounding ~ 1e-10, so 1e-6 of the entry (plus 1e-9 of the
+// largest entry of its column, for entries that are zero) catches a missing or wrong term of a
+// partial derivative, whose error is of the order of the entry itself.
+template <int R, class F>
+void expect_jacobian(const Eigen::Matrix<double, R, FrameStateModel::kAugmented>& derived, const Point& p, F f,
+                     const char* what) {
+  Eigen::Matrix<double, FrameStateModel::kAugmented, 1> x;
+  x << p.z, p.theta;
+  for (int c = 0; c < FrameStateModel::kAugmented; ++c) {
+    const double h = 1e-6 * std::max(1.0, std::abs(x[c]));
+    Eigen::Matrix<double, FrameStateModel::kAugmented, 1> up = x, down = x;
+    up[c] += h;
+    down[c] -= h;
+    const Eigen::Matrix<double, R, 1> difference = (f(up) - f(down)) / (2.0 * h);
+    const double column = difference.cwiseAbs().maxCoeff();
+    for (int r = 0; r < R; ++r) {
+      EXPECT_NEAR(derived(r, c), difference[r], 1e-6 * std::abs(difference[r]) + 1e-9 * column)
+          << what << ": d row " << r << " / d coordinate " << c;
+    }
+  }
+}
+
+TEST(FrameStateModel, StepJacobianIsTheStepsFiniteDifference) {
+  const Point p;
+  for (const FrameDiscretisation scheme : {FrameDiscretisation::kRungeKutta4, FrameDiscretisation::kForwardEuler}) {
+    const auto step = [&](const Eigen::Matrix<double, FrameStateModel::kAugmented, 1>& x) {
+      return FrameStateModel::step(x.head<FrameStateModel::kStates>(), x.tail<FrameStateModel::kRoots>(), p.gain, p.u,
+                                   kDt, scheme);
+    };
+    expect_jacobian<FrameStateModel::kStates>(FrameStateModel::step_jacobian(p.z, p.theta, p.gain, p.u, kDt, scheme), p,
+                                              step,
+                                              scheme == FrameDiscretisation::kForwardEuler ? "Euler step" : "RK4 step");
+  }
+}
+
+TEST(FrameStateModel, OutputJacobianIsTheOutputsFiniteDifference) {
+  const Point p;
+  const auto output = [&](const Eigen::Matrix<double, FrameStateModel::kAugmented, 1>& x) {
+    return FrameStateModel::output(x.head<FrameStateModel::kStates>(), x.tail<FrameStateModel::kRoots>(), p.gain);
+  };
+  expect_jacobian<2>(FrameStateModel::output_jacobian(p.z, p.theta, p.gain), p, output, "output");
+}
+
+// The Runge-Kutta step's Jacobian is of the discrete map, not the continuous model's: over one step it
+// differs from I + dt A (the Euler map's) by O((|A| dt)^2) -- here measurably, since the frame's
+// poles make |A| dt ~ 0.4 -- and the finite-difference test above holds it to the map the filter uses.
+TEST(FrameStateModel, RungeKuttaJacobianIsNotEulers) {
+  const Point p;
+  const FrameStateModel::StepJacobian rk4 =
+      FrameStateModel::step_jacobian(p.z, p.theta, p.gain, p.u, kDt, FrameDiscretisation::kRungeKutta4);
+  const FrameStateModel::StepJacobian euler =
+      FrameStateModel::step_jacobian(p.z, p.theta, p.gain, p.u, kDt, FrameDiscretisation::kForwardEuler);
+  EXPECT_GT((rk4 - euler).cwiseAbs().maxCoeff(), 1e-2);
+}
+
+}  // namespace
