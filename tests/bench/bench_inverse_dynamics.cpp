@@ -1,4 +1,4 @@
-// Seed 003's UKF-SS compensator, cost per step (the budget: the 976.6 us step at 1024 Hz;
+// Seed 003's compensators (UKF-SS, EKF-SS), cost per step (the budget: the 976.6 us step at 1024 Hz;
 // seed 003's MATLAB took 0.68 ms per step for its whole simulation). One command() per iteration in
 // closed loop with the maRTHS plant model (exact zero-order hold, tests/support/zoh_frame_plant.hpp,
 // ~0.1 us inside the timing), a 1-5 Hz multi-sine of a few mm and the benchmark's sensor noise, so
@@ -15,6 +15,7 @@
 #include <string>
 
 #include "experiment.pb.h"
+#include "node_physical/controllers/ekf_controller.hpp"
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "node_physical/controllers/ukf_controller.hpp"
 #include "support/zoh_frame_plant.hpp"
@@ -108,6 +109,14 @@ void BM_UkfInverseDynamicsForwardEuler(benchmark::State& state) {
                  rths::FrameDiscretisation::kForwardEuler));
 }
 BENCHMARK(BM_UkfInverseDynamicsForwardEuler);
+
+// Seed 003's EKF-SS as ekf_controller.hpp realises it: the same model and filters, one Jacobian of the
+// RK4 step (four stages' chain rule) and 18 x 18 covariance products instead of 37 sigma points.
+void BM_EkfInverseDynamics(benchmark::State& state) {
+  run(state, seed003_controller<rths::EkfInverseDynamicsController, rths::config::EkfInverseDynamics>(
+                 rths::FrameDiscretisation::kRungeKutta4));
+}
+BENCHMARK(BM_EkfInverseDynamics);
 
 // The command law alone (blocks I-III), what a frozen estimate leaves of the step.
 void BM_FrameInverseCommand(benchmark::State& state) {

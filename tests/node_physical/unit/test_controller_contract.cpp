@@ -192,6 +192,7 @@ const std::map<std::string, std::string>& site_samples() {
   static const std::map<std::string, std::string> s{
       {"decentralised", "decentralised { actuator { rls {} } actuator { extrapolation { delay_s: 0.01 } } }"},
       {"ukf", "ukf {}"},
+      {"ekf", "ekf {}"},
   };
   return s;
 }
