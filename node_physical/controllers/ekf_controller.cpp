@@ -1,21 +1,8 @@
 #include "node_physical/controllers/ekf_controller.hpp"
 
 #include <cmath>
-#include <stdexcept>
-#include <string>
-#include <tuple>
-
-#include <fmt/format.h>
 
 namespace rths {
-
-namespace {
-
-bool positive_finite(double x) {
-  return std::isfinite(x) && x > 0.0;
-}
-
-}  // namespace
 
 EkfInverseDynamicsController::EkfInverseDynamicsController(const config::EkfInverseDynamics& parameters,
                                                            const FramePlantModel& initial, double rate_hz,
@@ -26,15 +13,7 @@ EkfInverseDynamicsController::EkfInverseDynamicsController(const config::EkfInve
       process_noise_(parameters.process_noise()),
       measurement_noise_(parameters.measurement_noise()),
       estimate_(initial, parameters.initial_covariance()) {
-  const auto check = [](bool ok, const char* field, double value, const char* expected) {
-    if (!ok) throw std::invalid_argument(fmt::format("EKF {} {}; expected {}", field, value, expected));
-  };
-  check(positive_finite(parameters.initial_covariance()), "initial_covariance", parameters.initial_covariance(),
-        "> 0 (P0 = this x I; seed 003 Table 1: 1)");
-  check(std::isfinite(process_noise_) && process_noise_ >= 0.0, "process_noise", process_noise_,
-        ">= 0 (Q = this x I; seed 003 Table 1: 0)");
-  check(positive_finite(measurement_noise_), "measurement_noise", measurement_noise_,
-        "> 0 (R = this x I in mm^2; seed 003 Table 1: 1e-3)");
+  check_covariances("EKF", parameters.initial_covariance(), process_noise_, measurement_noise_, {1.0, 0.0, 1e-3});
 }
 
 bool EkfInverseDynamicsController::estimate(const Input* measured, const Input& command, bool predict, Theta& theta) {
@@ -78,19 +57,11 @@ bool EkfInverseDynamicsController::estimate(const Input* measured, const Input& 
 namespace {
 
 void validate(const config::EkfInverseDynamics& ekf, const ComponentContext& context, const Checker& check) {
-  validate_inverse_dynamics(ekf.has_initial_model() ? &ekf.initial_model() : nullptr, ekf.signal_scale(),
-                            ekf.filter_order(), ekf.filter_cutoff_hz(), context, check);
-  for (const auto& [name, value, zero_allowed] : {std::tuple{"initial_covariance", ekf.initial_covariance(), false},
-                                                  std::tuple{"process_noise", ekf.process_noise(), true},
-                                                  std::tuple{"measurement_noise", ekf.measurement_noise(), false}}) {
-    check.expect(std::isfinite(value) && (zero_allowed ? value >= 0 : value > 0), name,
-                 fmt::format("is {}, expected a finite value {}", value, zero_allowed ? ">= 0" : "> 0"));
-  }
+  validate_inverse_dynamics(ekf, context, check);
 }
 
 std::unique_ptr<SiteController> make(const config::EkfInverseDynamics& ekf, const ComponentContext& context) {
-  return std::make_unique<EkfInverseDynamicsController>(
-      ekf, initial_model_of(ekf.has_initial_model() ? &ekf.initial_model() : nullptr, context), context.rate_hz);
+  return std::make_unique<EkfInverseDynamicsController>(ekf, initial_model_of(ekf, context), context.rate_hz);
 }
 
 [[maybe_unused]] const bool kRegistered = register_site_controller<config::EkfInverseDynamics>(validate, make);

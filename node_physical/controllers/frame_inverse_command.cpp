@@ -14,10 +14,6 @@ namespace {
 using Root = FramePlantModel::Root;
 using Gain = FramePlantModel::Gain;
 
-bool positive_finite(double x) {
-  return std::isfinite(x) && x > 0.0;
-}
-
 }  // namespace
 
 FrameInverseCommand::Coefficients FrameInverseCommand::coefficients(const FramePlantModel& model) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <complex>
 
 #include "common/core/problems.hpp"
@@ -29,6 +30,12 @@ struct FramePlantModel {
   // H_ij(0).
   [[nodiscard]] double static_gain(int i, int j) const;
 };
+
+// x > 0 and finite: what a root, a rate, a step, a scale or a covariance of the frame's controllers
+// must be.
+inline bool positive_finite(double x) {
+  return std::isfinite(x) && x > 0.0;
+}
 
 // The rules of a two-actuator frame plant's model (config TwoActuatorFramePlant): every root and
 // gain given, finite, roots positive and gains nonzero, the uncertainty's deviations bounded. The

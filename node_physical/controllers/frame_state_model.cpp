@@ -216,12 +216,19 @@ FrameStateModel::OutputJacobian FrameStateModel::output_jacobian(const State& z,
   return j;
 }
 
-AugmentedEstimate::AugmentedEstimate(const FramePlantModel& initial, double initial_covariance)
-    : x(Vector::Zero()), p(initial_covariance * Covariance::Identity()) {
-  x.tail<FrameStateModel::kRoots>() = Eigen::Map<const Theta>(initial.theta.data());
-  x_next = x;
-  p_next = p;
+namespace {
+
+// [z, theta] with the states at zero and theta of the model.
+AugmentedEstimate::Vector augmented_of(const FramePlantModel& model) {
+  AugmentedEstimate::Vector x = AugmentedEstimate::Vector::Zero();
+  x.tail<FrameStateModel::kRoots>() = Eigen::Map<const Theta>(model.theta.data());
+  return x;
 }
+
+}  // namespace
+
+AugmentedEstimate::AugmentedEstimate(const FramePlantModel& initial, double initial_covariance)
+    : x(augmented_of(initial)), p(initial_covariance * Covariance::Identity()), x_next(x), p_next(p) {}
 
 bool AugmentedEstimate::settle_proposal(double& bad) {
   p_next = ((p_next + p_next.transpose()) / 2.0).eval();

@@ -9,10 +9,6 @@ namespace rths {
 
 namespace {
 
-bool positive_finite(double x) {
-  return std::isfinite(x) && x > 0.0;
-}
-
 double checked_step(const char* name, double rate_hz) {
   if (!positive_finite(rate_hz)) {
     throw std::invalid_argument(fmt::format("{} controller at {} Hz; expected a rate > 0", name, rate_hz));
@@ -195,7 +191,8 @@ void InverseDynamicsController::report(std::size_t /*actuator*/, results::Contro
 }
 
 void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_model, double signal_scale,
-                               std::uint32_t filter_order, double filter_cutoff_hz, const ComponentContext& context,
+                               std::uint32_t filter_order, double filter_cutoff_hz,
+                               const std::array<double, 3>& covariances, const ComponentContext& context,
                                const Checker& check) {
   if (initial_model != nullptr) {
     validate_frame_plant_model(*initial_model, check.at("initial_model"));
@@ -213,6 +210,24 @@ void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_mode
                  fmt::format("is {}, expected a cutoff > 0 Hz below half the step rate ({} Hz)", filter_cutoff_hz,
                              context.rate_hz / 2));
   }
+  const std::array<const char*, 3> names{"initial_covariance", "process_noise", "measurement_noise"};
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const bool zero_allowed = i == 1;  // Q = 0: no process noise (seed 003 Table 1's EKF-SS)
+    check.expect(std::isfinite(covariances[i]) && (zero_allowed ? covariances[i] >= 0 : covariances[i] > 0), names[i],
+                 fmt::format("is {}, expected a finite value {}", covariances[i], zero_allowed ? ">= 0" : "> 0"));
+  }
+}
+
+void check_covariances(const char* name, double p0, double q, double r, const std::array<double, 3>& table1) {
+  const auto check = [name](bool ok, const char* field, double value, const std::string& expected) {
+    if (!ok) throw std::invalid_argument(fmt::format("{} {} {}; expected {}", name, field, value, expected));
+  };
+  check(positive_finite(p0), "initial_covariance", p0,
+        fmt::format("> 0 (P0 = this x I; seed 003 Table 1: {})", table1[0]));
+  check(std::isfinite(q) && q >= 0.0, "process_noise", q,
+        fmt::format(">= 0 (Q = this x I; seed 003 Table 1: {})", table1[1]));
+  check(positive_finite(r), "measurement_noise", r,
+        fmt::format("> 0 (R = this x I in mm^2; seed 003 Table 1: {})", table1[2]));
 }
 
 FramePlantModel initial_model_of(const config::TwoActuatorFramePlant* initial_model, const ComponentContext& context) {

@@ -72,6 +72,13 @@ class InverseDynamicsController : public SiteController {
   InverseDynamicsController(const char* name, const FramePlantModel& initial, double rate_hz, double signal_scale,
                             std::uint32_t filter_order, double filter_cutoff_hz);
 
+  void freeze(EstimateFreeze reason, double value);
+  // The roots of an SS estimator's proposal into theta (true), or a freeze when it is not finite.
+  bool propose(AugmentedEstimate& estimate, Theta& theta);
+  [[nodiscard]] double dt_s() const { return dt_s_; }
+
+ private:
+  // What an estimator implements (the shell calls them; its derived class overrides them privately).
   // Block IV at the call of step k >= 1: the prediction (when `predict`; the call of step 1 has the
   // start's reading and none) under `command`, the filtered command of step k-2, then the update with
   // `measured`, the filtered reading of tick k-1 (mm), unless `measured` is null (the reading was
@@ -86,12 +93,6 @@ class InverseDynamicsController : public SiteController {
   // The report's member of this controller (the config's member name).
   virtual results::InverseDynamicsReport& report_member(results::ControllerReport& out) const = 0;
 
-  void freeze(EstimateFreeze reason, double value);
-  // The roots of an SS estimator's proposal into theta (true), or a freeze when it is not finite.
-  bool propose(AugmentedEstimate& estimate, Theta& theta);
-  [[nodiscard]] double dt_s() const { return dt_s_; }
-
- private:
   void update(const Input& measured_mm, bool held);
 
   const char* name_;
@@ -119,14 +120,31 @@ class InverseDynamicsController : public SiteController {
   double frozen_value_ = 0.0;
 };
 
-// The rules every seed 003 compensator's config shares: the model it starts from (`initial_model`,
-// null when absent: then the site's actuator_plant { two_actuator_frame }), the signal scale and the
-// low-pass. Each estimator's validate() adds its own.
+// The rules every seed 003 compensator's config shares (the messages UkfInverseDynamics and
+// EkfInverseDynamics have these fields alike): the model it starts from (`initial_model`; absent: the
+// site's actuator_plant { two_actuator_frame }), the signal scale, the low-pass and the covariances
+// P0, Q and R. Each estimator's validate() adds its own.
 void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_model, double signal_scale,
-                               std::uint32_t filter_order, double filter_cutoff_hz, const ComponentContext& context,
+                               std::uint32_t filter_order, double filter_cutoff_hz,
+                               const std::array<double, 3>& covariances, const ComponentContext& context,
                                const Checker& check);
+template <class Config>
+void validate_inverse_dynamics(const Config& c, const ComponentContext& context, const Checker& check) {
+  validate_inverse_dynamics(c.has_initial_model() ? &c.initial_model() : nullptr, c.signal_scale(), c.filter_order(),
+                            c.filter_cutoff_hz(), {c.initial_covariance(), c.process_noise(), c.measurement_noise()},
+                            context, check);
+}
+
 // The model the estimate starts from: the configured one, else the site's plant as identified (its
 // nominal: the uncertainty is what the estimate must find). For a config that passed the rules.
 FramePlantModel initial_model_of(const config::TwoActuatorFramePlant* initial_model, const ComponentContext& context);
+template <class Config>
+FramePlantModel initial_model_of(const Config& c, const ComponentContext& context) {
+  return initial_model_of(c.has_initial_model() ? &c.initial_model() : nullptr, context);
+}
+
+// A constructor's guard on the covariances (P0 = p0 I, Q = q I, R = r I in mm^2): std::invalid_argument
+// naming the field, with seed 003 Table 1's values of the variant (`table1`: P0, Q, R) in the message.
+void check_covariances(const char* name, double p0, double q, double r, const std::array<double, 3>& table1);
 
 }  // namespace rths

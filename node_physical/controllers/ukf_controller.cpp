@@ -3,19 +3,10 @@
 #include <cmath>
 #include <stdexcept>
 #include <string>
-#include <tuple>
 
 #include <fmt/format.h>
 
 namespace rths {
-
-namespace {
-
-bool positive_finite(double x) {
-  return std::isfinite(x) && x > 0.0;
-}
-
-}  // namespace
 
 UkfInverseDynamicsController::UkfInverseDynamicsController(const config::UkfInverseDynamics& parameters,
                                                            const FramePlantModel& initial, double rate_hz,
@@ -26,15 +17,10 @@ UkfInverseDynamicsController::UkfInverseDynamicsController(const config::UkfInve
       process_noise_(parameters.process_noise()),
       measurement_noise_(parameters.measurement_noise()),
       estimate_(initial, parameters.initial_covariance()) {
+  check_covariances("UKF", parameters.initial_covariance(), process_noise_, measurement_noise_, {1.0, 1e-11, 0.1});
   const auto check = [](bool ok, const char* field, double value, const std::string& expected) {
     if (!ok) throw std::invalid_argument(fmt::format("UKF {} {}; expected {}", field, value, expected));
   };
-  check(positive_finite(parameters.initial_covariance()), "initial_covariance", parameters.initial_covariance(),
-        "> 0 (P0 = this x I; seed 003 Table 1: 1)");
-  check(std::isfinite(process_noise_) && process_noise_ >= 0.0, "process_noise", process_noise_,
-        ">= 0 (Q = this x I; seed 003 Table 1: 1e-11)");
-  check(positive_finite(measurement_noise_), "measurement_noise", measurement_noise_,
-        "> 0 (R = this x I in mm^2; seed 003 Table 1: 0.1)");
   check(positive_finite(parameters.alpha()) && parameters.alpha() <= 1.0, "alpha", parameters.alpha(),
         "0 < alpha <= 1 (seed 003: 0.4)");
   check(std::isfinite(parameters.beta()) && parameters.beta() >= 0.0, "beta", parameters.beta(), ">= 0 (seed 003: 2)");
@@ -95,14 +81,7 @@ std::unique_ptr<SiteController> make_ukf_controller(const config::UkfInverseDyna
 namespace {
 
 void validate(const config::UkfInverseDynamics& ukf, const ComponentContext& context, const Checker& check) {
-  validate_inverse_dynamics(ukf.has_initial_model() ? &ukf.initial_model() : nullptr, ukf.signal_scale(),
-                            ukf.filter_order(), ukf.filter_cutoff_hz(), context, check);
-  for (const auto& [name, value, zero_allowed] : {std::tuple{"initial_covariance", ukf.initial_covariance(), false},
-                                                  std::tuple{"process_noise", ukf.process_noise(), true},
-                                                  std::tuple{"measurement_noise", ukf.measurement_noise(), false}}) {
-    check.expect(std::isfinite(value) && (zero_allowed ? value >= 0 : value > 0), name,
-                 fmt::format("is {}, expected a finite value {}", value, zero_allowed ? ">= 0" : "> 0"));
-  }
+  validate_inverse_dynamics(ukf, context, check);
   check.expect(ukf.alpha() > 0 && ukf.alpha() <= 1, "alpha",
                fmt::format("is {}, expected the sigma points' spread in (0, 1] (seed 003: 0.4)", ukf.alpha()));
   check.expect(std::isfinite(ukf.beta()) && ukf.beta() >= 0, "beta",
@@ -113,8 +92,7 @@ void validate(const config::UkfInverseDynamics& ukf, const ComponentContext& con
 }
 
 std::unique_ptr<SiteController> make(const config::UkfInverseDynamics& ukf, const ComponentContext& context) {
-  return make_ukf_controller(ukf, initial_model_of(ukf.has_initial_model() ? &ukf.initial_model() : nullptr, context),
-                             context.rate_hz);
+  return make_ukf_controller(ukf, initial_model_of(ukf, context), context.rate_hz);
 }
 
 [[maybe_unused]] const bool kRegistered = register_site_controller<config::UkfInverseDynamics>(validate, make);

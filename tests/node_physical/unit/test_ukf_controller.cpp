@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <numbers>
 #include <random>
 #include <stdexcept>
@@ -127,26 +128,20 @@ TEST(UkfController, EstimateStaysOnTheTruePlant) {
 // the tracking error of the last 5 s is under a tenth of the error with the model held at its start
 // (0.26 % and 0.66 % against 7.3 % and 13.5 % measured).
 TEST(UkfController, EstimateMovesTowardAPerturbedPlant) {
-  const FramePlantModel model = nominal_plant();
-  const FramePlantModel truth = scaled_roots(model, 1.05);
-  const double before = band_error(model, truth);
-  ASSERT_GT(before, 0.12);
-  UkfInverseDynamicsController controller(seed003(), model, kRateHz);
-  const Trace t = simulate(controller, truth, 60 * kSecond, kNoiseMm);
-  EXPECT_EQ(controller.frozen(), EstimateFreeze::kNone) << controller.freeze_message();
-  EXPECT_LT(band_error(controller.model(), truth), before / 8.0);
-  EXPECT_NEAR(controller.model().theta[FramePlantModel::kA1], truth.theta[FramePlantModel::kA1],
-              0.01 * truth.theta[FramePlantModel::kA1]);
-
-  rths::config::UkfInverseDynamics held = seed003();
-  held.set_initial_covariance(1e-30);  // the roots cannot move
-  held.set_process_noise(0.0);
-  UkfInverseDynamicsController fixed(held, model, kRateHz);
-  const Trace f = simulate(fixed, truth, 60 * kSecond, kNoiseMm);
-  for (std::size_t i = 0; i < 2; ++i) {
-    EXPECT_LT(nrms(t, i, 55 * kSecond, 60 * kSecond), nrms(f, i, 55 * kSecond, 60 * kSecond) / 10.0)
-        << "actuator " << i + 1;
-  }
+  const PerturbedRun r = run_on_perturbed_plant([](const FramePlantModel& model, bool hold) {
+    rths::config::UkfInverseDynamics parameters = seed003();
+    if (hold) {
+      parameters.set_initial_covariance(1e-30);  // the roots cannot move
+      parameters.set_process_noise(0.0);
+    }
+    return std::make_unique<UkfInverseDynamicsController>(parameters, model, kRateHz);
+  });
+  ASSERT_GT(r.band_before, 0.12);
+  EXPECT_EQ(r.freeze_message, "");
+  EXPECT_LT(r.band_after, r.band_before / 8.0);
+  const double a1 = scaled_roots(nominal_plant(), 1.05).theta[FramePlantModel::kA1];
+  EXPECT_NEAR(r.final_model.theta[FramePlantModel::kA1], a1, 0.01 * a1);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_LT(r.tracking[i], r.held[i] / 10.0) << "actuator " << i + 1;
 }
 
 // A reading that is not finite freezes the estimate at that step; the commands go on with the last
@@ -284,11 +279,7 @@ TEST(UkfController, CommandAllocatesNothing) {
 
 // Every parameter out of range is refused with a message naming it.
 TEST(UkfController, RefusesBadParameters) {
-  struct Case {
-    std::function<void(rths::config::UkfInverseDynamics&)> set;
-    const char* field;
-  };
-  const std::vector<Case> cases{
+  expect_each_refused<UkfInverseDynamicsController>(std::vector<RefusedChange<rths::config::UkfInverseDynamics>>{
       {[](auto& p) { p.set_signal_scale(0.0); }, "signal_scale"},
       {[](auto& p) { p.set_initial_covariance(-1.0); }, "initial_covariance"},
       {[](auto& p) { p.set_process_noise(-1e-11); }, "process_noise"},
@@ -300,17 +291,8 @@ TEST(UkfController, RefusesBadParameters) {
       {[](auto& p) { p.set_filter_order(9); }, "filter_order"},
       {[](auto& p) { p.set_filter_cutoff_hz(512.0); }, "filter_cutoff_hz"},
       {[](auto& p) { p.set_measurement_noise(std::numeric_limits<double>::quiet_NaN()); }, "measurement_noise"},
-  };
-  for (const Case& c : cases) {
-    rths::config::UkfInverseDynamics p = seed003();
-    c.set(p);
-    try {
-      UkfInverseDynamicsController controller(p, nominal_plant(), kRateHz);
-      ADD_FAILURE() << c.field << " accepted";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(c.field), std::string::npos) << e.what();
-    }
-  }
+  });
+
   rths::config::UkfInverseDynamics no_filter = seed003();
   no_filter.set_filter_order(0);
   no_filter.set_filter_cutoff_hz(0.0);  // unused without a filter
