@@ -36,7 +36,7 @@ class EkfInverseDynamicsController final : public InverseDynamicsController {
   // actuator_plant). Throws std::invalid_argument naming the field for a parameter out of range or a
   // model that cannot be inverted.
   EkfInverseDynamicsController(const config::EkfInverseDynamics& parameters, const FramePlantModel& initial,
-                               double rate_hz, FrameDiscretisation scheme = FrameDiscretisation::kRungeKutta4);
+                               double rate_hz);
 
   [[nodiscard]] const Covariance& covariance() const { return estimate_.p; }
 

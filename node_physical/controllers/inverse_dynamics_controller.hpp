@@ -143,6 +143,11 @@ FramePlantModel initial_model_of(const Config& c, const ComponentContext& contex
   return initial_model_of(c.has_initial_model() ? &c.initial_model() : nullptr, context);
 }
 
+// The estimation model's discretisation a config names.
+inline FrameDiscretisation frame_discretisation(config::ModelDiscretisation d) {
+  return d == config::FORWARD_EULER ? FrameDiscretisation::kForwardEuler : FrameDiscretisation::kRungeKutta4;
+}
+
 // A constructor's guard on the covariances (P0 = p0 I, Q = q I, R = r I in mm^2): std::invalid_argument
 // naming the field, with seed 003 Table 1's values of the variant (`table1`: P0, Q, R) in the message.
 void check_covariances(const char* name, double p0, double q, double r, const std::array<double, 3>& table1);

@@ -9,11 +9,10 @@
 namespace rths {
 
 UkfInverseDynamicsController::UkfInverseDynamicsController(const config::UkfInverseDynamics& parameters,
-                                                           const FramePlantModel& initial, double rate_hz,
-                                                           FrameDiscretisation scheme)
+                                                           const FramePlantModel& initial, double rate_hz)
     : InverseDynamicsController("UKF", initial, rate_hz, parameters.signal_scale(), parameters.filter_order(),
                                 parameters.filter_cutoff_hz()),
-      scheme_(scheme),
+      scheme_(frame_discretisation(parameters.discretisation())),
       process_noise_(parameters.process_noise()),
       measurement_noise_(parameters.measurement_noise()),
       estimate_(initial, parameters.initial_covariance()) {

@@ -39,7 +39,7 @@ class UkfInverseDynamicsController final : public InverseDynamicsController {
   // actuator_plant; this constructor reads only `initial`). Throws std::invalid_argument naming the
   // field for a parameter out of range or a model that cannot be inverted.
   UkfInverseDynamicsController(const config::UkfInverseDynamics& parameters, const FramePlantModel& initial,
-                               double rate_hz, FrameDiscretisation scheme = FrameDiscretisation::kRungeKutta4);
+                               double rate_hz);
 
   [[nodiscard]] const Covariance& covariance() const { return estimate_.p; }
 

@@ -93,20 +93,24 @@ void run(benchmark::State& state, Make make) {
 // Seed 003's UKF-SS as ukf_controller.hpp realises it: RK4 model, 37 sigma points, 20 Hz filters
 // (Table 1's defaults, as every controller here).
 template <class Controller, class Config>
-auto seed003_controller(rths::FrameDiscretisation scheme) {
-  return [scheme] { return std::make_unique<Controller>(Config{}, model_of_plant(), kRateHz, scheme); };
+auto seed003_controller(rths::config::ModelDiscretisation discretisation) {
+  return [discretisation] {
+    Config parameters;
+    parameters.set_discretisation(discretisation);
+    return std::make_unique<Controller>(parameters, model_of_plant(), kRateHz);
+  };
 }
 
 void BM_UkfInverseDynamics(benchmark::State& state) {
   run(state, seed003_controller<rths::UkfInverseDynamicsController, rths::config::UkfInverseDynamics>(
-                 rths::FrameDiscretisation::kRungeKutta4));
+                 rths::config::RUNGE_KUTTA_4));
 }
 BENCHMARK(BM_UkfInverseDynamics);
 
 // The same with seed 003's forward-Euler model (Eqs. 15-16): what the RK4 step costs.
 void BM_UkfInverseDynamicsForwardEuler(benchmark::State& state) {
   run(state, seed003_controller<rths::UkfInverseDynamicsController, rths::config::UkfInverseDynamics>(
-                 rths::FrameDiscretisation::kForwardEuler));
+                 rths::config::FORWARD_EULER));
 }
 BENCHMARK(BM_UkfInverseDynamicsForwardEuler);
 
@@ -114,7 +118,7 @@ BENCHMARK(BM_UkfInverseDynamicsForwardEuler);
 // RK4 step (four stages' chain rule) and 18 x 18 covariance products instead of 37 sigma points.
 void BM_EkfInverseDynamics(benchmark::State& state) {
   run(state, seed003_controller<rths::EkfInverseDynamicsController, rths::config::EkfInverseDynamics>(
-                 rths::FrameDiscretisation::kRungeKutta4));
+                 rths::config::RUNGE_KUTTA_4));
 }
 BENCHMARK(BM_EkfInverseDynamics);
 

@@ -26,7 +26,6 @@
 namespace {
 
 using rths::EstimateFreeze;
-using rths::FrameDiscretisation;
 using rths::FramePlantModel;
 using rths::InterfaceMotion;
 using rths::Measurement;
@@ -116,7 +115,9 @@ TEST(UkfController, EstimateStaysOnTheTruePlant) {
   EXPECT_EQ(rk4.frozen(), EstimateFreeze::kNone) << rk4.freeze_message();
   EXPECT_LT(band_error(rk4.model(), truth), 1e-3);
 
-  UkfInverseDynamicsController euler(seed003(), truth, kRateHz, FrameDiscretisation::kForwardEuler);
+  rths::config::UkfInverseDynamics forward_euler = seed003();
+  forward_euler.set_discretisation(rths::config::FORWARD_EULER);
+  UkfInverseDynamicsController euler(forward_euler, truth, kRateHz);
   simulate(euler, truth, 30 * kSecond, kNoiseMm);
   EXPECT_GT(band_error(euler.model(), truth), 5e-3);
 }
