@@ -208,9 +208,6 @@ void Experiment::evaluate_multi_axial(const NumericalSite& site, const PhysicalN
     space.report_actuator_controller(i, *out.mutable_controller());
     plants.report(i, *out.mutable_plant());
   }
-  if (const std::string w = space.actuator_controller_warning(); !w.empty()) {
-    spdlog::warn("site {}: {}", site.name, w);
-  }
 }
 
 std::string non_finite_metrics(const RunReport& report) {

@@ -348,6 +348,7 @@ void write_site_summary(const std::filesystem::path& path, const PhysicalNode& n
   *summary.mutable_socket() = to_results(link.counters());
   *summary.mutable_loop() = to_results(loop);
   *summary.mutable_channels() = node.substructure().report(site_tracking(node, rate_hz));
+  *summary.mutable_actuators() = site_actuators(node, rate_hz);
   if (safe_motion != nullptr) *summary.mutable_safe_motion() = *safe_motion;
   write_results_json(path, summary);
 }

@@ -6,6 +6,7 @@
 
 #include "common/config/config.hpp"
 #include "common/config/memory_budget.hpp"
+#include "common/records/results.hpp"
 #include "smith_predictor/site_models/site_models.hpp"
 
 namespace rths {
@@ -245,6 +246,24 @@ std::vector<TrackingMetrics> site_tracking(const PhysicalNode& node, double rate
                                         rec.column(rec.column_index("measured" + n)), rate_hz));
   }
   return tracking;
+}
+
+google::protobuf::RepeatedPtrField<results::Channel> site_actuators(const PhysicalNode& node, double rate_hz) {
+  google::protobuf::RepeatedPtrField<results::Channel> out;
+  const PlantDriver& plants = node.substructure().plants();
+  const ActuatorSpace* space = plants.actuator_space();
+  if (space == nullptr) return out;
+  const Recorder& rec = node.recorder();
+  for (std::size_t i = 0; i < space->actuators(); ++i) {
+    const std::string a = "_a" + std::to_string(i + 1);
+    results::Channel& actuator = *out.Add();
+    *actuator.mutable_tracking() =
+        to_results(tracking_metrics(rec.column(rec.column_index("stroke_target" + a)),
+                                    rec.column(rec.column_index("stroke_measured" + a)), rate_hz));
+    space->report_actuator_controller(i, *actuator.mutable_controller());
+    plants.report(i, *actuator.mutable_plant());
+  }
+  return out;
 }
 
 }  // namespace rths

@@ -12,6 +12,7 @@
 #include "common/transport/link.hpp"
 #include "experiment.pb.h"
 #include "node_physical/site/physical_substructure.hpp"
+#include "results.pb.h"
 #include "smith_predictor/parts/frame_smith.hpp"
 #include "smith_predictor/parts/modified_smith.hpp"
 
@@ -113,5 +114,10 @@ PhysicalNode::Setup make_site_setup(const config::Experiment& experiment, const 
 
 // J1-J3 of every channel from the node's record (target against measured).
 std::vector<TrackingMetrics> site_tracking(const PhysicalNode& node, double rate_hz);
+
+// A multi-axial site's actuators as its summary reports them (SiteSummary.actuators): per actuator
+// the stroke's J1-J3 from the node's record, the site controller's report and the plant's. Empty
+// when the channels are the actuators. After the run.
+google::protobuf::RepeatedPtrField<results::Channel> site_actuators(const PhysicalNode& node, double rate_hz);
 
 }  // namespace rths

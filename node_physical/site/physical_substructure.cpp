@@ -132,6 +132,9 @@ void PhysicalSubstructure::log_warnings(const std::string& site) const {
       spdlog::warn("site {} channel {}: {}", site, c, w);
     }
   }
+  if (const ActuatorSpace* space = plants().actuator_space(); space != nullptr) {
+    if (const std::string w = space->actuator_controller_warning(); !w.empty()) spdlog::warn("site {}: {}", site, w);
+  }
 }
 
 std::unique_ptr<PhysicalSubstructure> make_physical_substructure(const config::Site& site, double rate_hz,
