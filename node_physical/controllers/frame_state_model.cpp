@@ -227,6 +227,20 @@ AugmentedEstimate::Vector augmented_of(const FramePlantModel& model) {
 
 }  // namespace
 
+FrameStateModel::Linear FrameStateModel::linear(const Theta& theta, const Gains& gain) {
+  const Coefficients c(theta, gain);
+  const State zero = State::Zero();
+  Linear out;
+  out.a = derivative_jacobian(zero, theta, c, Input::Zero()).leftCols<kStates>();
+  // d(dz/dt)/du: the inputs enter x_a's and x_d's accelerations, and m (f's input) directly.
+  out.b.setZero();
+  out.b(1, 0) = c.a_product / c.a_sum;
+  out.b(3, 0) = c.wf * c.a_product / c.b_product;
+  out.b(5, 1) = c.d_product / c.d_sum;
+  out.c = output_jacobian(zero, theta, gain).leftCols<kStates>();
+  return out;
+}
+
 AugmentedEstimate::AugmentedEstimate(const FramePlantModel& initial, double initial_covariance)
     : x(augmented_of(initial)), p(initial_covariance * Covariance::Identity()), x_next(x), p_next(p) {}
 

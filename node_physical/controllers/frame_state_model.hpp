@@ -51,6 +51,16 @@ struct FrameStateModel {
   static StepJacobian step_jacobian(const State& z, const Theta& theta, const Gains& gain, const Input& u, double dt_s,
                                     FrameDiscretisation scheme);
   static OutputJacobian output_jacobian(const State& z, const Theta& theta, const Gains& gain);
+
+  // The model as a continuous-time state space at theta, dz/dt = A z + B u, y = C z (no
+  // feedthrough): C (sI - A)^-1 B is H(s | theta), which the tests hold to FramePlantModel::response.
+  // What a model-based design (a regulator, a Kalman filter) starts from.
+  struct Linear {
+    Eigen::Matrix<double, kStates, kStates> a;
+    Eigen::Matrix<double, kStates, 2> b;
+    Eigen::Matrix<double, 2, kStates> c;
+  };
+  static Linear linear(const Theta& theta, const Gains& gain);
 };
 
 // The estimate of the SS estimators (EKF-SS, UKF-SS): the augmented state x = [z, theta], its
