@@ -77,7 +77,7 @@ FrameLqg::FrameLqg(const FramePlantModel& model, FrameLqgDesign design, double d
   static_inverse_ = h0.inverse();
 }
 
-FrameLqg::Vector2 FrameLqg::command(const Vector2& target, const Vector2& measured) {
+FrameLqg::Vector2 FrameLqg::command(const Vector2& target, const Vector2& measured, bool held) {
   if (!started_) {
     started_ = true;
     last_command_ = static_inverse_ * measured;
@@ -87,7 +87,9 @@ FrameLqg::Vector2 FrameLqg::command(const Vector2& target, const Vector2& measur
     last_target_ = target;
     return last_command_;
   }
-  const FrameStateModel::State corrected = predicted_ + design_.kalman_gain * (measured - design_.c * predicted_);
+  const FrameStateModel::State corrected =
+      held ? predicted_
+           : FrameStateModel::State(predicted_ + design_.kalman_gain * (measured - design_.c * predicted_));
   estimated_ = design_.c * corrected;
   integral_ += dt_s_ * (last_target_ - estimated_);
   predicted_ = design_.phi * corrected + design_.gamma * last_command_;

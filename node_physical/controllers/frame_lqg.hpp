@@ -56,10 +56,11 @@ class FrameLqg {
   // model: the plant the design is of (its static gains start the loop).
   FrameLqg(const FramePlantModel& model, FrameLqgDesign design, double dt_s);
 
-  // target: the strokes to track at this step; measured: the reading of the previous tick. The first
-  // call starts at rest at that reading, bumplessly (the integral set so that the command is the
-  // static inverse of it, which holds the plant there).
-  Vector2 command(const Vector2& target, const Vector2& measured);
+  // target: the strokes to track at this step; measured: the reading of the previous tick, or none
+  // (`held`: no reading came, or one that is not finite), when the estimate is predicted without a
+  // correction and learns nothing. The first call starts at rest at its reading, bumplessly (the
+  // integral set so that the command is the static inverse of it, which holds the plant there).
+  Vector2 command(const Vector2& target, const Vector2& measured, bool held = false);
   // eta_hat_m: the filtered strokes of the last reading (the estimate's C z_k-1|k-1).
   [[nodiscard]] const Vector2& estimated() const { return estimated_; }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <complex>
 
+#include "common/core/component_registry.hpp"
 #include "common/core/problems.hpp"
 #include "experiment.pb.h"
 
@@ -41,5 +42,13 @@ inline bool positive_finite(double x) {
 // gain given, finite, roots positive and gains nonzero, the uncertainty's deviations bounded. The
 // plant (actuator_plant { two_actuator_frame }) and the UKF's initial model are both checked by them.
 void validate_frame_plant_model(const config::TwoActuatorFramePlant& plant, const Checker& check);
+
+// The model a controller of the frame starts from: `model` (its config's `field`, null when absent)
+// or else the site's actuator_plant { two_actuator_frame } without its uncertainty. The rules: the
+// model's own, or a site that has such a plant (`what`: what the model is for, in the message).
+void validate_model_source(const config::TwoActuatorFramePlant* model, const char* field, const char* what,
+                           const ComponentContext& context, const Checker& check);
+// The model of a config that passed those rules.
+FramePlantModel model_of_site_or(const config::TwoActuatorFramePlant* model, const ComponentContext& context);
 
 }  // namespace rths

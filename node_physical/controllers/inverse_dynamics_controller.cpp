@@ -41,7 +41,8 @@ InverseDynamicsController::InverseDynamicsController(const char* name, const Fra
       model_(initial),
       inverse_(initial, checked_step(name, rate_hz)),
       dt_s_(1.0 / rate_hz),
-      signal_scale_(signal_scale) {
+      signal_scale_(signal_scale),
+      stroke_commands_(1.0 / rate_hz) {
   const auto check = [name](bool ok, const char* field, double value, const std::string& expected) {
     if (!ok) throw std::invalid_argument(fmt::format("{} {} {}; expected {}", name, field, value, expected));
   };
@@ -76,17 +77,7 @@ void InverseDynamicsController::command(std::span<const InterfaceMotion> targets
 
   const FrameInverseCommand::Vector2 u =
       inverse_.step({targets[0].displacement_m * signal_scale_, targets[1].displacement_m * signal_scale_});
-  for (std::size_t i = 0; i < 2; ++i) {
-    // The command's rate and acceleration by backward differences: nothing downstream of a stroke
-    // command reads them in the benchmark's actuators, and the inverse has no fourth derivative of the
-    // target to give them exactly.
-    const double stroke_m = u[i] / signal_scale_;
-    const double rate = step_ == 0 ? 0.0 : (stroke_m - last_stroke_m_[i]) / dt_s_;
-    const double accel = step_ <= 1 ? 0.0 : (rate - last_rate_[i]) / dt_s_;
-    commands[i] = {stroke_m, rate, accel};
-    last_stroke_m_[i] = stroke_m;
-    last_rate_[i] = rate;
-  }
+  stroke_commands_.write({u[0] / signal_scale_, u[1] / signal_scale_}, commands);
   if (frozen_ == EstimateFreeze::kNone) {
     Input filtered;
     for (int i = 0; i < 2; ++i) {
@@ -194,13 +185,7 @@ void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_mode
                                std::uint32_t filter_order, double filter_cutoff_hz,
                                const std::array<double, 3>& covariances, const ComponentContext& context,
                                const Checker& check) {
-  if (initial_model != nullptr) {
-    validate_frame_plant_model(*initial_model, check.at("initial_model"));
-  } else {
-    check.expect(context.site != nullptr && context.site->actuator_plant().has_two_actuator_frame(), "initial_model",
-                 "missing, and the site has no actuator_plant { two_actuator_frame } to start from; expected the "
-                 "model the estimate starts from");
-  }
+  validate_model_source(initial_model, "initial_model", "the model the estimate starts from", context, check);
   check.expect(positive_finite(signal_scale), "signal_scale",
                fmt::format("is {}, expected a finite value > 0", signal_scale));
   check.expect(filter_order <= IirFilter::kMaxOrder, "filter_order",
@@ -228,11 +213,6 @@ void check_covariances(const char* name, double p0, double q, double r, const st
         fmt::format(">= 0 (Q = this x I; seed 003 Table 1: {})", table1[1]));
   check(positive_finite(r), "measurement_noise", r,
         fmt::format("> 0 (R = this x I in mm^2; seed 003 Table 1: {})", table1[2]));
-}
-
-FramePlantModel initial_model_of(const config::TwoActuatorFramePlant* initial_model, const ComponentContext& context) {
-  return FramePlantModel::from_config(initial_model != nullptr ? *initial_model
-                                                               : context.site->actuator_plant().two_actuator_frame());
 }
 
 }  // namespace rths

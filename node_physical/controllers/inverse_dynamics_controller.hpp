@@ -110,8 +110,7 @@ class InverseDynamicsController : public SiteController {
   // The filtered commands of the last two steps, newest first (mm): the prediction of call k steps
   // the model from tick k-2 to k-1 with the command of step k-2, the first the reading of tick k-1 shows.
   std::array<Input, 2> filtered_commands_{Input::Zero(), Input::Zero()};
-  std::array<double, 2> last_stroke_m_{};  // the commands of the last step (m, m/s)
-  std::array<double, 2> last_rate_{};
+  StrokeCommands stroke_commands_;
   std::int64_t step_ = 0;
   std::uint64_t updates_ = 0;
   std::uint64_t clamps_ = 0;
@@ -137,10 +136,9 @@ void validate_inverse_dynamics(const Config& c, const ComponentContext& context,
 
 // The model the estimate starts from: the configured one, else the site's plant as identified (its
 // nominal: the uncertainty is what the estimate must find). For a config that passed the rules.
-FramePlantModel initial_model_of(const config::TwoActuatorFramePlant* initial_model, const ComponentContext& context);
 template <class Config>
 FramePlantModel initial_model_of(const Config& c, const ComponentContext& context) {
-  return initial_model_of(c.has_initial_model() ? &c.initial_model() : nullptr, context);
+  return model_of_site_or(c.has_initial_model() ? &c.initial_model() : nullptr, context);
 }
 
 // The estimation model's discretisation a config names.

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
@@ -38,6 +41,32 @@ class SiteController {
   virtual void report(std::size_t actuator, results::ControllerReport& out) const = 0;
   // What went wrong that the operator must hear of (empty: nothing); after the run.
   [[nodiscard]] virtual std::string warning() const { return {}; }
+};
+
+// The commands of a site controller that computes strokes only: each stroke's rate and acceleration by
+// backward differences of the strokes it commanded (zero at the first steps). Nothing downstream of a
+// stroke command reads them in the benchmark's actuators, and a controller without the target's higher
+// derivatives cannot give them exactly. No allocation.
+class StrokeCommands {
+ public:
+  explicit StrokeCommands(double dt_s) : dt_s_(dt_s) {}
+  // The strokes of this step (m) into `commands`, one per actuator (at most 2).
+  void write(const std::array<double, 2>& strokes_m, std::span<InterfaceMotion> commands) {
+    for (std::size_t i = 0; i < commands.size() && i < strokes_m.size(); ++i) {
+      const double rate = steps_ == 0 ? 0.0 : (strokes_m[i] - last_stroke_m_[i]) / dt_s_;
+      const double accel = steps_ <= 1 ? 0.0 : (rate - last_rate_[i]) / dt_s_;
+      commands[i] = {strokes_m[i], rate, accel};
+      last_stroke_m_[i] = strokes_m[i];
+      last_rate_[i] = rate;
+    }
+    ++steps_;
+  }
+
+ private:
+  double dt_s_;
+  std::array<double, 2> last_stroke_m_{};
+  std::array<double, 2> last_rate_{};
+  std::int64_t steps_ = 0;
 };
 
 // The site's actuator controller from its config (Site.actuator_controller, validated): the one

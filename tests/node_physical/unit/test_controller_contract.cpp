@@ -20,12 +20,14 @@
 #include "common/core/problems.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
+#include "node_physical/controllers/frame_plant_model.hpp"
 #include "node_physical/controllers/site_controller.hpp"
 #include "node_physical/interfaces/measurement.hpp"
 #include "results.pb.h"
 #include "support/alloc_counter.hpp"
 #include "support/contract_support.hpp"
 #include "support/test_support.hpp"
+#include "support/zoh_frame_plant.hpp"
 
 namespace rths {
 namespace {
@@ -224,18 +226,26 @@ std::array<InterfaceMotion, 2> site_targets(int step) {
   return {InterfaceMotion{0.2 * t.displacement_m}, InterfaceMotion{-0.15 * t.displacement_m}};
 }
 
-// `steps` steps of the controller on a crude plant (each reading 0.9 of the last command), from step
-// `from`; `previous` carries the readings between calls. Every command finite, else a failure naming
-// `what` and the step.
-void run_site(SiteController& controller, std::array<Measurement, 2>& previous, int from, int steps,
-              const std::string& what) {
+// The maRTHS site's plant as identified (its nominal, an exact zero-order hold in mm: the plant a
+// model-based controller of the site is designed for) and its last reading.
+struct SitePlant {
+  test::ZohFramePlant plant{
+      FramePlantModel::from_config(marths_site(config::SiteController{}).actuator_plant().two_actuator_frame()), kDt};
+  std::array<Measurement, 2> previous{};
+};
+
+// `steps` steps of the controller on the site's plant, from step `from`. Every command finite, else
+// a failure naming `what` and the step.
+void run_site(SiteController& controller, SitePlant& site, int from, int steps, const std::string& what) {
   std::array<InterfaceMotion, 2> commands{};
   for (int i = from; i < from + steps; ++i) {
-    controller.command(site_targets(i), previous, commands, kDt);
+    controller.command(site_targets(i), site.previous, commands, kDt);
     for (std::size_t a = 0; a < 2; ++a) {
       ASSERT_TRUE(std::isfinite(commands[a].displacement_m)) << what << " actuator " << a << " step " << i;
-      previous[a].displacement_m = 0.9 * commands[a].displacement_m;
     }
+    const std::array<double, 2> y =
+        site.plant.step({commands[0].displacement_m * 1000.0, commands[1].displacement_m * 1000.0});
+    for (std::size_t a = 0; a < 2; ++a) site.previous[a].displacement_m = y[a] / 1000.0;
   }
 }
 
@@ -249,10 +259,10 @@ TEST(SiteControllerContract, AStepAllocatesNothing) {
     ASSERT_TRUE(site_problems(site).empty()) << member << ": " << site_problems(site).front();
     const std::unique_ptr<SiteController> controller = make_site_controller(site, kRateHz);
     ASSERT_EQ(controller->actuators(), 2U) << member;
-    std::array<Measurement, 2> previous{};
-    run_site(*controller, previous, 0, 8, member);
+    SitePlant plant;
+    run_site(*controller, plant, 0, 8, member);
     const std::uint64_t before = test::allocations_on_this_thread();
-    run_site(*controller, previous, 8, 2048, member);
+    run_site(*controller, plant, 8, 2048, member);
     EXPECT_EQ(test::allocations_on_this_thread() - before, 0U) << member;
   }
 }
@@ -265,10 +275,12 @@ TEST(SiteControllerContract, LearnsNothingFromAHeldMeasurement) {
     const config::Site site = marths_site(member);
     const std::unique_ptr<SiteController> a = make_site_controller(site, kRateHz);
     const std::unique_ptr<SiteController> b = make_site_controller(site, kRateHz);
-    std::array<Measurement, 2> read_a{};
-    std::array<Measurement, 2> read_b{};
-    run_site(*a, read_a, 0, 512, member);
-    run_site(*b, read_b, 0, 512, member);
+    SitePlant plant_a;
+    SitePlant plant_b;
+    run_site(*a, plant_a, 0, 512, member);
+    run_site(*b, plant_b, 0, 512, member);
+    std::array<Measurement, 2>& read_a = plant_a.previous;
+    std::array<Measurement, 2>& read_b = plant_b.previous;
     std::array<InterfaceMotion, 2> ca{};
     std::array<InterfaceMotion, 2> cb{};
     for (int i = 512; i < 2048; ++i) {
@@ -296,8 +308,8 @@ TEST(SiteControllerContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
       const config::Site site = marths_site(config);
       std::unique_ptr<SiteController> controller;
       ASSERT_NO_THROW(controller = make_site_controller(site, kRateHz)) << member << " " << what;
-      std::array<Measurement, 2> previous{};
-      run_site(*controller, previous, 0, 512, member + " " + what);
+      SitePlant plant;
+      run_site(*controller, plant, 0, 512, member + " " + what);
     };
     test::sweep_verdicts<config::SiteController>(test::parse_sample<config::SiteController>(site_samples(), member),
                                                  member, values, valid, built);
