@@ -195,6 +195,7 @@ const std::map<std::string, std::string>& site_samples() {
       {"decentralised", "decentralised { actuator { rls {} } actuator { extrapolation { delay_s: 0.01 } } }"},
       {"ukf", "ukf {}"},
       {"ekf", "ekf {}"},
+      {"lqg", "lqg {}"},
   };
   return s;
 }

@@ -1,0 +1,93 @@
+#include "node_physical/controllers/lqg_controller.hpp"
+
+#include <cmath>
+#include <memory>
+#include <tuple>
+
+#include <fmt/format.h>
+
+namespace rths {
+
+namespace {
+
+FrameLqgWeights weights_of(const config::LqgBenchmark& p) {
+  FrameLqgWeights w;
+  w.output = p.output_weight();
+  w.integral = {p.integral_weight_1(), p.integral_weight_2()};
+  w.input = {p.input_weight_1(), p.input_weight_2()};
+  w.process_noise = p.process_noise();
+  w.measurement_noise = p.measurement_noise();
+  return w;
+}
+
+template <class Matrix>
+void append(const Matrix& m, google::protobuf::RepeatedField<double>& out) {
+  for (Eigen::Index i = 0; i < m.rows(); ++i) {
+    for (Eigen::Index j = 0; j < m.cols(); ++j) out.Add(m(i, j));
+  }
+}
+
+}  // namespace
+
+LqgController::LqgController(const config::LqgBenchmark& parameters, const FramePlantModel& model, double rate_hz)
+    : design_(design_frame_lqg(model, weights_of(parameters), 1.0 / rate_hz)),
+      lqg_(model, design_, 1.0 / rate_hz),
+      signal_scale_(parameters.signal_scale()),
+      stroke_commands_(1.0 / rate_hz) {
+  if (!positive_finite(signal_scale_)) {
+    throw std::invalid_argument(fmt::format("LQG signal_scale {}; expected > 0 (1000: millimetres)", signal_scale_));
+  }
+}
+
+void LqgController::command(std::span<const InterfaceMotion> targets, std::span<const Measurement> previous,
+                            std::span<InterfaceMotion> commands, double /*dt_s*/) {
+  const FrameLqg::Vector2 target{targets[0].displacement_m * signal_scale_, targets[1].displacement_m * signal_scale_};
+  const FrameLqg::Vector2 measured{previous[0].displacement_m * signal_scale_,
+                                   previous[1].displacement_m * signal_scale_};
+  const bool held = previous[0].held || previous[1].held || !measured.allFinite();
+  if (held) ++held_readings_;
+  const FrameLqg::Vector2 u = lqg_.command(target, measured, held);
+  stroke_commands_.write({u[0] / signal_scale_, u[1] / signal_scale_}, commands);
+}
+
+void LqgController::report(std::size_t /*actuator*/, results::ControllerReport& out) const {
+  results::LqgReport& r = *out.mutable_lqg();
+  append(design_.state_gain, *r.mutable_state_gain());
+  append(design_.integral_gain, *r.mutable_integral_gain());
+  append(design_.kalman_gain, *r.mutable_kalman_gain());
+  r.set_held_readings(held_readings_);
+}
+
+std::string LqgController::warning() const {
+  if (held_readings_ == 0) return {};
+  return fmt::format("LQG: {} readings held or not finite; the filter predicted over them without a correction",
+                     held_readings_);
+}
+
+namespace {
+
+void validate(const config::LqgBenchmark& lqg, const ComponentContext& context, const Checker& check) {
+  validate_model_source(lqg.has_model() ? &lqg.model() : nullptr, "model", "the plant the design is of", context,
+                        check);
+  for (const auto& [name, value, zero_allowed] : {std::tuple{"output_weight", lqg.output_weight(), true},
+                                                  std::tuple{"integral_weight_1", lqg.integral_weight_1(), false},
+                                                  std::tuple{"integral_weight_2", lqg.integral_weight_2(), false},
+                                                  std::tuple{"input_weight_1", lqg.input_weight_1(), false},
+                                                  std::tuple{"input_weight_2", lqg.input_weight_2(), false},
+                                                  std::tuple{"process_noise", lqg.process_noise(), true},
+                                                  std::tuple{"measurement_noise", lqg.measurement_noise(), false},
+                                                  std::tuple{"signal_scale", lqg.signal_scale(), false}}) {
+    check.expect(std::isfinite(value) && (zero_allowed ? value >= 0 : value > 0), name,
+                 fmt::format("is {}, expected a finite value {}", value, zero_allowed ? ">= 0" : "> 0"));
+  }
+}
+
+std::unique_ptr<SiteController> make(const config::LqgBenchmark& lqg, const ComponentContext& context) {
+  return std::make_unique<LqgController>(lqg, model_of_site_or(lqg.has_model() ? &lqg.model() : nullptr, context),
+                                         context.rate_hz);
+}
+
+[[maybe_unused]] const bool kRegistered = register_site_controller<config::LqgBenchmark>(validate, make);
+
+}  // namespace
+}  // namespace rths

@@ -1,0 +1,42 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include "experiment.pb.h"
+#include "node_physical/controllers/frame_lqg.hpp"
+#include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/controllers/site_controller.hpp"
+#include "results.pb.h"
+
+namespace rths {
+
+// Seed 000's benchmark controller at a maRTHS site (config actuator_controller { lqg {...} }): the
+// integral-augmented LQR with its Kalman filter (FrameLqg), in actuator coordinates, signals in mm
+// inside. A held reading (or one that is not finite) is not corrected on: the filter predicts over the
+// step, and the operator hears how many there were.
+class LqgController final : public SiteController {
+ public:
+  // Throws std::invalid_argument for weights the design refuses or a model without a stable loop.
+  LqgController(const config::LqgBenchmark& parameters, const FramePlantModel& model, double rate_hz);
+
+  [[nodiscard]] std::size_t actuators() const override { return 2; }
+  void command(std::span<const InterfaceMotion> targets, std::span<const Measurement> previous,
+               std::span<InterfaceMotion> commands, double dt_s) override;
+  void report(std::size_t actuator, results::ControllerReport& out) const override;
+  [[nodiscard]] std::string warning() const override;
+
+  // eta_hat_m: the filtered strokes of the last reading (m).
+  [[nodiscard]] FrameLqg::Vector2 estimated_strokes_m() const { return lqg_.estimated() / signal_scale_; }
+  [[nodiscard]] const FrameLqgDesign& design() const { return design_; }
+
+ private:
+  FrameLqgDesign design_;
+  FrameLqg lqg_;
+  double signal_scale_;
+  StrokeCommands stroke_commands_;
+  std::uint64_t held_readings_ = 0;
+};
+
+}  // namespace rths
