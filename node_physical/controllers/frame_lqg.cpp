@@ -77,24 +77,30 @@ FrameLqg::FrameLqg(const FramePlantModel& model, FrameLqgDesign design, double d
   static_inverse_ = h0.inverse();
 }
 
-FrameLqg::Vector2 FrameLqg::command(const Vector2& target, const Vector2& measured, bool held) {
+void FrameLqg::observe(const Vector2& measured, bool held) {
   if (!started_) {
     started_ = true;
+    starting_ = true;
     last_command_ = static_inverse_ * measured;
     predicted_ = FrameStateModel::equilibrium(last_command_);
     integral_ = design_.integral_gain.partialPivLu().solve(-last_command_ - design_.state_gain * predicted_);
     estimated_ = measured;
-    last_target_ = target;
+    return;
+  }
+  corrected_ = held ? predicted_
+                    : FrameStateModel::State(predicted_ + design_.kalman_gain * (measured - design_.c * predicted_));
+  estimated_ = design_.c * corrected_;
+  integral_ += dt_s_ * (last_target_ - estimated_);
+}
+
+FrameLqg::Vector2 FrameLqg::command(const Vector2& target) {
+  last_target_ = target;
+  if (starting_) {
+    starting_ = false;
     return last_command_;
   }
-  const FrameStateModel::State corrected =
-      held ? predicted_
-           : FrameStateModel::State(predicted_ + design_.kalman_gain * (measured - design_.c * predicted_));
-  estimated_ = design_.c * corrected;
-  integral_ += dt_s_ * (last_target_ - estimated_);
-  predicted_ = design_.phi * corrected + design_.gamma * last_command_;
+  predicted_ = design_.phi * corrected_ + design_.gamma * last_command_;
   last_command_ = -design_.state_gain * predicted_ - design_.integral_gain * integral_;
-  last_target_ = target;
   return last_command_;
 }
 

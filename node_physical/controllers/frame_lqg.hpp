@@ -56,12 +56,20 @@ class FrameLqg {
   // model: the plant the design is of (its static gains start the loop).
   FrameLqg(const FramePlantModel& model, FrameLqgDesign design, double dt_s);
 
-  // target: the strokes to track at this step; measured: the reading of the previous tick, or none
-  // (`held`: no reading came, or one that is not finite), when the estimate is predicted without a
-  // correction and learns nothing. The first call starts at rest at its reading, bumplessly (the
-  // integral set so that the command is the static inverse of it, which holds the plant there).
-  Vector2 command(const Vector2& target, const Vector2& measured, bool held = false);
-  // eta_hat_m: the filtered strokes of the last reading (the estimate's C z_k-1|k-1).
+  // The reading of a tick (mm), or none (`held`: no reading came, or one that is not finite), when the
+  // estimate is predicted without a correction and learns nothing: the filter's correction, then that
+  // tick's error integrated. The first reading starts the loop at rest there, bumplessly (the integral
+  // set so that the next command is the static inverse of it, which holds the plant there).
+  void observe(const Vector2& measured, bool held = false);
+  // The command of a step (mm) for its target, from the state predicted to its tick: after observe()
+  // of the previous tick's reading.
+  Vector2 command(const Vector2& target);
+  // Both, in the order of a step: the reading of the previous tick, then the command.
+  Vector2 command(const Vector2& target, const Vector2& measured, bool held = false) {
+    observe(measured, held);
+    return command(target);
+  }
+  // eta_hat_m: the filtered strokes of the last reading (the estimate's C z_k|k).
   [[nodiscard]] const Vector2& estimated() const { return estimated_; }
 
  private:
@@ -69,7 +77,9 @@ class FrameLqg {
   Eigen::Matrix2d static_inverse_;  // H(0)^-1
   double dt_s_;
   bool started_ = false;
+  bool starting_ = false;                                              // the next command is the start's
   FrameStateModel::State predicted_ = FrameStateModel::State::Zero();  // z_k|k-1
+  FrameStateModel::State corrected_ = FrameStateModel::State::Zero();  // z_k|k
   Vector2 integral_ = Vector2::Zero();
   Vector2 last_target_ = Vector2::Zero();
   Vector2 estimated_ = Vector2::Zero();

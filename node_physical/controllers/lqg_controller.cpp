@@ -33,21 +33,36 @@ LqgController::LqgController(const config::LqgBenchmark& parameters, const Frame
     : design_(design_frame_lqg(model, weights_of(parameters), 1.0 / rate_hz)),
       lqg_(model, design_, 1.0 / rate_hz),
       signal_scale_(parameters.signal_scale()),
-      stroke_commands_(1.0 / rate_hz) {
+      stroke_commands_(1.0 / rate_hz),
+      filtered_onward_(parameters.filtered_strokes_onward()) {
   if (!positive_finite(signal_scale_)) {
     throw std::invalid_argument(fmt::format("LQG signal_scale {}; expected > 0 (1000: millimetres)", signal_scale_));
   }
 }
 
+void LqgController::observe(std::span<const Measurement> measured) {
+  const FrameLqg::Vector2 y{measured[0].displacement_m * signal_scale_, measured[1].displacement_m * signal_scale_};
+  const bool held = measured[0].held || measured[1].held || !y.allFinite();
+  if (held) ++held_readings_;
+  lqg_.observe(y, held);
+}
+
 void LqgController::command(std::span<const InterfaceMotion> targets, std::span<const Measurement> previous,
                             std::span<InterfaceMotion> commands, double /*dt_s*/) {
-  const FrameLqg::Vector2 target{targets[0].displacement_m * signal_scale_, targets[1].displacement_m * signal_scale_};
-  const FrameLqg::Vector2 measured{previous[0].displacement_m * signal_scale_,
-                                   previous[1].displacement_m * signal_scale_};
-  const bool held = previous[0].held || previous[1].held || !measured.allFinite();
-  if (held) ++held_readings_;
-  const FrameLqg::Vector2 u = lqg_.command(target, measured, held);
+  if (!observed_) observe(previous);
+  observed_ = false;
+  const FrameLqg::Vector2 u =
+      lqg_.command({targets[0].displacement_m * signal_scale_, targets[1].displacement_m * signal_scale_});
   stroke_commands_.write({u[0] / signal_scale_, u[1] / signal_scale_}, commands);
+}
+
+bool LqgController::filtered_strokes(std::span<const Measurement> measured, std::span<double> strokes_m) {
+  if (!filtered_onward_) return false;
+  observe(measured);
+  observed_ = true;
+  strokes_m[0] = lqg_.estimated()[0] / signal_scale_;
+  strokes_m[1] = lqg_.estimated()[1] / signal_scale_;
+  return true;
 }
 
 void LqgController::report(std::size_t /*actuator*/, results::ControllerReport& out) const {

@@ -41,6 +41,13 @@ class SiteController {
   virtual void report(std::size_t actuator, results::ControllerReport& out) const = 0;
   // What went wrong that the operator must hear of (empty: nothing); after the run.
   [[nodiscard]] virtual std::string warning() const { return {}; }
+  // The strokes the site passes on for this tick's reading (to the setup's map to the interface, and so
+  // to the force estimate) when the controller filters them: seed 000's benchmark controller's eta_hat_m,
+  // as in its loop (seed 000 Figs. 13A, 14, 22B). Called once per controlled step, after the exchange,
+  // with that step's readings; false (the default): the readings pass on as they are. In the step.
+  virtual bool filtered_strokes(std::span<const Measurement> /*measured*/, std::span<double> /*strokes_m*/) {
+    return false;
+  }
 };
 
 // The commands of a site controller that computes strokes only: each stroke's rate and acceleration by

@@ -35,7 +35,7 @@ SetupDriver::SetupDriver(std::unique_ptr<SetupTransform> setup, std::vector<doub
   actuator_targets_.resize(n);
   const std::size_t dofs = setup_->dofs();
   for (auto* v : {&u_, &v_, &a_, &probe_u_, &probe_rate_, &measured_u_, &measured_f_, &shifted_u_}) v->resize(dofs);
-  for (auto* v : {&strokes_, &stroke_v_, &stroke_a_, &shifted_s_, &read_s_, &read_f_}) v->resize(n);
+  for (auto* v : {&strokes_, &stroke_v_, &stroke_a_, &shifted_s_, &read_s_, &read_f_, &filtered_s_}) v->resize(n);
   actuator_commands_.resize(n);
   actuator_measured_.resize(n);
   last_.resize(dofs);
@@ -94,6 +94,7 @@ bool SetupDriver::move(std::span<const InterfaceMotion> commands, std::span<Meas
 bool SetupDriver::step(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s,
                        bool controlled) {
   refused_ = {};
+  filtered_ = false;
   if (fault_ != Fault::kNone) {
     std::copy(last_.begin(), last_.end(), measured.begin());
     return false;
@@ -134,6 +135,7 @@ bool SetupDriver::step(std::span<const InterfaceMotion> commands, std::span<Meas
     // the site's to report, per actuator.
     refused_ = actuators_->refused();
   }
+  filtered_ = controller_ && controlled && controller_->filtered_strokes(actuator_measured_, filtered_s_);
   if (!to_interface(measured, dt_s)) {
     fault_ = Fault::kMeasuredOutside;
     std::copy(last_.begin(), last_.end(), measured.begin());
@@ -145,7 +147,7 @@ bool SetupDriver::step(std::span<const InterfaceMotion> commands, std::span<Meas
 
 bool SetupDriver::to_interface(std::span<Measurement> measured, double dt_s) {
   for (std::size_t i = 0; i < read_s_.size(); ++i) {
-    read_s_[i] = actuator_measured_[i].displacement_m;
+    read_s_[i] = filtered_ ? filtered_s_[i] : actuator_measured_[i].displacement_m;
     read_f_[i] = actuator_measured_[i].force_n;
   }
   if (!setup_->interface_displacements(read_s_, measured_u_)) return false;

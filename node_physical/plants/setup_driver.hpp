@@ -105,6 +105,10 @@ class SetupDriver final : public PlantDriver, public ActuatorSpace {
   // Scratch, sized once: interface (dofs) and actuator (actuators) vectors.
   std::vector<double> u_, v_, a_, probe_u_, probe_rate_, measured_u_, measured_f_, shifted_u_;
   std::vector<double> strokes_, stroke_v_, stroke_a_, shifted_s_, read_s_, read_f_;
+  // The controller's filtered strokes of this step's reading, passed on instead of it when `filtered_`
+  // (SiteController::filtered_strokes).
+  std::vector<double> filtered_s_;
+  bool filtered_ = false;
   std::vector<InterfaceMotion> actuator_targets_;
   std::vector<InterfaceMotion> actuator_commands_;
   std::vector<Measurement> actuator_measured_;

@@ -150,4 +150,39 @@ TEST(FrameLqg, TheSiteControllerReportsItsGainsAndHeldReadings) {
   EXPECT_NE(controller.warning().find("10 readings held"), std::string::npos) << controller.warning();
 }
 
+// Seed 000's loop passes the filter's strokes on (filtered_strokes, after each exchange) instead of the
+// readings; that changes what the site reports onward, not the control: a controller whose readings
+// reach it through filtered_strokes commands exactly what one given them as `previous` does, and the
+// strokes it passes on are its estimate's. With filtered_strokes_onward false it passes nothing on.
+TEST(FrameLqg, PassingTheFiltersStrokesOnChangesNoCommand) {
+  const rths::config::LqgBenchmark defaults;
+  rths::LqgController through_hook(defaults, nominal_plant(), kRateHz);
+  rths::LqgController through_previous(defaults, nominal_plant(), kRateHz);
+  rths::test::ZohFramePlant plant(nominal_plant(), kDt);
+  std::mt19937_64 rng(5);
+  std::normal_distribution<double> noise(0.0, 1.0);
+  std::array<rths::Measurement, 2> previous{};
+  std::array<rths::InterfaceMotion, 2> a{};
+  std::array<rths::InterfaceMotion, 2> b{};
+  std::array<double, 2> passed_on{};
+  for (std::size_t k = 0; k < 2 * kSecond; ++k) {
+    const Strokes t = multisine_mm(k);
+    const std::array<rths::InterfaceMotion, 2> targets{rths::InterfaceMotion{t[0] / 1000.0},
+                                                       rths::InterfaceMotion{t[1] / 1000.0}};
+    through_hook.command(targets, previous, a, kDt);
+    through_previous.command(targets, previous, b, kDt);
+    ASSERT_EQ(a[0].displacement_m, b[0].displacement_m) << "step " << k;
+    ASSERT_EQ(a[1].displacement_m, b[1].displacement_m) << "step " << k;
+    const Strokes y = plant.step({a[0].displacement_m * 1000.0, a[1].displacement_m * 1000.0});
+    for (std::size_t i = 0; i < 2; ++i) previous[i].displacement_m = (y[i] + kNoiseMm * noise(rng)) / 1000.0;
+    ASSERT_TRUE(through_hook.filtered_strokes(previous, passed_on));
+    EXPECT_EQ(passed_on[0], through_hook.estimated_strokes_m()[0]);
+    EXPECT_EQ(passed_on[1], through_hook.estimated_strokes_m()[1]);
+  }
+  rths::config::LqgBenchmark readings = defaults;
+  readings.set_filtered_strokes_onward(false);
+  rths::LqgController raw(readings, nominal_plant(), kRateHz);
+  EXPECT_FALSE(raw.filtered_strokes(previous, passed_on));
+}
+
 }  // namespace
