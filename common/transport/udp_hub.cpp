@@ -186,22 +186,15 @@ std::size_t UdpHub::take(HubLink& link, std::span<std::byte> buffer) {
 }
 
 void UdpHub::send_now(HubLink& link, std::span<const std::byte> datagram) {
-  const ssize_t n = ::sendto(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL, link.peer_.data(),
-                             static_cast<socklen_t>(link.peer_.size()));
-  if (n < 0) {
-    refused(link, errno);
+  if (const int error = udp::send_datagram(fd_, link.peer_, datagram); error != 0) {
+    refused(link, error);
     return;
   }
   ++link.counters_.sent;
 }
 
 void UdpHub::refused(HubLink& link, int error) {
-  ++link.counters_.send_errors;
-  link.last_error_ = std::error_code(error, std::system_category());
-  if (error != EAGAIN && error != EWOULDBLOCK && error != ENOBUFS) {
-    // An ICMP error from an earlier datagram can surface here instead of in a read.
-    udp::drain_error_queue(fd_, error_control_);
-  }
+  udp::count_refused_send(fd_, error_control_, error, link.counters_.send_errors, link.last_error_);
 }
 
 void UdpHub::hold(HubLink& link, std::span<const std::byte> datagram) {

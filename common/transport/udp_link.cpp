@@ -48,16 +48,8 @@ void UdpLink::send(std::span<const std::byte> datagram) {
     last_error_ = std::make_error_code(std::errc::message_size);
     return;
   }
-  const ssize_t n = ::sendto(fd_, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL, peer_.data(),
-                             static_cast<socklen_t>(peer_.size()));
-  if (n < 0) {
-    const int error = errno;
-    ++counters_.send_errors;
-    last_error_ = std::error_code(error, std::system_category());
-    if (error != EAGAIN && error != EWOULDBLOCK && error != ENOBUFS) {
-      // An ICMP error from an earlier datagram can surface here instead of in receive().
-      udp::drain_error_queue(fd_, control_);
-    }
+  if (const int error = udp::send_datagram(fd_, peer_, datagram); error != 0) {
+    udp::count_refused_send(fd_, control_, error, counters_.send_errors, last_error_);
     return;
   }
   ++counters_.sent;

@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <sys/types.h>
 
+#include <cerrno>
 #include <cstring>
 #include <ctime>
 #include <stdexcept>
@@ -147,6 +148,19 @@ void drain_error_queue(int fd, ControlBuffer& control) {
       return;
     }
   }
+}
+
+int send_datagram(int fd, const asio::ip::udp::endpoint& peer, std::span<const std::byte> datagram) {
+  const ssize_t n = ::sendto(fd, datagram.data(), datagram.size(), MSG_DONTWAIT | MSG_NOSIGNAL, peer.data(),
+                             static_cast<socklen_t>(peer.size()));
+  return n < 0 ? errno : 0;
+}
+
+void count_refused_send(int fd, ControlBuffer& control, int error, std::uint64_t& send_errors,
+                        std::error_code& last_error) {
+  ++send_errors;
+  last_error = std::error_code(error, std::system_category());
+  if (error != EAGAIN && error != EWOULDBLOCK && error != ENOBUFS) drain_error_queue(fd, control);
 }
 
 }  // namespace rths::udp

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <system_error>
 
 #include <asio/any_io_executor.hpp>
 #include <asio/ip/udp.hpp>
@@ -50,5 +51,15 @@ void set_receive_buffer(int fd, int bytes);
 
 // Empties the socket's error queue (ICMP reports share the receive buffer's memory), up to a bound.
 void drain_error_queue(int fd, ControlBuffer& control);
+
+// One non-blocking sendto() of `datagram` to `peer` (no SIGPIPE): 0 when the kernel took it, else the
+// errno. In the step: no allocation.
+int send_datagram(int fd, const asio::ip::udp::endpoint& peer, std::span<const std::byte> datagram);
+
+// A send the kernel refused with `error`: counted in send_errors and kept in last_error; unless the
+// socket's buffer was only full, its error queue is drained (an ICMP error from an earlier datagram can
+// surface in a send instead of a read).
+void count_refused_send(int fd, ControlBuffer& control, int error, std::uint64_t& send_errors,
+                        std::error_code& last_error);
 
 }  // namespace rths::udp
