@@ -23,8 +23,9 @@ bool EkfInverseDynamicsController::estimate(const Input* measured, const Input& 
     const FrameStateModel::State z = estimate_.x.head<kStates>();
     const Theta roots = estimate_.x.tail<kRoots>();
     Covariance f = Covariance::Identity();
-    f.topRows<kStates>() = FrameStateModel::step_jacobian(z, roots, gain, command, dt_s(), scheme_);
-    x.head<kStates>() = FrameStateModel::step(z, roots, gain, command, dt_s(), scheme_);
+    FrameStateModel::State stepped;
+    f.topRows<kStates>() = FrameStateModel::step_jacobian(z, roots, gain, command, dt_s(), scheme_, &stepped);
+    x.head<kStates>() = stepped;
     prior = f * estimate_.p * f.transpose();
     prior.diagonal().array() += process_noise_;
   }

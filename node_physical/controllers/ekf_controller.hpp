@@ -38,8 +38,6 @@ class EkfInverseDynamicsController final : public InverseDynamicsController {
   EkfInverseDynamicsController(const config::EkfInverseDynamics& parameters, const FramePlantModel& initial,
                                double rate_hz);
 
-  [[nodiscard]] const Covariance& covariance() const { return estimate_.p; }
-
  private:
   bool estimate(const Input* measured, const Input& command, bool predict, Theta& theta) override;
   void accept(const Theta& theta) override { estimate_.accept(theta); }

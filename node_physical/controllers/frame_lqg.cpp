@@ -64,18 +64,11 @@ FrameLqgDesign design_frame_lqg(const FramePlantModel& model, const FrameLqgWeig
                                             weights.measurement_noise * Eigen::MatrixXd::Identity(2, 2));
   check(filter.converged, "the Kalman filter's Riccati equation has no stabilising solution");
   d.kalman_gain = filter.gain;
-  d.converged = true;
   return d;
 }
 
 FrameLqg::FrameLqg(const FramePlantModel& model, FrameLqgDesign design, double dt_s)
-    : design_(std::move(design)), dt_s_(dt_s) {
-  Eigen::Matrix2d h0;
-  for (int i = 0; i < 2; ++i) {
-    for (int j = 0; j < 2; ++j) h0(i, j) = model.static_gain(i, j);
-  }
-  static_inverse_ = h0.inverse();
-}
+    : design_(std::move(design)), static_inverse_(static_gain_matrix(model).inverse()), dt_s_(dt_s) {}
 
 void FrameLqg::observe(const Vector2& measured, bool held) {
   if (!started_) {

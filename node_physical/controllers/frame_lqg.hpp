@@ -39,7 +39,6 @@ struct FrameLqgDesign {
   Eigen::Matrix<double, 2, kStates> state_gain;   // K_p
   Eigen::Matrix2d integral_gain;                  // K_e
   Eigen::Matrix<double, kStates, 2> kalman_gain;  // L: z_k|k = z_k|k-1 + L (y_k - C z_k|k-1)
-  bool converged = false;                         // both Riccati equations solved
 };
 
 // Throws std::invalid_argument when a weight is not positive (the input and integral weights) or
@@ -71,6 +70,7 @@ class FrameLqg {
   }
   // eta_hat_m: the filtered strokes of the last reading (the estimate's C z_k|k).
   [[nodiscard]] const Vector2& estimated() const { return estimated_; }
+  [[nodiscard]] const FrameLqgDesign& design() const { return design_; }
 
  private:
   FrameLqgDesign design_;

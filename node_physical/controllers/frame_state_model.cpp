@@ -159,11 +159,14 @@ Input FrameStateModel::output(const State& z, const Theta& theta, const Gains& g
 // E = [I 0] the state's rows of the identity, J(x) (E + c K) = J(x) E + c A(x) K; the step's
 // Jacobian is E + dt/6 (K1 + 2 K2 + 2 K3 + K4). Forward Euler: E + dt J(x).
 StepJacobian FrameStateModel::step_jacobian(const State& z, const Theta& theta, const Gains& gain, const Input& u,
-                                            double dt_s, FrameDiscretisation scheme) {
+                                            double dt_s, FrameDiscretisation scheme, State* stepped) {
   const Coefficients c(theta, gain);
   StepJacobian identity = StepJacobian::Zero();
   identity.leftCols<kStates>().setIdentity();
-  if (scheme == FrameDiscretisation::kForwardEuler) return identity + dt_s * derivative_jacobian(z, theta, c, u);
+  if (scheme == FrameDiscretisation::kForwardEuler) {
+    if (stepped != nullptr) *stepped = z + dt_s * derivative(z, c, u);
+    return identity + dt_s * derivative_jacobian(z, theta, c, u);
+  }
   const auto stage = [&](const State& x, const StepJacobian& previous, double fraction) {
     const StepJacobian j = derivative_jacobian(x, theta, c, u);
     return StepJacobian(j + fraction * dt_s * j.leftCols<kStates>() * previous);
@@ -174,6 +177,7 @@ StepJacobian FrameStateModel::step_jacobian(const State& z, const Theta& theta, 
   const State x3 = z + (dt_s / 2.0) * k2;
   const State k3 = derivative(x3, c, u);
   const State x4 = z + dt_s * k3;
+  if (stepped != nullptr) *stepped = z + (dt_s / 6.0) * (k1 + 2.0 * k2 + 2.0 * k3 + derivative(x4, c, u));
   const StepJacobian j1 = derivative_jacobian(z, theta, c, u);
   const StepJacobian j2 = stage(x2, j1, 0.5);
   const StepJacobian j3 = stage(x3, j2, 0.5);
@@ -226,6 +230,14 @@ AugmentedEstimate::Vector augmented_of(const FramePlantModel& model) {
 }
 
 }  // namespace
+
+Eigen::Matrix2d static_gain_matrix(const FramePlantModel& model) {
+  Eigen::Matrix2d h0;
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) h0(i, j) = model.static_gain(i, j);
+  }
+  return h0;
+}
 
 FrameStateModel::Linear FrameStateModel::linear(const Theta& theta, const Gains& gain) {
   const Coefficients c(theta, gain);

@@ -47,9 +47,10 @@ struct FrameStateModel {
   static Input output(const State& z, const Theta& theta, const Gains& gain);
 
   // The Jacobian of step() at (z, theta): exact for the discrete map (the chain rule through the
-  // Runge-Kutta stages), not the continuous model's.
+  // Runge-Kutta stages), not the continuous model's. With `stepped`, also step()'s result, from the
+  // same stages (what an EKF's prediction needs both of).
   static StepJacobian step_jacobian(const State& z, const Theta& theta, const Gains& gain, const Input& u, double dt_s,
-                                    FrameDiscretisation scheme);
+                                    FrameDiscretisation scheme, State* stepped = nullptr);
   static OutputJacobian output_jacobian(const State& z, const Theta& theta, const Gains& gain);
 
   // The model as a continuous-time state space at theta, dz/dt = A z + B u, y = C z (no
@@ -62,6 +63,9 @@ struct FrameStateModel {
   };
   static Linear linear(const Theta& theta, const Gains& gain);
 };
+
+// H(0 | model), the plant's static gains: [i][j] the stroke of actuator i per unit command of j.
+Eigen::Matrix2d static_gain_matrix(const FramePlantModel& model);
 
 // The estimate of the SS estimators (EKF-SS, UKF-SS): the augmented state x = [z, theta], its
 // covariance P, and the step's proposal (x_next, P_next) until it is accepted.

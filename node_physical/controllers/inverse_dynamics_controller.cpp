@@ -16,16 +16,6 @@ double checked_step(const char* name, double rate_hz) {
   return 1.0 / rate_hz;
 }
 
-// H(0 | model)^-1 y: the command that holds the plant at y.
-InverseDynamicsController::Input static_inverse(const FramePlantModel& model,
-                                                const InverseDynamicsController::Input& y) {
-  Eigen::Matrix2d h0;
-  for (int i = 0; i < 2; ++i) {
-    for (int j = 0; j < 2; ++j) h0(i, j) = model.static_gain(i, j);
-  }
-  return h0.inverse() * y;
-}
-
 // The first of two values that is not finite (what a freeze names).
 double non_finite_of(const InverseDynamicsController::Input& v) {
   return std::isfinite(v[0]) ? v[1] : v[0];
@@ -66,7 +56,7 @@ void InverseDynamicsController::command(std::span<const InterfaceMotion> targets
   if (step_ == 0) {
     if (measured.allFinite()) {
       measured_reference_ = measured;
-      command_reference_ = static_inverse(initial_, measured);
+      command_reference_ = static_gain_matrix(initial_).inverse() * measured;  // holds the plant at y0
       start(command_reference_);
     } else {
       freeze(EstimateFreeze::kNotFinite, non_finite_of(measured));

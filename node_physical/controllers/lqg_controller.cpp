@@ -30,8 +30,7 @@ void append(const Matrix& m, google::protobuf::RepeatedField<double>& out) {
 }  // namespace
 
 LqgController::LqgController(const config::LqgBenchmark& parameters, const FramePlantModel& model, double rate_hz)
-    : design_(design_frame_lqg(model, weights_of(parameters), 1.0 / rate_hz)),
-      lqg_(model, design_, 1.0 / rate_hz),
+    : lqg_(model, design_frame_lqg(model, weights_of(parameters), 1.0 / rate_hz), 1.0 / rate_hz),
       signal_scale_(parameters.signal_scale()),
       stroke_commands_(1.0 / rate_hz),
       filtered_onward_(parameters.filtered_strokes_onward()) {
@@ -67,9 +66,10 @@ bool LqgController::filtered_strokes(std::span<const Measurement> measured, std:
 
 void LqgController::report(std::size_t /*actuator*/, results::ControllerReport& out) const {
   results::LqgReport& r = *out.mutable_lqg();
-  append(design_.state_gain, *r.mutable_state_gain());
-  append(design_.integral_gain, *r.mutable_integral_gain());
-  append(design_.kalman_gain, *r.mutable_kalman_gain());
+  const FrameLqgDesign& d = lqg_.design();
+  append(d.state_gain, *r.mutable_state_gain());
+  append(d.integral_gain, *r.mutable_integral_gain());
+  append(d.kalman_gain, *r.mutable_kalman_gain());
   r.set_held_readings(held_readings_);
 }
 

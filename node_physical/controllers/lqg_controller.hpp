@@ -33,10 +33,9 @@ class LqgController final : public SiteController {
 
   // eta_hat_m: the filtered strokes of the last reading (m).
   [[nodiscard]] FrameLqg::Vector2 estimated_strokes_m() const { return lqg_.estimated() / signal_scale_; }
-  [[nodiscard]] const FrameLqgDesign& design() const { return design_; }
+  [[nodiscard]] const FrameLqgDesign& design() const { return lqg_.design(); }
 
  private:
-  FrameLqgDesign design_;
   FrameLqg lqg_;
   double signal_scale_;
   StrokeCommands stroke_commands_;

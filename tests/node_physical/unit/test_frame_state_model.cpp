@@ -72,6 +72,17 @@ TEST(FrameStateModel, StepJacobianIsTheStepsFiniteDifference) {
   }
 }
 
+// The state step_jacobian hands back with its Jacobian (the EKF's prediction) is step()'s, to the bit.
+TEST(FrameStateModel, TheJacobiansSteppedStateIsTheStep) {
+  const Point p;
+  for (const FrameDiscretisation scheme : {FrameDiscretisation::kRungeKutta4, FrameDiscretisation::kForwardEuler}) {
+    FrameStateModel::State stepped;
+    FrameStateModel::step_jacobian(p.z, p.theta, p.gain, p.u, kDt, scheme, &stepped);
+    const FrameStateModel::State expected = FrameStateModel::step(p.z, p.theta, p.gain, p.u, kDt, scheme);
+    for (int i = 0; i < FrameStateModel::kStates; ++i) EXPECT_EQ(stepped[i], expected[i]) << "state " << i;
+  }
+}
+
 TEST(FrameStateModel, OutputJacobianIsTheOutputsFiniteDifference) {
   const Point p;
   const auto output = [&](const Eigen::Matrix<double, FrameStateModel::kAugmented, 1>& x) {
