@@ -40,13 +40,7 @@ bool EkfInverseDynamicsController::estimate(const Input* measured, const Input& 
   const Eigen::Matrix<double, kAugmented, 2> ph = prior * h.transpose();
   Eigen::Matrix2d innovation = h * ph;
   innovation.diagonal().array() += measurement_noise_;
-  const double determinant = innovation.determinant();
-  if (!(innovation(0, 0) > 0.0) || !(determinant > 0.0)) {
-    // The smaller eigenvalue of the symmetric 2 x 2 (what the freeze names).
-    const double half_trace = innovation.trace() / 2.0;
-    freeze(EstimateFreeze::kIndefinite, half_trace - std::sqrt(half_trace * half_trace - determinant));
-    return false;
-  }
+  if (!innovation_definite(innovation)) return false;
   const Eigen::Matrix<double, kAugmented, 2> k = ph * innovation.inverse();
   estimate_.x_next = x + k * (*measured - FrameStateModel::output(z, roots, gain));
   const Covariance joseph = Covariance::Identity() - k * h;

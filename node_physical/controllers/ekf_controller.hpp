@@ -41,7 +41,7 @@ class EkfInverseDynamicsController final : public InverseDynamicsController {
  private:
   bool estimate(const Input* measured, const Input& command, bool predict, Theta& theta) override;
   void accept(const Theta& theta) override { estimate_.accept(theta); }
-  void start(const Input& command) override { estimate_.start(command); }
+  void start(const Input& command, const Input& /*measured*/) override { estimate_.start(command); }
   results::InverseDynamicsReport& report_member(results::ControllerReport& out) const override {
     return *out.mutable_ekf();
   }

@@ -6,6 +6,8 @@
 #include <stdexcept>
 
 #include <fmt/format.h>
+#include <Eigen/Core>
+#include <unsupported/Eigen/AutoDiff>
 
 namespace rths {
 
@@ -13,13 +15,21 @@ namespace {
 
 using Root = FramePlantModel::Root;
 using Gain = FramePlantModel::Gain;
+using Gains = std::array<double, FramePlantModel::kGains>;
 
-}  // namespace
+// The inverse's coefficients from the roots (of scalar type S: double, or a value carrying its
+// derivatives with respect to the roots) and the gains, which the estimate never moves.
+template <class S>
+struct Coefficients {
+  S c1, wf2, a_sum, a_product, b_sum, b_product, d_sum, d_product, p1;
+  double k11, k12, k21;
+  double determinant;  // k11 k22 - k12 k21
+  S zero;              // z (rad/s)
+};
 
-FrameInverseCommand::Coefficients FrameInverseCommand::coefficients(const FramePlantModel& model) {
-  const auto& t = model.theta;
-  const auto& k = model.gain;
-  Coefficients c{};
+template <class S>
+Coefficients<S> coefficients_of(const std::array<S, FramePlantModel::kRoots>& t, const Gains& k) {
+  Coefficients<S> c{};
   c.c1 = t[Root::kC1];
   c.wf2 = t[Root::kC1] * t[Root::kC1] + t[Root::kC2] * t[Root::kC2];
   c.a_sum = t[Root::kA1] + t[Root::kA2];
@@ -28,31 +38,141 @@ FrameInverseCommand::Coefficients FrameInverseCommand::coefficients(const FrameP
   c.b_product = t[Root::kB1] * t[Root::kB2];
   c.d_sum = t[Root::kD1] + t[Root::kD2];
   c.d_product = t[Root::kD1] * t[Root::kD2];
+  c.p1 = t[Root::kP1];
   c.k11 = k[Gain::kK11];
   c.k12 = k[Gain::kK12];
   c.k21 = k[Gain::kK21];
-  c.p1 = t[Root::kP1];
   c.determinant = k[Gain::kK11] * k[Gain::kK22] - k[Gain::kK12] * k[Gain::kK21];
   c.zero =
       (k[Gain::kK11] * k[Gain::kK22] * t[Root::kP2] - k[Gain::kK12] * k[Gain::kK21] * t[Root::kP1]) / c.determinant;
   return c;
 }
 
+Coefficients<double> coefficients_of(const FramePlantModel& model) {
+  return coefficients_of(model.theta, model.gain);
+}
+
+// The states in the scalar type S.
+template <class S>
+struct StatesOf {
+  S q2, e, x, x_rate, q1;
+};
+
+// At rest at the input w: v = F(0) w, q2' = 0, q1 from M(0) q = v, x = q1 / (b1 b2).
+template <class S>
+StatesOf<S> at_rest(const Coefficients<S>& c, const FrameInverseCommand::Vector2& w) {
+  StatesOf<S> s{};
+  s.e = c.wf2 * (c.k11 * w[1] - c.k21 * w[0]);
+  s.q2 = s.e / (c.determinant * c.zero);
+  s.q1 = (c.wf2 * w[0] - c.k12 * c.p1 * s.q2) / c.k11;
+  s.x = s.q1 / c.b_product;
+  s.x_rate = S(0.0);
+  return s;
+}
+
+// One step of blocks I-III from the states `before` with the input's derivatives `w` (choices 1 and
+// 4): v = F(s) w and v'; M(s) q = v by its second row eliminated (a first-order state, trapezoidal),
+// q1 algebraically, u2 = (s + d1)(s + d2) q2; u1 = (s + a1)(s + a2) x with x = q1 / ((s + b1)(s + b2)),
+// trapezoidal: (I - hA) x+ = (I + hA) x + hB (q1 + q1-).
+template <class S>
+std::array<S, 2> inverse_step(const Coefficients<S>& c, const StatesOf<S>& before,
+                              const FrameInverseCommand::Derivatives& w, double dt_s, StatesOf<S>& after) {
+  std::array<S, 2> v;
+  std::array<S, 2> v_rate;
+  for (std::size_t ch = 0; ch < 2; ++ch) {
+    v[ch] = w[ch][2] + 2.0 * c.c1 * w[ch][1] + c.wf2 * w[ch][0];
+    v_rate[ch] = w[ch][3] + 2.0 * c.c1 * w[ch][2] + c.wf2 * w[ch][1];
+  }
+  const double h = dt_s / 2.0;
+  const S e = c.k11 * v[1] - c.k21 * v[0];
+  const S e_rate = c.k11 * v_rate[1] - c.k21 * v_rate[0];
+  const S q2 = ((1.0 - c.zero * h) * before.q2 + h * (e + before.e) / c.determinant) / (1.0 + c.zero * h);
+  const S q2_rate = e / c.determinant - c.zero * q2;
+  const S q2_accel = e_rate / c.determinant - c.zero * q2_rate;
+  const S u2 = q2_accel + c.d_sum * q2_rate + c.d_product * q2;
+  const S q1 = (v[0] - c.k12 * (q2_rate + c.p1 * q2)) / c.k11;
+
+  const S det = 1.0 + h * c.b_sum + h * h * c.b_product;
+  const S rhs0 = before.x + h * before.x_rate;
+  const S rhs1 = before.x_rate - h * (c.b_product * before.x + c.b_sum * before.x_rate) + h * (q1 + before.q1);
+  const S x = ((1.0 + h * c.b_sum) * rhs0 + h * rhs1) / det;
+  const S x_rate = (-h * c.b_product * rhs0 + rhs1) / det;
+  const S x_accel = q1 - c.b_sum * x_rate - c.b_product * x;
+  const S u1 = x_accel + c.a_sum * x_rate + c.a_product * x;
+  after = {q2, e, x, x_rate, q1};
+  return {u1, u2};
+}
+
+template <class S>
+StatesOf<S> states_of(const FrameInverseCommand::States& s) {
+  return {S(s.q2), S(s.e), S(s.x), S(s.x_rate), S(s.q1)};
+}
+
+// A value with its derivatives with respect to the ten roots (forward-mode differentiation). Fixed
+// sizes: no allocation.
+using Dual = Eigen::AutoDiffScalar<Eigen::Matrix<double, FramePlantModel::kRoots, 1>>;
+using Roots = FrameInverseCommand::Roots;
+
+std::array<Dual, FramePlantModel::kRoots> dual_roots(const Roots& roots) {
+  std::array<Dual, FramePlantModel::kRoots> out;
+  for (int r = 0; r < FramePlantModel::kRoots; ++r) out[r] = Dual(roots[r], FramePlantModel::kRoots, r);
+  return out;
+}
+
+// A state's value moved to first order by `shift` of the roots along its sensitivity, with that
+// sensitivity as its derivatives.
+Dual dual_state(double value, const Roots& sensitivity, const Roots& shift) {
+  Dual d(value);
+  for (int r = 0; r < FramePlantModel::kRoots; ++r) {
+    d.value() += sensitivity[r] * shift[r];
+    d.derivatives()[r] = sensitivity[r];
+  }
+  return d;
+}
+
+// One step in dual numbers: the commands and the states after it, with their derivatives with respect
+// to the roots. Before the start at rest at the target; after it from `states` moved by `shift` along
+// `sensitivity` (the states' derivatives).
+struct DualStep {
+  std::array<Dual, 2> u;
+  StatesOf<Dual> after;
+};
+DualStep dual_step(const Roots& roots, const Gains& gain, bool started, const FrameInverseCommand::States& states,
+                   const std::array<Roots, 5>& sensitivity, const Roots& shift,
+                   const FrameInverseCommand::Derivatives& w, const FrameInverseCommand::Vector2& target, double dt_s) {
+  const Coefficients<Dual> c = coefficients_of(dual_roots(roots), gain);
+  StatesOf<Dual> before;
+  if (!started) {
+    before = at_rest(c, target);
+  } else {
+    before = {dual_state(states.q2, sensitivity[0], shift), dual_state(states.e, sensitivity[1], shift),
+              dual_state(states.x, sensitivity[2], shift), dual_state(states.x_rate, sensitivity[3], shift),
+              dual_state(states.q1, sensitivity[4], shift)};
+  }
+  DualStep s;
+  s.u = inverse_step(c, before, w, dt_s, s.after);
+  return s;
+}
+
+}  // namespace
+
 double FrameInverseCommand::transmission_zero(const FramePlantModel& model) {
-  return coefficients(model).zero;
+  return coefficients_of(model).zero;
 }
 
 bool FrameInverseCommand::invertible(const FramePlantModel& model) {
   const bool roots = std::all_of(model.theta.begin(), model.theta.end(), positive_finite);
   const bool gains = std::all_of(model.gain.begin(), model.gain.end(), [](double k) { return std::isfinite(k); });
   if (!roots || !gains) return false;
-  const Coefficients c = coefficients(model);
+  const Coefficients<double> c = coefficients_of(model);
   return c.determinant != 0.0 && positive_finite(c.zero) && c.k11 != 0.0;
 }
 
-// Lagrange weights of the cubic through the targets at s = 0, -1, -2, -3 (in steps, newest first):
-// its value and first three derivatives at s = +1/2, the n-th divided by dt^n (choices 2 and 3).
-FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt_s) : dt_s_(dt_s) {
+// Lagrange weights of the cubic through the inputs at s = 0, -1, -2, -3 (in steps, newest first):
+// its value and first three derivatives at s = evaluated_at, the n-th divided by dt^n (choices 2, 3, 5).
+FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt_s, double evaluated_at,
+                                         bool root_sensitivities)
+    : dt_s_(dt_s), model_(model), root_sensitivities_(root_sensitivities) {
   if (!positive_finite(dt_s)) {
     throw std::invalid_argument(fmt::format("the inverse at a step of {} s; expected a step > 0", dt_s));
   }
@@ -61,11 +181,9 @@ FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt
         "the initial model cannot be inverted stably: roots [{}] rad/s and gains [{}]; expected every root > 0, "
         "k11 != 0, k11 k22 != k12 k21 and a transmission zero (k11 k22 p2 - k12 k21 p1) / (k11 k22 - k12 k21) "
         "> 0 (it is {})",
-        fmt::join(model.theta, ", "), fmt::join(model.gain, ", "), coefficients(model).zero));
+        fmt::join(model.theta, ", "), fmt::join(model.gain, ", "), transmission_zero(model)));
   }
-  c_ = coefficients(model);
   constexpr int m = kExtrapolationOrder;
-  constexpr double ahead = 0.5;
   for (int j = 0; j <= m; ++j) {
     // L_j(s) = prod_{i != j} (s + i) / (i - j), as coefficients, lowest power first.
     std::array<double, m + 1> basis{1.0};
@@ -82,7 +200,7 @@ FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt
       for (int q = m; q >= n; --q) {
         double factor = 1.0;
         for (int r = 0; r < n; ++r) factor *= q - r;
-        sum = sum * ahead + factor * basis[q];
+        sum = sum * evaluated_at + factor * basis[q];
       }
       weights_[n][j] = sum / std::pow(dt_s, n);
     }
@@ -91,64 +209,90 @@ FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt
 
 bool FrameInverseCommand::set_model(const FramePlantModel& model) {
   if (!invertible(model)) return false;
-  c_ = coefficients(model);
+  model_ = model;
   return true;
+}
+
+FrameInverseCommand::Derivatives FrameInverseCommand::derivatives(const Vector2& target) const {
+  Derivatives w{};
+  for (std::size_t ch = 0; ch < 2; ++ch) {
+    for (std::size_t n = 0; n < 4; ++n) {
+      // Before the start the history is the target itself (at rest).
+      w[ch][n] = weights_[n][0] * target[ch];
+      for (std::size_t j = 1; j < past_.size(); ++j) {
+        w[ch][n] += weights_[n][j] * (started_ ? past_[j - 1][ch] : target[ch]);
+      }
+    }
+  }
+  return w;
 }
 
 FrameInverseCommand::Vector2 FrameInverseCommand::step(const Vector2& target) {
   if (!std::isfinite(target[0]) || !std::isfinite(target[1])) {
     return {std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::quiet_NaN()};
   }
-  const Coefficients& c = c_;
-  if (!started_) {
-    // At rest at the first target: v = F(0) w, q2' = 0, q1 from M(0) q = v, x = q1 / (b1 b2).
-    past_.fill(target);
-    e_ = c.wf2 * (c.k11 * target[1] - c.k21 * target[0]);
-    q2_ = e_ / (c.determinant * c.zero);
-    q1_ = (c.wf2 * target[0] - c.k12 * c.p1 * q2_) / c.k11;
-    filter_ = {q1_ / c.b_product, 0.0};
-    started_ = true;
+  const Derivatives w = derivatives(target);
+  std::array<double, 2> u{};
+  if (root_sensitivities_) {
+    const DualStep s = dual_step(model_.theta, model_.gain, started_, states_, sensitivity_, Roots{}, w, target, dt_s_);
+    u = {s.u[0].value(), s.u[1].value()};
+    const std::array<const Dual*, 5> after{&s.after.q2, &s.after.e, &s.after.x, &s.after.x_rate, &s.after.q1};
+    for (std::size_t i = 0; i < after.size(); ++i) {
+      for (int r = 0; r < FramePlantModel::kRoots; ++r) sensitivity_[i][r] = after[i]->derivatives()[r];
+    }
+    states_ = {s.after.q2.value(), s.after.e.value(), s.after.x.value(), s.after.x_rate.value(), s.after.q1.value()};
+  } else {
+    const Coefficients<double> c = coefficients_of(model_);
+    const StatesOf<double> before = started_ ? states_of<double>(states_) : at_rest(c, target);
+    StatesOf<double> after{};
+    u = inverse_step(c, before, w, dt_s_, after);
+    states_ = {after.q2, after.e, after.x, after.x_rate, after.q1};
   }
+  if (!started_) past_.fill(target);
   for (std::size_t j = past_.size() - 1; j > 0; --j) past_[j] = past_[j - 1];
   past_[0] = target;
+  started_ = true;
+  return u;
+}
 
-  // Block I: the target half a step ahead and its derivatives; v = F(s) w and v'.
-  std::array<double, 2> v{};
-  std::array<double, 2> v_rate{};
-  for (std::size_t ch = 0; ch < 2; ++ch) {
-    std::array<double, 4> w{};
-    for (std::size_t n = 0; n < 4; ++n) {
-      for (std::size_t j = 0; j < past_.size(); ++j) w[n] += weights_[n][j] * past_[j][ch];
-    }
-    v[ch] = w[2] + 2.0 * c.c1 * w[1] + c.wf2 * w[0];
-    v_rate[ch] = w[3] + 2.0 * c.c1 * w[2] + c.wf2 * w[1];
+// The roots' shift from the model's, to which the states are moved along their sensitivities (zero
+// without them).
+FrameInverseCommand::Roots FrameInverseCommand::shift_of(const Roots& roots) const {
+  Roots shift{};
+  if (root_sensitivities_ && started_) {
+    for (int r = 0; r < FramePlantModel::kRoots; ++r) shift[r] = roots[r] - model_.theta[r];
   }
+  return shift;
+}
 
-  // Blocks II-III: M(s) q = v by its second row eliminated (a first-order state, trapezoidal), q1
-  // algebraically, u2 = (s + d1)(s + d2) q2.
-  const double h = dt_s_ / 2.0;
-  const double e = c.k11 * v[1] - c.k21 * v[0];
-  const double e_rate = c.k11 * v_rate[1] - c.k21 * v_rate[0];
-  const double q2 = ((1.0 - c.zero * h) * q2_ + h * (e + e_) / c.determinant) / (1.0 + c.zero * h);
-  const double q2_rate = e / c.determinant - c.zero * q2;
-  const double q2_accel = e_rate / c.determinant - c.zero * q2_rate;
-  const double u2 = q2_accel + c.d_sum * q2_rate + c.d_product * q2;
-  const double q1 = (v[0] - c.k12 * (q2_rate + c.p1 * q2)) / c.k11;
+FrameInverseCommand::Vector2 FrameInverseCommand::command_under(const Roots& roots, const Vector2& target,
+                                                                RootJacobian* jacobian) const {
+  const Derivatives w = derivatives(target);
+  if (jacobian != nullptr) {
+    const DualStep s =
+        dual_step(roots, model_.gain, started_, states_, sensitivity_, shift_of(roots), w, target, dt_s_);
+    for (int i = 0; i < 2; ++i) {
+      for (int r = 0; r < FramePlantModel::kRoots; ++r) (*jacobian)[i][r] = s.u[i].derivatives()[r];
+    }
+    return {s.u[0].value(), s.u[1].value()};
+  }
+  const Coefficients<double> c = coefficients_of(roots, model_.gain);
+  StatesOf<double> before = started_ ? states_of<double>(states_) : at_rest(c, target);
+  const Roots shift = shift_of(roots);
+  const std::array<double*, 5> states{&before.q2, &before.e, &before.x, &before.x_rate, &before.q1};
+  for (std::size_t i = 0; i < states.size(); ++i) {
+    for (int r = 0; r < FramePlantModel::kRoots; ++r) *states[i] += sensitivity_[i][r] * shift[r];
+  }
+  StatesOf<double> after{};
+  return inverse_step(c, before, w, dt_s_, after);
+}
 
-  // u1 = (s + a1)(s + a2) x with x = q1 / ((s + b1)(s + b2)), trapezoidal: (I - hA) x+ = (I + hA) x + hB (q1 + q1-).
-  const double det = 1.0 + h * c.b_sum + h * h * c.b_product;
-  const double rhs0 = filter_[0] + h * filter_[1];
-  const double rhs1 = filter_[1] - h * (c.b_product * filter_[0] + c.b_sum * filter_[1]) + h * (q1 + q1_);
-  const double x = ((1.0 + h * c.b_sum) * rhs0 + h * rhs1) / det;
-  const double x_rate = (-h * c.b_product * rhs0 + rhs1) / det;
-  const double x_accel = q1 - c.b_sum * x_rate - c.b_product * x;
-  const double u1 = x_accel + c.a_sum * x_rate + c.a_product * x;
-
-  q2_ = q2;
-  e_ = e;
-  q1_ = q1;
-  filter_ = {x, x_rate};
-  return {u1, u2};
+FrameInverseCommand::Vector2 FrameInverseCommand::extrapolated() const {
+  Vector2 next{};
+  for (std::size_t ch = 0; ch < 2; ++ch) {
+    next[ch] = 4.0 * past_[0][ch] - 6.0 * past_[1][ch] + 4.0 * past_[2][ch] - past_[3][ch];
+  }
+  return next;
 }
 
 }  // namespace rths

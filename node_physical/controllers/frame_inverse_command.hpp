@@ -38,16 +38,35 @@ namespace rths {
 //    half-step-advanced targets, re-evaluated every step from the current estimate (no allocation, a
 //    few dozen flops); A-stable whatever the roots, warping O((w dt)^2 / 12) in the band. The states
 //    carry over when theta moves, which it does slowly.
-// Blocks I-III: u = H^-1(s | model) applied to the stroke targets advanced half a step (choices 1-4
-// above). Signals in the caller's units (the controller passes mm). No allocation after construction.
+// 5. Evaluation point. The command law evaluates the inverse half a step beyond its newest target
+//    (choice 2). Seed 003's TF estimation model (FrameCommandModel) runs the same inverse on the
+//    measured strokes and evaluates it half a step before the newest reading, between the two newest
+//    readings: the middle of the step over which the command that reading shows was held.
+// 6. Root sensitivities (the TF estimation model): the inverse's states are themselves functions of
+//    the roots over the run (q2 follows e / det with the slow pole -z, 31.9 rad/s, so its value
+//    depends on z over the last ~0.1 s), and a derivative of one step alone would miss that path: the
+//    derivative of q2 with respect to z would come out ~1 / (z dt / 2) = 64 times too small. The
+//    states' derivatives are carried from step to step (forward sensitivities, as a recursive
+//    prediction-error method carries them), their values taken at the roots committed each step.
+// Blocks I-III: u = H^-1(s | model) applied to a signal at the evaluation point (choices 1-6 above).
+// Signals in the caller's units (the controller passes mm). No allocation after construction.
 class FrameInverseCommand {
  public:
   using Vector2 = std::array<double, 2>;
+  using Roots = std::array<double, FramePlantModel::kRoots>;
+  // d(command) / d(roots), row per command.
+  using RootJacobian = std::array<Roots, 2>;
   static constexpr int kExtrapolationOrder = 3;
+  // Where the inverse is evaluated, in steps from the newest sample of its input.
+  static constexpr double kHalfStepAhead = 0.5;  // the command law (choice 2)
+  static constexpr double kHalfStepBack = -0.5;  // the TF estimation model (choice 5)
 
   // Throws std::invalid_argument naming the parameter when the model cannot be inverted stably
-  // (a root not positive and finite, k11 k22 = k12 k21, or a transmission zero z <= 0).
-  FrameInverseCommand(const FramePlantModel& model, double dt_s);
+  // (a root not positive and finite, k11 k22 = k12 k21, or a transmission zero z <= 0). With
+  // `root_sensitivities`, each step also carries the derivatives of the states with respect to the
+  // roots (choice 6), which command_under() then uses.
+  FrameInverseCommand(const FramePlantModel& model, double dt_s, double evaluated_at = kHalfStepAhead,
+                      bool root_sensitivities = false);
 
   // The model of the next step on; the states carry over. False (and the model unchanged) when it
   // cannot be inverted stably (invertible()).
@@ -57,28 +76,49 @@ class FrameInverseCommand {
   // The transmission zero z of the model (rad/s; choice 1).
   [[nodiscard]] static double transmission_zero(const FramePlantModel& model);
 
-  // The command of this step for the target of this step. The first call starts at rest at that
-  // target. A non-finite target gives non-finite commands and leaves every state as it was.
+  // The command of this step for the input of this step. The first call starts at rest at that
+  // input. A non-finite input gives non-finite commands and leaves every state as it was.
   Vector2 step(const Vector2& target);
+  // What step(target) would return were the model's roots `roots` (the gains the model's), and its
+  // derivative with respect to them when `jacobian` is not null (forward-mode differentiation of the
+  // same arithmetic). With root sensitivities the states too are taken at `roots`, to first order
+  // (states + dstates/droots (roots - the model's)), and the derivative is the whole history's;
+  // without, the states are the model's and the derivative is this step's. Commits nothing. For a
+  // finite target.
+  [[nodiscard]] Vector2 command_under(const Roots& roots, const Vector2& target, RootJacobian* jacobian) const;
+  // The cubic through the last four inputs one step on (4 x0 - 6 x1 + 4 x2 - x3): what stands in for
+  // an input that did not come. For a started inverse.
+  [[nodiscard]] Vector2 extrapolated() const;
+
+  // The states the inverse carries from step to step: q2 and its last input e (M^-1), the filter
+  // 1 / ((s + b1)(s + b2)) of q1 (x, x') and its last input q1.
+  struct States {
+    double q2 = 0.0;
+    double e = 0.0;
+    double x = 0.0;
+    double x_rate = 0.0;
+    double q1 = 0.0;
+  };
+  // The input's value and first three derivatives at the evaluation point, per channel.
+  using Derivatives = std::array<std::array<double, 4>, 2>;
 
  private:
-  struct Coefficients {
-    double c1, wf2, a_sum, a_product, b_sum, b_product, d_sum, d_product, k11, k12, k21, p1;
-    double determinant;  // k11 k22 - k12 k21
-    double zero;         // z (rad/s)
-  };
-  static Coefficients coefficients(const FramePlantModel& model);
+  // The input's derivatives with `target` as the newest sample (the history is not changed).
+  [[nodiscard]] Derivatives derivatives(const Vector2& target) const;
+  // The roots' shift from the model's, along which the states move to first order (zero without root
+  // sensitivities).
+  [[nodiscard]] Roots shift_of(const Roots& roots) const;
 
   double dt_s_;
-  Coefficients c_{};
-  // weights_[n][j]: the n-th derivative at +dt/2 of the cubic through targets j steps back.
+  FramePlantModel model_;
+  // weights_[n][j]: the n-th derivative at the evaluation point of the cubic through inputs j steps back.
   std::array<std::array<double, kExtrapolationOrder + 1>, 4> weights_{};
-  std::array<Vector2, kExtrapolationOrder + 1> past_{};  // targets, newest first
+  std::array<Vector2, kExtrapolationOrder + 1> past_{};  // inputs, newest first
   bool started_ = false;
-  double q2_ = 0.0;                 // the first-order state of M^-1
-  double e_ = 0.0;                  // its input at the last step, k11 v2 - k21 v1
-  std::array<double, 2> filter_{};  // x, x' of 1 / ((s + b1)(s + b2)) q1
-  double q1_ = 0.0;                 // its input at the last step
+  States states_;
+  bool root_sensitivities_;
+  // d(state) / d(roots) for the states in States's order (zero unless root_sensitivities_).
+  std::array<Roots, 5> sensitivity_{};
 };
 
 }  // namespace rths

@@ -220,17 +220,6 @@ FrameStateModel::OutputJacobian FrameStateModel::output_jacobian(const State& z,
   return j;
 }
 
-namespace {
-
-// [z, theta] with the states at zero and theta of the model.
-AugmentedEstimate::Vector augmented_of(const FramePlantModel& model) {
-  AugmentedEstimate::Vector x = AugmentedEstimate::Vector::Zero();
-  x.tail<FrameStateModel::kRoots>() = Eigen::Map<const Theta>(model.theta.data());
-  return x;
-}
-
-}  // namespace
-
 Eigen::Matrix2d static_gain_matrix(const FramePlantModel& model) {
   Eigen::Matrix2d h0;
   for (int i = 0; i < 2; ++i) {
@@ -251,16 +240,6 @@ FrameStateModel::Linear FrameStateModel::linear(const Theta& theta, const Gains&
   out.b(5, 1) = c.d_product / c.d_sum;
   out.c = output_jacobian(zero, theta, gain).leftCols<kStates>();
   return out;
-}
-
-AugmentedEstimate::AugmentedEstimate(const FramePlantModel& initial, double initial_covariance)
-    : x(augmented_of(initial)), p(initial_covariance * Covariance::Identity()), x_next(x), p_next(p) {}
-
-bool AugmentedEstimate::settle_proposal(double& bad) {
-  p_next = ((p_next + p_next.transpose()) / 2.0).eval();
-  if (x_next.allFinite() && p_next.allFinite()) return true;
-  bad = x_next.allFinite() ? p_next.sum() : x_next.sum();
-  return false;
 }
 
 }  // namespace rths

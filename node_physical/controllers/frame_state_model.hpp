@@ -6,6 +6,7 @@
 #include <Eigen/Dense>
 
 #include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/controllers/root_estimate.hpp"
 
 namespace rths {
 
@@ -67,28 +68,11 @@ struct FrameStateModel {
 // H(0 | model), the plant's static gains: [i][j] the stroke of actuator i per unit command of j.
 Eigen::Matrix2d static_gain_matrix(const FramePlantModel& model);
 
-// The estimate of the SS estimators (EKF-SS, UKF-SS): the augmented state x = [z, theta], its
-// covariance P, and the step's proposal (x_next, P_next) until it is accepted.
-struct AugmentedEstimate {
-  using Vector = Eigen::Matrix<double, FrameStateModel::kAugmented, 1>;
-  using Covariance = Eigen::Matrix<double, FrameStateModel::kAugmented, FrameStateModel::kAugmented>;
-  Vector x;
-  Covariance p;
-  Vector x_next;
-  Covariance p_next;
-
-  // theta0 from `initial`, the states at zero until start(), P0 = initial_covariance I.
-  AugmentedEstimate(const FramePlantModel& initial, double initial_covariance);
+// The estimate of the SS estimators (EKF-SS, UKF-SS): the augmented state x = [z, theta].
+struct AugmentedEstimate : RootEstimate<FrameStateModel::kAugmented> {
+  using RootEstimate::RootEstimate;
   // The model at rest under the command u.
   void start(const FrameStateModel::Input& u) { x.head<FrameStateModel::kStates>() = FrameStateModel::equilibrium(u); }
-  // The proposal symmetrised; false (and the first sum that is not finite in `bad`) unless finite.
-  bool settle_proposal(double& bad);
-  // The proposal committed with the roots `theta` (the caller's floor applied).
-  void accept(const FrameStateModel::Theta& theta) {
-    x = x_next;
-    x.tail<FrameStateModel::kRoots>() = theta;
-    p = p_next;
-  }
 };
 
 }  // namespace rths

@@ -57,7 +57,7 @@ void InverseDynamicsController::command(std::span<const InterfaceMotion> targets
     if (measured.allFinite()) {
       measured_reference_ = measured;
       command_reference_ = static_gain_matrix(initial_).inverse() * measured;  // holds the plant at y0
-      start(command_reference_);
+      start(command_reference_, measured_reference_);
     } else {
       freeze(EstimateFreeze::kNotFinite, non_finite_of(measured));
     }
@@ -119,14 +119,12 @@ void InverseDynamicsController::freeze(EstimateFreeze reason, double value) {
   frozen_value_ = value;
 }
 
-bool InverseDynamicsController::propose(AugmentedEstimate& estimate, Theta& theta) {
-  double bad = 0.0;
-  if (!estimate.settle_proposal(bad)) {
-    freeze(EstimateFreeze::kNotFinite, bad);
-    return false;
-  }
-  theta = estimate.x_next.tail<kRoots>();
-  return true;
+bool InverseDynamicsController::innovation_definite(const Eigen::Matrix2d& innovation) {
+  const double determinant = innovation.determinant();
+  if (innovation(0, 0) > 0.0 && determinant > 0.0) return true;
+  const double half_trace = innovation.trace() / 2.0;
+  freeze(EstimateFreeze::kIndefinite, half_trace - std::sqrt(half_trace * half_trace - determinant));
+  return false;
 }
 
 std::string InverseDynamicsController::freeze_message() const {
@@ -203,6 +201,26 @@ void check_covariances(const char* name, double p0, double q, double r, const st
         fmt::format(">= 0 (Q = this x I; seed 003 Table 1: {})", table1[1]));
   check(positive_finite(r), "measurement_noise", r,
         fmt::format("> 0 (R = this x I in mm^2; seed 003 Table 1: {})", table1[2]));
+}
+
+void validate_sigma_points(double alpha, double beta, double kappa, int dimension, const Checker& check) {
+  check.expect(alpha > 0 && alpha <= 1, "alpha",
+               fmt::format("is {}, expected the sigma points' spread in (0, 1] (seed 003: 0.4)", alpha));
+  check.expect(std::isfinite(beta) && beta >= 0, "beta",
+               fmt::format("is {}, expected a finite value >= 0 (seed 003: 2)", beta));
+  check.expect(std::isfinite(kappa) && dimension + kappa > 0, "kappa",
+               fmt::format("is {}, expected a finite value > -{} (the estimated state's dimension; seed 003: 0)", kappa,
+                           dimension));
+}
+
+void check_sigma_points(const char* name, double alpha, double beta, double kappa, int dimension) {
+  const auto check = [name](bool ok, const char* field, double value, const std::string& expected) {
+    if (!ok) throw std::invalid_argument(fmt::format("{} {} {}; expected {}", name, field, value, expected));
+  };
+  check(positive_finite(alpha) && alpha <= 1.0, "alpha", alpha, "0 < alpha <= 1 (seed 003: 0.4)");
+  check(std::isfinite(beta) && beta >= 0.0, "beta", beta, ">= 0 (seed 003: 2)");
+  check(std::isfinite(kappa) && dimension + kappa > 0.0, "kappa", kappa,
+        fmt::format("> -{} (the estimated state's dimension; seed 003: 0)", dimension));
 }
 
 }  // namespace rths

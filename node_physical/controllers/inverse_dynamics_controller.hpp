@@ -14,6 +14,7 @@
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "node_physical/controllers/frame_state_model.hpp"
 #include "node_physical/controllers/iir_filter.hpp"
+#include "node_physical/controllers/root_estimate.hpp"
 #include "node_physical/controllers/site_controller.hpp"
 #include "results.pb.h"
 
@@ -73,8 +74,20 @@ class InverseDynamicsController : public SiteController {
                             std::uint32_t filter_order, double filter_cutoff_hz);
 
   void freeze(EstimateFreeze reason, double value);
-  // The roots of an SS estimator's proposal into theta (true), or a freeze when it is not finite.
-  bool propose(AugmentedEstimate& estimate, Theta& theta);
+  // True when an EKF's innovation covariance S (symmetric 2 x 2) is positive definite; else a freeze
+  // (kIndefinite) naming its smaller eigenvalue.
+  bool innovation_definite(const Eigen::Matrix2d& innovation);
+  // The roots of an estimator's proposal into theta (true), or a freeze when it is not finite.
+  template <int N>
+  bool propose(RootEstimate<N>& estimate, Theta& theta) {
+    double bad = 0.0;
+    if (!estimate.settle_proposal(bad)) {
+      freeze(EstimateFreeze::kNotFinite, bad);
+      return false;
+    }
+    theta = estimate.x_next.template tail<kRoots>();
+    return true;
+  }
   [[nodiscard]] double dt_s() const { return dt_s_; }
 
  private:
@@ -88,8 +101,8 @@ class InverseDynamicsController : public SiteController {
   virtual bool estimate(const Input* measured, const Input& command, bool predict, Theta& theta) = 0;
   // The last proposal is committed, with the roots the floor held (theta).
   virtual void accept(const Theta& theta) = 0;
-  // The start: the plant at rest under the command u0 (mm).
-  virtual void start(const Input& command) = 0;
+  // The start: the plant at rest at the reading y0 under the command u0 (mm).
+  virtual void start(const Input& command, const Input& measured) = 0;
   // The report's member of this controller (the config's member name).
   virtual results::InverseDynamicsReport& report_member(results::ControllerReport& out) const = 0;
 
@@ -149,5 +162,15 @@ inline FrameDiscretisation frame_discretisation(config::ModelDiscretisation d) {
 // A constructor's guard on the covariances (P0 = p0 I, Q = q I, R = r I in mm^2): std::invalid_argument
 // naming the field, with seed 003 Table 1's values of the variant (`table1`: P0, Q, R) in the message.
 void check_covariances(const char* name, double p0, double q, double r, const std::array<double, 3>& table1);
+
+// The rules of a UKF's sigma points (UkfInverseDynamics and UkfTfInverseDynamics alike) for a state of
+// `dimension`: 0 < alpha <= 1, beta >= 0, dimension + kappa > 0 (seed 003: 0.4, 2, 0).
+void validate_sigma_points(double alpha, double beta, double kappa, int dimension, const Checker& check);
+template <class Config>
+void validate_sigma_points(const Config& c, int dimension, const Checker& check) {
+  validate_sigma_points(c.alpha(), c.beta(), c.kappa(), dimension, check);
+}
+// A constructor's guard on the same rules: std::invalid_argument naming the field.
+void check_sigma_points(const char* name, double alpha, double beta, double kappa, int dimension);
 
 }  // namespace rths

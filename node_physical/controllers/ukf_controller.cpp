@@ -17,14 +17,7 @@ UkfInverseDynamicsController::UkfInverseDynamicsController(const config::UkfInve
       measurement_noise_(parameters.measurement_noise()),
       estimate_(initial, parameters.initial_covariance()) {
   check_covariances("UKF", parameters.initial_covariance(), process_noise_, measurement_noise_, {1.0, 1e-11, 0.1});
-  const auto check = [](bool ok, const char* field, double value, const std::string& expected) {
-    if (!ok) throw std::invalid_argument(fmt::format("UKF {} {}; expected {}", field, value, expected));
-  };
-  check(positive_finite(parameters.alpha()) && parameters.alpha() <= 1.0, "alpha", parameters.alpha(),
-        "0 < alpha <= 1 (seed 003: 0.4)");
-  check(std::isfinite(parameters.beta()) && parameters.beta() >= 0.0, "beta", parameters.beta(), ">= 0 (seed 003: 2)");
-  check(std::isfinite(parameters.kappa()) && kAugmented + parameters.kappa() > 0.0, "kappa", parameters.kappa(),
-        fmt::format("> -{} (the augmented state's dimension; seed 003: 0)", kAugmented));
+  check_sigma_points("UKF", parameters.alpha(), parameters.beta(), parameters.kappa(), kAugmented);
   weights_ = UnscentedWeights::scaled(kAugmented, parameters.alpha(), parameters.beta(), parameters.kappa());
   sigma_.setZero();
   outputs_.setZero();
@@ -81,13 +74,7 @@ namespace {
 
 void validate(const config::UkfInverseDynamics& ukf, const ComponentContext& context, const Checker& check) {
   validate_inverse_dynamics(ukf, context, check);
-  check.expect(ukf.alpha() > 0 && ukf.alpha() <= 1, "alpha",
-               fmt::format("is {}, expected the sigma points' spread in (0, 1] (seed 003: 0.4)", ukf.alpha()));
-  check.expect(std::isfinite(ukf.beta()) && ukf.beta() >= 0, "beta",
-               fmt::format("is {}, expected a finite value >= 0 (seed 003: 2)", ukf.beta()));
-  check.expect(std::isfinite(ukf.kappa()) && UkfInverseDynamicsController::kAugmented + ukf.kappa() > 0, "kappa",
-               fmt::format("is {}, expected a finite value > -{} (the augmented state's dimension; seed 003: 0)",
-                           ukf.kappa(), UkfInverseDynamicsController::kAugmented));
+  validate_sigma_points(ukf, UkfInverseDynamicsController::kAugmented, check);
 }
 
 std::unique_ptr<SiteController> make(const config::UkfInverseDynamics& ukf, const ComponentContext& context) {

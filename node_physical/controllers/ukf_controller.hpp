@@ -48,7 +48,7 @@ class UkfInverseDynamicsController final : public InverseDynamicsController {
 
   bool estimate(const Input* measured, const Input& command, bool predict, Theta& theta) override;
   void accept(const Theta& theta) override { estimate_.accept(theta); }
-  void start(const Input& command) override { estimate_.start(command); }
+  void start(const Input& command, const Input& /*measured*/) override { estimate_.start(command); }
   results::InverseDynamicsReport& report_member(results::ControllerReport& out) const override {
     return *out.mutable_ukf();
   }
