@@ -1,4 +1,4 @@
-// The maRTHS site controllers of seed 003 (UKF-SS, EKF-SS) and seed 000 (LQG), cost per step (the
+// The maRTHS site controllers of seed 003 (UKF-SS, EKF-SS, EKF-TF, UKF-TF) and seed 000 (LQG), cost per step (the
 // budget: the 976.6 us step at 1024 Hz; seed 003's MATLAB took 0.68 ms per step for its whole
 // simulation). One command() per iteration in closed loop with the maRTHS plant model (exact
 // zero-order hold, tests/support/zoh_frame_plant.hpp, ~0.1 us inside the timing), a 1-5 Hz multi-sine
@@ -17,9 +17,11 @@
 
 #include "experiment.pb.h"
 #include "node_physical/controllers/ekf_controller.hpp"
+#include "node_physical/controllers/ekf_tf_controller.hpp"
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "node_physical/controllers/lqg_controller.hpp"
 #include "node_physical/controllers/ukf_controller.hpp"
+#include "node_physical/controllers/ukf_tf_controller.hpp"
 #include "support/zoh_frame_plant.hpp"
 
 namespace {
@@ -125,6 +127,22 @@ void BM_EkfInverseDynamics(benchmark::State& state) {
                  rths::config::RUNGE_KUTTA_4));
 }
 BENCHMARK(BM_EkfInverseDynamics);
+
+// Seed 003's TF variants (Table 1's defaults): the inverse of the readings under the estimate with the
+// states' root sensitivities (a dual-number step of ten derivatives), then the EKF-TF's 10 x 10
+// update with its Jacobian, or the UKF-TF's 21 sigma points through the inverse.
+template <class Controller, class Config>
+void run_tf(benchmark::State& state) {
+  run(state, [] { return std::make_unique<Controller>(Config{}, model_of_plant(), kRateHz); });
+}
+void BM_EkfTfInverseDynamics(benchmark::State& state) {
+  run_tf<rths::EkfTfInverseDynamicsController, rths::config::EkfTfInverseDynamics>(state);
+}
+BENCHMARK(BM_EkfTfInverseDynamics);
+void BM_UkfTfInverseDynamics(benchmark::State& state) {
+  run_tf<rths::UkfTfInverseDynamicsController, rths::config::UkfTfInverseDynamics>(state);
+}
+BENCHMARK(BM_UkfTfInverseDynamics);
 
 // Seed 000's benchmark controller (lqg_controller.hpp), the schema's default weights, designed from
 // the same model 5 % off the plant: the filter's correction and prediction (8 x 8) and the gains.

@@ -109,7 +109,8 @@ TEST_F(ResultsSchema, EveryFileOfRealRunsIsExactlyTheSchema) {
   ASSERT_EQ(run("servo", test::example("actuator/spring_servo_hydraulic.textproto"), {"duration_s=1"}), kExitCompleted);
   std::ofstream(dir_ / "diverging.textproto") << kDiverging;
   ASSERT_EQ(run("diverging", dir_ / "diverging.textproto", {}), kExitNonFinite);
-  // The maRTHS site: its actuator plant, and the UKF, the EKF and the LQG as its actuator controller.
+  // The maRTHS site: its actuator plant, and each seed 003 estimator and the LQG as its actuator
+  // controller.
   ASSERT_EQ(run("marths", test::example("marths/elcentro_rls.textproto"),
                 {"duration_s=6", "site[iisl].actuator_controller={ ukf { } }"}),
             kExitCompleted);
@@ -119,7 +120,14 @@ TEST_F(ResultsSchema, EveryFileOfRealRunsIsExactlyTheSchema) {
   ASSERT_EQ(run("marths_lqg", test::example("marths/elcentro_rls.textproto"),
                 {"duration_s=6", "site[iisl].actuator_controller={ lqg { } }"}),
             kExitCompleted);
-  for (const char* name : {"case3", "rls", "feedforward", "servo", "diverging", "marths", "marths_ekf", "marths_lqg"}) {
+  ASSERT_EQ(run("marths_ekf_tf", test::example("marths/elcentro_rls.textproto"),
+                {"duration_s=6", "site[iisl].actuator_controller={ ekf_tf { } }"}),
+            kExitCompleted);
+  ASSERT_EQ(run("marths_ukf_tf", test::example("marths/elcentro_rls.textproto"),
+                {"duration_s=6", "site[iisl].actuator_controller={ ukf_tf { } }"}),
+            kExitCompleted);
+  for (const char* name : {"case3", "rls", "feedforward", "servo", "diverging", "marths", "marths_ekf", "marths_lqg",
+                           "marths_ekf_tf", "marths_ukf_tf"}) {
     const auto summary = expect_exactly_the_schema<results::RunSummary>(dir_ / name / "summary.json");
     EXPECT_EQ(summary.mode(), results::virtual_time) << name;
     for (const auto& [site, s] : summary.sites()) {

@@ -123,6 +123,44 @@ TEST(MarthsBenchmark, EkfOnElCentroIsSeed003Table2) {
   EXPECT_LE(m.j5_nrms_pct[1], j5[1]) << "J5,28";
 }
 
+TEST(MarthsBenchmark, EkfTfOnElCentroIsSeed003Table2) {
+  // Seed 003 Table 2, EKF-TF (1000 realisations): J2 2.71/1.48 %, J3 2.50/1.62 %, J5 1.85/1.17 %, each
+  // within 25 % over 20 plants with Table 1's covariances (the schema's defaults). Measured: 2.88/1.44,
+  // 3.02/1.43, 1.88/1.21.
+  const std::optional<MarthsCriteria> mean =
+      campaign_mean("EKF-TF, El Centro x 0.4", 20, {"site[iisl].actuator_controller={ ekf_tf { } }"});
+  ASSERT_TRUE(mean.has_value());
+  const MarthsCriteria& m = *mean;
+  const double j2[] = {2.71, 1.48};
+  const double j3[] = {2.50, 1.62};
+  const double j5[] = {1.85, 1.17};
+  for (int i = 0; i < 2; ++i) {
+    expect_near_paper(m.j2_nrms_pct[i], j2[i], 0.0, 0.25, "J2," + std::to_string(i + 1));
+    expect_near_paper(m.j3_peak_pct[i], j3[i], 0.0, 0.25, "J3," + std::to_string(i + 1));
+    expect_near_paper(m.j5_nrms_pct[i], j5[i], 0.0, 0.25, i == 0 ? "J5,4" : "J5,28");
+  }
+}
+
+TEST(MarthsBenchmark, UkfTfOnElCentroIsSeed003Table2WhereRthsReproducesIt) {
+  // Seed 003 Table 2, UKF-TF: J2 3.16/1.79 %, J3 3.55/2.07 %, J5 2.18/1.79 %, the variant that tracks
+  // worst. Over 20 plants with Table 1's covariances: J2,2, J3 and J5,4 within 25 % (measured 1.92,
+  // 4.23/1.96, 2.36). J2,1 and J5,28 come out higher (4.06 and 3.62): Table 1's R for the UKF-TF is
+  // 100 times the EKF-TF's, and with the EKF-TF's covariances the UKF-TF gives the EKF-TF's values
+  // (docs/marths-ukf.md, "EKF-TF and UKF-TF"); they are held above the EKF-TF's, the paper's order.
+  const std::optional<MarthsCriteria> ukf =
+      campaign_mean("UKF-TF, El Centro x 0.4", 20, {"site[iisl].actuator_controller={ ukf_tf { } }"});
+  const std::optional<MarthsCriteria> ekf =
+      campaign_mean("EKF-TF, El Centro x 0.4", 20, {"site[iisl].actuator_controller={ ekf_tf { } }"});
+  ASSERT_TRUE(ukf.has_value() && ekf.has_value());
+  const MarthsCriteria& m = *ukf;
+  expect_near_paper(m.j2_nrms_pct[1], 1.79, 0.0, 0.25, "J2,2");
+  expect_near_paper(m.j3_peak_pct[0], 3.55, 0.0, 0.25, "J3,1");
+  expect_near_paper(m.j3_peak_pct[1], 2.07, 0.0, 0.25, "J3,2");
+  expect_near_paper(m.j5_nrms_pct[0], 2.18, 0.0, 0.25, "J5,4");
+  EXPECT_GT(m.j2_nrms_pct[0], ekf->j2_nrms_pct[0]) << "J2,1";
+  EXPECT_GT(m.j5_nrms_pct[1], ekf->j5_nrms_pct[1]) << "J5,28";
+}
+
 TEST(MarthsBenchmark, BenchmarkControllerOnElCentroIsSeed000Table3WhereRthsReproducesIt) {
   // Seed 000 Table 3, vRTHS (the LQG): J5,4 6.7 % and J7,4 10.6 %, here within 30 % over 20 plants
   // with the schema's default weights, every one of which completes (the weights are the largest that

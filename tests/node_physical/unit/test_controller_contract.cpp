@@ -196,6 +196,8 @@ const std::map<std::string, std::string>& site_samples() {
       {"ukf", "ukf {}"},
       {"ekf", "ekf {}"},
       {"lqg", "lqg {}"},
+      {"ekf_tf", "ekf_tf {}"},
+      {"ukf_tf", "ukf_tf {}"},
   };
   return s;
 }

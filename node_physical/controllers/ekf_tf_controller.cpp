@@ -1,0 +1,54 @@
+#include "node_physical/controllers/ekf_tf_controller.hpp"
+
+#include <cmath>
+#include <memory>
+
+namespace rths {
+
+EkfTfInverseDynamicsController::EkfTfInverseDynamicsController(const config::EkfTfInverseDynamics& parameters,
+                                                               const FramePlantModel& initial, double rate_hz)
+    : InverseDynamicsController("EKF-TF", initial, rate_hz, parameters.signal_scale(), parameters.filter_order(),
+                                parameters.filter_cutoff_hz()),
+      process_noise_(parameters.process_noise()),
+      measurement_noise_(parameters.measurement_noise()),
+      tf_(initial, parameters.initial_covariance(), dt_s()) {
+  check_covariances("EKF-TF", parameters.initial_covariance(), process_noise_, measurement_noise_, {1.0, 1e-5, 0.1});
+}
+
+bool EkfTfInverseDynamicsController::estimate(const Input* measured, const Input& command, bool predict, Theta& theta) {
+  using Covariance = RootEstimate<kRoots>::Covariance;
+  RootEstimate<kRoots>& e = tf_.estimate;
+  Covariance prior = e.p;
+  if (predict) prior.diagonal().array() += process_noise_;
+  e.x_next = e.x;
+  e.p_next = prior;
+  const Input* reading = tf_.observe(measured);
+  if (reading == nullptr) return propose(e, theta);
+
+  FrameCommandModel::Jacobian h;
+  const Input predicted = tf_.model.predict(e.x, *reading, &h);
+  const Eigen::Matrix<double, kRoots, 2> ph = prior * h.transpose();
+  Eigen::Matrix2d innovation = h * ph;
+  innovation.diagonal().array() += measurement_noise_;
+  if (!innovation_definite(innovation)) return false;
+  const Eigen::Matrix<double, kRoots, 2> k = ph * innovation.inverse();
+  e.x_next = e.x + k * (command - predicted);
+  const Covariance joseph = Covariance::Identity() - k * h;
+  e.p_next = joseph * prior * joseph.transpose() + measurement_noise_ * k * k.transpose();
+  return propose(e, theta);
+}
+
+namespace {
+
+void validate(const config::EkfTfInverseDynamics& ekf, const ComponentContext& context, const Checker& check) {
+  validate_inverse_dynamics(ekf, context, check);
+}
+
+std::unique_ptr<SiteController> make(const config::EkfTfInverseDynamics& ekf, const ComponentContext& context) {
+  return std::make_unique<EkfTfInverseDynamicsController>(ekf, initial_model_of(ekf, context), context.rate_hz);
+}
+
+[[maybe_unused]] const bool kRegistered = register_site_controller<config::EkfTfInverseDynamics>(validate, make);
+
+}  // namespace
+}  // namespace rths

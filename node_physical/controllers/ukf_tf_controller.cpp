@@ -1,0 +1,67 @@
+#include "node_physical/controllers/ukf_tf_controller.hpp"
+
+#include <memory>
+
+#include <fmt/format.h>
+
+namespace rths {
+
+UkfTfInverseDynamicsController::UkfTfInverseDynamicsController(const config::UkfTfInverseDynamics& parameters,
+                                                               const FramePlantModel& initial, double rate_hz)
+    : InverseDynamicsController("UKF-TF", initial, rate_hz, parameters.signal_scale(), parameters.filter_order(),
+                                parameters.filter_cutoff_hz()),
+      process_noise_(parameters.process_noise()),
+      measurement_noise_(parameters.measurement_noise()),
+      weights_(UnscentedWeights::scaled(kRoots, parameters.alpha(), parameters.beta(), parameters.kappa())),
+      tf_(initial, parameters.initial_covariance(), dt_s()) {
+  check_covariances("UKF-TF", parameters.initial_covariance(), process_noise_, measurement_noise_, {1.0, 1e-4, 10.0});
+  check_sigma_points("UKF-TF", parameters.alpha(), parameters.beta(), parameters.kappa(), kRoots);
+  sigma_.setZero();
+  outputs_.setZero();
+}
+
+bool UkfTfInverseDynamicsController::estimate(const Input* measured, const Input& command, bool predict, Theta& theta) {
+  using Covariance = RootEstimate<kRoots>::Covariance;
+  RootEstimate<kRoots>& e = tf_.estimate;
+  Covariance prior = e.p;
+  if (predict) prior.diagonal().array() += process_noise_;
+  e.x_next = e.x;
+  e.p_next = prior;
+  const Input* reading = tf_.observe(measured);
+  if (reading == nullptr) return propose(e, theta);
+
+  const Eigen::LLT<Covariance> llt(prior);
+  const Covariance root = llt.matrixL();
+  if (llt.info() != Eigen::Success || !root.allFinite()) {
+    const Eigen::SelfAdjointEigenSolver<Covariance> eigen(prior, Eigen::EigenvaluesOnly);
+    freeze(EstimateFreeze::kIndefinite, eigen.eigenvalues().minCoeff());
+    return false;
+  }
+  sigma_points(Eigen::Matrix<double, kRoots, 1>(e.x), root, weights_.spread, sigma_);
+  for (int i = 0; i < kSigmaPoints; ++i) outputs_.col(i) = tf_.model.predict(sigma_.col(i), *reading, nullptr);
+  const Input output_mean = unscented_mean(weights_, outputs_);
+  Eigen::Matrix2d innovation = unscented_covariance(weights_, outputs_, output_mean, outputs_, output_mean);
+  innovation.diagonal().array() += measurement_noise_;
+  const Eigen::Matrix<double, kRoots, 2> cross =
+      unscented_covariance(weights_, sigma_, Theta(e.x), outputs_, output_mean);
+  const Eigen::Matrix<double, kRoots, 2> gain = cross * innovation.inverse();
+  e.x_next = e.x + gain * (command - output_mean);
+  e.p_next = prior - gain * innovation * gain.transpose();
+  return propose(e, theta);
+}
+
+namespace {
+
+void validate(const config::UkfTfInverseDynamics& ukf, const ComponentContext& context, const Checker& check) {
+  validate_inverse_dynamics(ukf, context, check);
+  validate_sigma_points(ukf, FramePlantModel::kRoots, check);
+}
+
+std::unique_ptr<SiteController> make(const config::UkfTfInverseDynamics& ukf, const ComponentContext& context) {
+  return std::make_unique<UkfTfInverseDynamicsController>(ukf, initial_model_of(ukf, context), context.rate_hz);
+}
+
+[[maybe_unused]] const bool kRegistered = register_site_controller<config::UkfTfInverseDynamics>(validate, make);
+
+}  // namespace
+}  // namespace rths

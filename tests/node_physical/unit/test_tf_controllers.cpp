@@ -1,0 +1,198 @@
+// Seed 003's EKF-TF and UKF-TF compensators (ekf_tf_controller.hpp, ukf_tf_controller.hpp) in closed
+// runs against an independent simulation of the maRTHS plant (frame_controller_run.hpp). Their
+// estimation model is tested on its own (test_frame_command_model.cpp); what they share with the SS
+// variants (the inverse, the filters, the start, the guards) in test_ukf_controller.cpp.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "experiment.pb.h"
+#include "node_physical/controllers/ekf_tf_controller.hpp"
+#include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/controllers/ukf_tf_controller.hpp"
+#include "results.pb.h"
+#include "support/frame_controller_run.hpp"
+
+namespace {
+
+using rths::EkfTfInverseDynamicsController;
+using rths::EstimateFreeze;
+using rths::FramePlantModel;
+using rths::UkfTfInverseDynamicsController;
+using namespace rths::test::frame;  // the closed runs and their measures
+
+// Each variant with its config (the schema's defaults are seed 003 Table 1's values) and its report.
+template <class Controller>
+struct Variant;
+template <>
+struct Variant<EkfTfInverseDynamicsController> {
+  using Config = rths::config::EkfTfInverseDynamics;
+  static constexpr const char* kName = "EKF-TF";
+  // How far EstimateMovesTowardAPerturbedPlant must get: band error and tracking below 1/this of the
+  // start's and the held model's (measured: 31 and 40-60 times; 2 and 1.3-6 without the states'
+  // root sensitivities).
+  static constexpr double kConvergence = 10.0;
+  static const rths::results::InverseDynamicsReport& report(const rths::results::ControllerReport& r) {
+    EXPECT_TRUE(r.has_ekf_tf());
+    return r.ekf_tf();
+  }
+};
+template <>
+struct Variant<UkfTfInverseDynamicsController> {
+  using Config = rths::config::UkfTfInverseDynamics;
+  static constexpr const char* kName = "UKF-TF";
+  // Table 1's UKF-TF R is 100 times the EKF-TF's, and it learns slower (measured: 6 and 7-8 times; 4
+  // and 4-7 without the states' root sensitivities).
+  static constexpr double kConvergence = 5.0;
+  static const rths::results::InverseDynamicsReport& report(const rths::results::ControllerReport& r) {
+    EXPECT_TRUE(r.has_ukf_tf());
+    return r.ukf_tf();
+  }
+};
+
+template <class Controller>
+std::unique_ptr<Controller> make(const FramePlantModel& model, bool hold = false) {
+  typename Variant<Controller>::Config parameters;
+  if (hold) {
+    parameters.set_initial_covariance(1e-30);
+    parameters.set_process_noise(0.0);
+  }
+  return std::make_unique<Controller>(parameters, model, kRateHz);
+}
+
+// With the true plant as its model and no noise, the command meets the target a step later to the
+// inverse's own residual (0.1 % NRMS, as for the SS variants).
+template <class Controller>
+void tracks_a_multi_sine_without_latency() {
+  const FramePlantModel truth = nominal_plant();
+  const auto controller = make<Controller>(truth);
+  const Trace t = simulate(*controller, truth, 10 * kSecond);
+  EXPECT_EQ(controller->frozen(), EstimateFreeze::kNone) << controller->freeze_message();
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_LT(nrms(t, i, 2 * kSecond, t.target.size()), 1e-3) << i;
+}
+
+// Started on the true plant, with the benchmark's sensor noise, the estimate stays near it: the
+// model's response in the band within 1 % after 30 s (Table 1's Q lets theta walk: 0.2-0.6 rad/s over
+// the run).
+template <class Controller>
+void estimate_stays_near_the_true_plant() {
+  const FramePlantModel truth = nominal_plant();
+  const auto controller = make<Controller>(truth);
+  simulate(*controller, truth, 30 * kSecond, kNoiseMm);
+  EXPECT_EQ(controller->frozen(), EstimateFreeze::kNone) << controller->freeze_message();
+  std::printf("[ measured ] %s band error after 30 s on the true plant: %.3g\n", Variant<Controller>::kName,
+              band_error(controller->model(), truth));
+  EXPECT_LT(band_error(controller->model(), truth), 1e-2);
+}
+
+// Seed 003's premise: a plant whose roots are all 5 % above the model's (13 % band error) and the
+// benchmark's sensor noise, 60 s of the multi-sine: the estimate moves toward it, the band error and
+// the tracking error of the last 5 s shrinking by the variant's factor against the start's and the
+// held model's.
+template <class Controller>
+void estimate_moves_toward_a_perturbed_plant() {
+  const PerturbedRun r =
+      run_on_perturbed_plant([](const FramePlantModel& model, bool hold) { return make<Controller>(model, hold); });
+  ASSERT_GT(r.band_before, 0.12);
+  EXPECT_EQ(r.freeze_message, "");
+  const double factor = Variant<Controller>::kConvergence;
+  EXPECT_LT(r.band_after, r.band_before / factor);
+  for (std::size_t i = 0; i < 2; ++i) EXPECT_LT(r.tracking[i], r.held[i] / factor) << "actuator " << i + 1;
+}
+
+// A reading that is not finite freezes the estimate (the shared guard); the report is the config's
+// member.
+template <class Controller>
+void non_finite_reading_freezes_and_reports_as_its_member() {
+  const FramePlantModel model = nominal_plant();
+  const auto controller = make<Controller>(model);
+  simulate(*controller, model, 100, 0.0, 0, [](std::size_t k, Strokes& reading) {
+    if (k == 50) reading[0] = std::numeric_limits<double>::quiet_NaN();
+  });
+  EXPECT_EQ(controller->frozen(), EstimateFreeze::kNotFinite);
+  EXPECT_EQ(controller->frozen_at_step(), 50);
+  const std::string expected = std::string(Variant<Controller>::kName) + " estimation frozen at step 50";
+  EXPECT_NE(controller->freeze_message().find(expected), std::string::npos) << controller->freeze_message();
+  rths::results::ControllerReport report;
+  controller->report(0, report);
+  const rths::results::InverseDynamicsReport& r = Variant<Controller>::report(report);
+  EXPECT_TRUE(r.frozen());
+  EXPECT_EQ(r.updates(), 49u);
+  EXPECT_EQ(r.final_theta_size(), FramePlantModel::kRoots);
+}
+
+template <class Controller>
+void command_allocates_nothing() {
+  const FramePlantModel truth = nominal_plant();
+  const auto controller = make<Controller>(truth);
+  EXPECT_EQ(closed_loop_allocations(*controller, truth, kSecond), 0U);
+  EXPECT_EQ(controller->updates(), kSecond - 1);
+}
+
+// Every parameter out of range is refused with a message naming it.
+template <class Controller>
+void refuses_bad_parameters() {
+  using Config = typename Variant<Controller>::Config;
+  std::vector<RefusedChange<Config>> changes{
+      {[](auto& p) { p.set_signal_scale(0.0); }, "signal_scale"},
+      {[](auto& p) { p.set_initial_covariance(0.0); }, "initial_covariance"},
+      {[](auto& p) { p.set_process_noise(-1e-5); }, "process_noise"},
+      {[](auto& p) { p.set_measurement_noise(0.0); }, "measurement_noise"},
+      {[](auto& p) { p.set_measurement_noise(std::numeric_limits<double>::quiet_NaN()); }, "measurement_noise"},
+      {[](auto& p) { p.set_filter_order(9); }, "filter_order"},
+      {[](auto& p) { p.set_filter_cutoff_hz(512.0); }, "filter_cutoff_hz"},
+  };
+  if constexpr (std::is_same_v<Controller, UkfTfInverseDynamicsController>) {
+    changes.push_back({[](auto& p) { p.set_alpha(0.0); }, "alpha"});
+    changes.push_back({[](auto& p) { p.set_beta(-1.0); }, "beta"});
+    changes.push_back({[](auto& p) { p.set_kappa(-10.0); }, "kappa"});
+  }
+  expect_each_refused<Controller>(changes);
+}
+
+// Each rule for each variant.
+TEST(EkfTfController, TracksAMultiSineWithoutLatency) {
+  tracks_a_multi_sine_without_latency<EkfTfInverseDynamicsController>();
+}
+TEST(UkfTfController, TracksAMultiSineWithoutLatency) {
+  tracks_a_multi_sine_without_latency<UkfTfInverseDynamicsController>();
+}
+TEST(EkfTfController, EstimateStaysNearTheTruePlant) {
+  estimate_stays_near_the_true_plant<EkfTfInverseDynamicsController>();
+}
+TEST(UkfTfController, EstimateStaysNearTheTruePlant) {
+  estimate_stays_near_the_true_plant<UkfTfInverseDynamicsController>();
+}
+TEST(EkfTfController, EstimateMovesTowardAPerturbedPlant) {
+  estimate_moves_toward_a_perturbed_plant<EkfTfInverseDynamicsController>();
+}
+TEST(UkfTfController, EstimateMovesTowardAPerturbedPlant) {
+  estimate_moves_toward_a_perturbed_plant<UkfTfInverseDynamicsController>();
+}
+TEST(EkfTfController, NonFiniteReadingFreezesAndReportsAsItsMember) {
+  non_finite_reading_freezes_and_reports_as_its_member<EkfTfInverseDynamicsController>();
+}
+TEST(UkfTfController, NonFiniteReadingFreezesAndReportsAsItsMember) {
+  non_finite_reading_freezes_and_reports_as_its_member<UkfTfInverseDynamicsController>();
+}
+TEST(EkfTfController, CommandAllocatesNothing) {
+  command_allocates_nothing<EkfTfInverseDynamicsController>();
+}
+TEST(UkfTfController, CommandAllocatesNothing) {
+  command_allocates_nothing<UkfTfInverseDynamicsController>();
+}
+TEST(EkfTfController, RefusesBadParameters) {
+  refuses_bad_parameters<EkfTfInverseDynamicsController>();
+}
+TEST(UkfTfController, RefusesBadParameters) {
+  refuses_bad_parameters<UkfTfInverseDynamicsController>();
+}
+
+}  // namespace
