@@ -22,11 +22,16 @@ bool EkfInverseDynamicsController::estimate(const Input* measured, const Input& 
   if (predict) {
     const FrameStateModel::State z = estimate_.x.head<kStates>();
     const Theta roots = estimate_.x.tail<kRoots>();
-    Covariance f = Covariance::Identity();
     FrameStateModel::State stepped;
-    f.topRows<kStates>() = FrameStateModel::step_jacobian(z, roots, gain, command, dt_s(), scheme_, &stepped);
+    const FrameStateModel::StepJacobian top =
+        FrameStateModel::step_jacobian(z, roots, gain, command, dt_s(), scheme_, &stepped);
     x.head<kStates>() = stepped;
-    prior = f * estimate_.p * f.transpose();
+    // F P F^T with F = [top; 0 I] (theta's rows are the identity's): with M = top P, the states' block
+    // is M top^T, their cross-covariance with theta M's theta columns, and theta's own block P's.
+    const Eigen::Matrix<double, kStates, kAugmented> m = top * estimate_.p;
+    prior.topLeftCorner<kStates, kStates>() = m * top.transpose();
+    prior.topRightCorner<kStates, kRoots>() = m.rightCols<kRoots>();
+    prior.bottomLeftCorner<kRoots, kStates>() = m.rightCols<kRoots>().transpose();
     prior.diagonal().array() += process_noise_;
   }
   if (measured == nullptr) {

@@ -17,15 +17,8 @@ using Root = FramePlantModel::Root;
 using Gain = FramePlantModel::Gain;
 using Gains = std::array<double, FramePlantModel::kGains>;
 
-// The inverse's coefficients from the roots (of scalar type S: double, or a value carrying its
-// derivatives with respect to the roots) and the gains, which the estimate never moves.
 template <class S>
-struct Coefficients {
-  S c1, wf2, a_sum, a_product, b_sum, b_product, d_sum, d_product, p1;
-  double k11, k12, k21;
-  double determinant;  // k11 k22 - k12 k21
-  S zero;              // z (rad/s)
-};
+using Coefficients = FrameInverseCommand::Coefficients<S>;
 
 template <class S>
 Coefficients<S> coefficients_of(const std::array<S, FramePlantModel::kRoots>& t, const Gains& k) {
@@ -172,7 +165,7 @@ bool FrameInverseCommand::invertible(const FramePlantModel& model) {
 // its value and first three derivatives at s = evaluated_at, the n-th divided by dt^n (choices 2, 3, 5).
 FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt_s, double evaluated_at,
                                          bool root_sensitivities)
-    : dt_s_(dt_s), model_(model), root_sensitivities_(root_sensitivities) {
+    : dt_s_(dt_s), model_(model), c_(coefficients_of(model)), root_sensitivities_(root_sensitivities) {
   if (!positive_finite(dt_s)) {
     throw std::invalid_argument(fmt::format("the inverse at a step of {} s; expected a step > 0", dt_s));
   }
@@ -210,18 +203,19 @@ FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt
 bool FrameInverseCommand::set_model(const FramePlantModel& model) {
   if (!invertible(model)) return false;
   model_ = model;
+  c_ = coefficients_of(model);
   return true;
 }
 
 FrameInverseCommand::Derivatives FrameInverseCommand::derivatives(const Vector2& target) const {
+  // The history with `target` newest; before the start, the target itself (at rest).
+  std::array<Vector2, kExtrapolationOrder + 1> inputs;
+  inputs.fill(target);
+  if (started_) std::copy(past_.begin(), past_.end() - 1, inputs.begin() + 1);
   Derivatives w{};
   for (std::size_t ch = 0; ch < 2; ++ch) {
     for (std::size_t n = 0; n < 4; ++n) {
-      // Before the start the history is the target itself (at rest).
-      w[ch][n] = weights_[n][0] * target[ch];
-      for (std::size_t j = 1; j < past_.size(); ++j) {
-        w[ch][n] += weights_[n][j] * (started_ ? past_[j - 1][ch] : target[ch]);
-      }
+      for (std::size_t j = 0; j < inputs.size(); ++j) w[ch][n] += weights_[n][j] * inputs[j][ch];
     }
   }
   return w;
@@ -242,10 +236,9 @@ FrameInverseCommand::Vector2 FrameInverseCommand::step(const Vector2& target) {
     }
     states_ = {s.after.q2.value(), s.after.e.value(), s.after.x.value(), s.after.x_rate.value(), s.after.q1.value()};
   } else {
-    const Coefficients<double> c = coefficients_of(model_);
-    const StatesOf<double> before = started_ ? states_of<double>(states_) : at_rest(c, target);
+    const StatesOf<double> before = started_ ? states_of<double>(states_) : at_rest(c_, target);
     StatesOf<double> after{};
-    u = inverse_step(c, before, w, dt_s_, after);
+    u = inverse_step(c_, before, w, dt_s_, after);
     states_ = {after.q2, after.e, after.x, after.x_rate, after.q1};
   }
   if (!started_) past_.fill(target);

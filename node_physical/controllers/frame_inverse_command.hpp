@@ -101,6 +101,15 @@ class FrameInverseCommand {
   };
   // The input's value and first three derivatives at the evaluation point, per channel.
   using Derivatives = std::array<std::array<double, 4>, 2>;
+  // The inverse's coefficients from the roots (of scalar type S: double, or a value carrying its
+  // derivatives with respect to the roots) and the gains, which the estimate never moves.
+  template <class S>
+  struct Coefficients {
+    S c1, wf2, a_sum, a_product, b_sum, b_product, d_sum, d_product, p1;
+    double k11, k12, k21;
+    double determinant;  // k11 k22 - k12 k21
+    S zero;              // z (rad/s)
+  };
 
  private:
   // The input's derivatives with `target` as the newest sample (the history is not changed).
@@ -111,6 +120,7 @@ class FrameInverseCommand {
 
   double dt_s_;
   FramePlantModel model_;
+  Coefficients<double> c_{};  // model_'s
   // weights_[n][j]: the n-th derivative at the evaluation point of the cubic through inputs j steps back.
   std::array<std::array<double, kExtrapolationOrder + 1>, 4> weights_{};
   std::array<Vector2, kExtrapolationOrder + 1> past_{};  // inputs, newest first
