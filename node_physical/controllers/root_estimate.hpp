@@ -24,11 +24,7 @@ struct RootEstimate {
 
   // theta0 from `initial`, the rest of the state at zero, P0 = initial_covariance I.
   RootEstimate(const FramePlantModel& initial, double initial_covariance)
-      : x(Vector::Zero()), p(initial_covariance * Covariance::Identity()) {
-    x.template tail<kRoots>() = Eigen::Map<const Theta>(initial.theta.data());
-    x_next = x;
-    p_next = p;
-  }
+      : x(start_of(initial)), p(initial_covariance * Covariance::Identity()), x_next(x), p_next(p) {}
   // The proposal symmetrised; false (and the first sum that is not finite in `bad`) unless finite.
   bool settle_proposal(double& bad) {
     p_next = ((p_next + p_next.transpose()) / 2.0).eval();
@@ -41,6 +37,13 @@ struct RootEstimate {
     x = x_next;
     x.template tail<kRoots>() = theta;
     p = p_next;
+  }
+
+ private:
+  static Vector start_of(const FramePlantModel& initial) {
+    Vector start = Vector::Zero();
+    start.template tail<kRoots>() = Eigen::Map<const Theta>(initial.theta.data());
+    return start;
   }
 };
 
