@@ -18,12 +18,9 @@ EkfTfInverseDynamicsController::EkfTfInverseDynamicsController(const config::Ekf
 bool EkfTfInverseDynamicsController::estimate(const Input* measured, const Input& command, bool predict, Theta& theta) {
   using Covariance = RootEstimate<kRoots>::Covariance;
   RootEstimate<kRoots>& e = tf_.estimate;
-  Covariance prior = e.p;
-  if (predict) prior.diagonal().array() += process_noise_;
-  e.x_next = e.x;
-  e.p_next = prior;
-  const Input* reading = tf_.observe(measured);
+  const Input* reading = tf_.predict(measured, predict, process_noise_);
   if (reading == nullptr) return propose(e, theta);
+  const Covariance prior = e.p_next;
 
   FrameCommandModel::Jacobian h;
   const Input predicted = tf_.model.predict(e.x, *reading, &h);

@@ -64,8 +64,13 @@ struct CommandModelEstimate {
 
   CommandModelEstimate(const FramePlantModel& initial, double initial_covariance, double dt_s)
       : estimate(initial, initial_covariance), model(initial, dt_s) {}
-  // The reading of this step (null: held); what the update may use (null: none, the model not ready).
-  const Input* observe(const Input* measured) {
+  // The prediction of theta, a random walk (theta- = theta; P- = P + process_noise I when `predict`),
+  // proposed as it stands, and the reading of this step (null: held); what the update may use (null:
+  // none, the model not ready).
+  const Input* predict(const Input* measured, bool predict, double process_noise) {
+    estimate.x_next = estimate.x;
+    estimate.p_next = estimate.p;
+    if (predict) estimate.p_next.diagonal().array() += process_noise;
     has_reading = measured != nullptr;
     if (has_reading) reading = *measured;
     return has_reading && model.ready() ? &reading : nullptr;

@@ -23,12 +23,9 @@ UkfTfInverseDynamicsController::UkfTfInverseDynamicsController(const config::Ukf
 bool UkfTfInverseDynamicsController::estimate(const Input* measured, const Input& command, bool predict, Theta& theta) {
   using Covariance = RootEstimate<kRoots>::Covariance;
   RootEstimate<kRoots>& e = tf_.estimate;
-  Covariance prior = e.p;
-  if (predict) prior.diagonal().array() += process_noise_;
-  e.x_next = e.x;
-  e.p_next = prior;
-  const Input* reading = tf_.observe(measured);
+  const Input* reading = tf_.predict(measured, predict, process_noise_);
   if (reading == nullptr) return propose(e, theta);
+  const Covariance prior = e.p_next;
 
   const Eigen::LLT<Covariance> llt(prior);
   const Covariance root = llt.matrixL();
