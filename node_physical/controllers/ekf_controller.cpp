@@ -11,9 +11,7 @@ EkfInverseDynamicsController::EkfInverseDynamicsController(const config::EkfInve
       scheme_(frame_discretisation(parameters.discretisation())),
       process_noise_(parameters.process_noise()),
       measurement_noise_(parameters.measurement_noise()),
-      estimate_(initial, parameters.initial_covariance()) {
-  check_covariances("EKF", parameters.initial_covariance(), process_noise_, measurement_noise_, {1.0, 0.0, 1e-3});
-}
+      estimate_(initial, parameters.initial_covariance()) {}
 
 bool EkfInverseDynamicsController::estimate(const Input* measured, const Input& command, bool predict, Theta& theta) {
   const FrameStateModel::Gains& gain = model().gain;

@@ -11,9 +11,7 @@ EkfTfInverseDynamicsController::EkfTfInverseDynamicsController(const config::Ekf
                                 parameters.filter_cutoff_hz()),
       process_noise_(parameters.process_noise()),
       measurement_noise_(parameters.measurement_noise()),
-      tf_(initial, parameters.initial_covariance(), dt_s()) {
-  check_covariances("EKF-TF", parameters.initial_covariance(), process_noise_, measurement_noise_, {1.0, 1e-5, 0.1});
-}
+      tf_(initial, parameters.initial_covariance(), dt_s()) {}
 
 bool EkfTfInverseDynamicsController::estimate(const Input* measured, const Input& command, bool predict, Theta& theta) {
   using Covariance = RootEstimate<kRoots>::Covariance;

@@ -68,8 +68,9 @@ class InverseDynamicsController : public SiteController {
   [[nodiscard]] std::string freeze_message() const;
 
  protected:
-  // name: the estimator as the log names it ("UKF", "EKF"). Throws std::invalid_argument naming the
-  // parameter for a rate, scale or filter out of range, or a model that cannot be inverted.
+  // name: the estimator as the log names it ("UKF", "EKF"). For a config that passed its rules
+  // (validate_inverse_dynamics); throws std::invalid_argument for a filter order beyond the filter's
+  // arrays or a model that cannot be inverted.
   InverseDynamicsController(const char* name, const FramePlantModel& initial, double rate_hz, double signal_scale,
                             std::uint32_t filter_order, double filter_cutoff_hz);
 
@@ -159,10 +160,6 @@ inline FrameDiscretisation frame_discretisation(config::ModelDiscretisation d) {
   return d == config::FORWARD_EULER ? FrameDiscretisation::kForwardEuler : FrameDiscretisation::kRungeKutta4;
 }
 
-// A constructor's guard on the covariances (P0 = p0 I, Q = q I, R = r I in mm^2): std::invalid_argument
-// naming the field, with seed 003 Table 1's values of the variant (`table1`: P0, Q, R) in the message.
-void check_covariances(const char* name, double p0, double q, double r, const std::array<double, 3>& table1);
-
 // The rules of a UKF's sigma points (UkfInverseDynamics and UkfTfInverseDynamics alike) for a state of
 // `dimension`: 0 < alpha <= 1, beta >= 0, dimension + kappa > 0 (seed 003: 0.4, 2, 0).
 void validate_sigma_points(double alpha, double beta, double kappa, int dimension, const Checker& check);
@@ -170,7 +167,5 @@ template <class Config>
 void validate_sigma_points(const Config& c, int dimension, const Checker& check) {
   validate_sigma_points(c.alpha(), c.beta(), c.kappa(), dimension, check);
 }
-// A constructor's guard on the same rules: std::invalid_argument naming the field.
-void check_sigma_points(const char* name, double alpha, double beta, double kappa, int dimension);
 
 }  // namespace rths

@@ -33,11 +33,7 @@ LqgController::LqgController(const config::LqgBenchmark& parameters, const Frame
     : lqg_(model, design_frame_lqg(model, weights_of(parameters), 1.0 / rate_hz), 1.0 / rate_hz),
       signal_scale_(parameters.signal_scale()),
       stroke_commands_(1.0 / rate_hz),
-      filtered_onward_(parameters.filtered_strokes_onward()) {
-  if (!positive_finite(signal_scale_)) {
-    throw std::invalid_argument(fmt::format("LQG signal_scale {}; expected > 0 (1000: millimetres)", signal_scale_));
-  }
-}
+      filtered_onward_(parameters.filtered_strokes_onward()) {}
 
 void LqgController::observe(std::span<const Measurement> measured) {
   const FrameLqg::Vector2 y{measured[0].displacement_m * signal_scale_, measured[1].displacement_m * signal_scale_};

@@ -1,10 +1,6 @@
 #include "node_physical/controllers/ukf_controller.hpp"
 
 #include <cmath>
-#include <stdexcept>
-#include <string>
-
-#include <fmt/format.h>
 
 namespace rths {
 
@@ -16,8 +12,6 @@ UkfInverseDynamicsController::UkfInverseDynamicsController(const config::UkfInve
       process_noise_(parameters.process_noise()),
       measurement_noise_(parameters.measurement_noise()),
       estimate_(initial, parameters.initial_covariance()) {
-  check_covariances("UKF", parameters.initial_covariance(), process_noise_, measurement_noise_, {1.0, 1e-11, 0.1});
-  check_sigma_points("UKF", parameters.alpha(), parameters.beta(), parameters.kappa(), kAugmented);
   weights_ = UnscentedWeights::scaled(kAugmented, parameters.alpha(), parameters.beta(), parameters.kappa());
   sigma_.setZero();
   outputs_.setZero();

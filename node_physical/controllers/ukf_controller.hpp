@@ -36,8 +36,9 @@ class UkfInverseDynamicsController final : public InverseDynamicsController {
   using Covariance = AugmentedEstimate::Covariance;
 
   // initial: theta_0 and the gains (the caller resolves parameters.initial_model against the site's
-  // actuator_plant; this constructor reads only `initial`). Throws std::invalid_argument naming the
-  // field for a parameter out of range or a model that cannot be inverted.
+  // actuator_plant; this constructor reads only `initial`). For parameters that passed the
+  // rules (its validate); throws std::invalid_argument for a filter order beyond the filter's arrays or
+  // a model that cannot be inverted.
   UkfInverseDynamicsController(const config::UkfInverseDynamics& parameters, const FramePlantModel& initial,
                                double rate_hz);
 

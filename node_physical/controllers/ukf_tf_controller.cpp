@@ -2,8 +2,6 @@
 
 #include <memory>
 
-#include <fmt/format.h>
-
 namespace rths {
 
 UkfTfInverseDynamicsController::UkfTfInverseDynamicsController(const config::UkfTfInverseDynamics& parameters,
@@ -14,8 +12,6 @@ UkfTfInverseDynamicsController::UkfTfInverseDynamicsController(const config::Ukf
       measurement_noise_(parameters.measurement_noise()),
       weights_(UnscentedWeights::scaled(kRoots, parameters.alpha(), parameters.beta(), parameters.kappa())),
       tf_(initial, parameters.initial_covariance(), dt_s()) {
-  check_covariances("UKF-TF", parameters.initial_covariance(), process_noise_, measurement_noise_, {1.0, 1e-4, 10.0});
-  check_sigma_points("UKF-TF", parameters.alpha(), parameters.beta(), parameters.kappa(), kRoots);
   sigma_.setZero();
   outputs_.setZero();
 }

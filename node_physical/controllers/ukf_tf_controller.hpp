@@ -24,8 +24,9 @@ class UkfTfInverseDynamicsController final : public InverseDynamicsController {
   static constexpr int kSigmaPoints = 2 * kRoots + 1;
 
   // initial: theta_0 and the gains (the caller resolves parameters.initial_model against the site's
-  // actuator_plant). Throws std::invalid_argument naming the field for a parameter out of range or a
-  // model that cannot be inverted.
+  // actuator_plant). For parameters that passed the rules (its validate); throws
+  // std::invalid_argument for a filter order beyond the filter's arrays or a model that cannot be
+  // inverted.
   UkfTfInverseDynamicsController(const config::UkfTfInverseDynamics& parameters, const FramePlantModel& initial,
                                  double rate_hz);
 

@@ -170,29 +170,6 @@ PerturbedRun run_on_perturbed_plant(Make make) {
   return out;
 }
 
-// A change of a valid config (its defaults, seed 003 Table 1's) that the constructor must refuse, and
-// the field its std::invalid_argument must name.
-template <class Config>
-struct RefusedChange {
-  std::function<void(Config&)> set;
-  const char* field;
-};
-
-// Each change refused by Controller's constructor (config, the nominal plant, 1024 Hz), naming its field.
-template <class Controller, class Config>
-void expect_each_refused(const std::vector<RefusedChange<Config>>& changes) {
-  for (const RefusedChange<Config>& c : changes) {
-    Config parameters;
-    c.set(parameters);
-    try {
-      Controller controller(parameters, nominal_plant(), kRateHz);
-      ADD_FAILURE() << c.field << " accepted";
-    } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find(c.field), std::string::npos) << e.what();
-    }
-  }
-}
-
 // The closed loop of simulate() without a trace or noise, and what it allocated on this thread: the
 // controller's allocations, since the loop itself allocates nothing once the plant is built.
 inline std::uint64_t closed_loop_allocations(SiteController& controller, const FramePlantModel& truth,

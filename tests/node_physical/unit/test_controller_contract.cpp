@@ -9,11 +9,14 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
+#include <google/protobuf/text_format.h>
 
 #include "common/config/config.hpp"
 #include "common/core/component_registry.hpp"
@@ -21,6 +24,7 @@
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
 #include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/controllers/iir_filter.hpp"
 #include "node_physical/controllers/site_controller.hpp"
 #include "node_physical/interfaces/measurement.hpp"
 #include "results.pb.h"
@@ -316,6 +320,59 @@ TEST(SiteControllerContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
     };
     test::sweep_verdicts<config::SiteController>(test::parse_sample<config::SiteController>(site_samples(), member),
                                                  member, values, valid, built);
+  }
+}
+
+// The rules of each site controller refuse a value out of range with one problem naming its field
+// (the config then exits 2 with that line): every rule of a controller is in its validate, and its
+// constructor keeps only the guards of its memory (below).
+TEST(SiteControllerContract, TheRulesRefuseEachValueOutOfRangeNamingIt) {
+  const std::vector<std::string> estimator{"signal_scale: 0",      "initial_covariance: 0",  "process_noise: -1e-11",
+                                           "measurement_noise: 0", "measurement_noise: nan", "filter_order: 9",
+                                           "filter_cutoff_hz: 512"};
+  const std::vector<std::string> sigma_points{"alpha: 0", "alpha: 1.5", "beta: -1"};
+  std::vector<std::pair<std::string, std::string>> cases;
+  for (const char* member : {"ukf", "ekf", "ekf_tf", "ukf_tf"}) {
+    for (const std::string& value : estimator) cases.emplace_back(member, value);
+  }
+  for (const char* member : {"ukf", "ukf_tf"}) {
+    for (const std::string& value : sigma_points) cases.emplace_back(member, value);
+  }
+  cases.emplace_back("ukf", "kappa: -18");     // the augmented state's dimension
+  cases.emplace_back("ukf_tf", "kappa: -10");  // theta's
+  for (const char* value : {"output_weight: -1", "integral_weight_1: 0", "integral_weight_2: -1", "input_weight_1: 0",
+                            "input_weight_2: nan", "process_noise: -1", "measurement_noise: 0", "signal_scale: 0"}) {
+    cases.emplace_back("lqg", value);
+  }
+  for (const auto& [member, value] : cases) {
+    config::SiteController controller;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(member + " { " + value + " }", &controller)) << value;
+    const std::vector<std::string> problems = site_problems(marths_site(controller));
+    const std::string field = "actuator_controller." + member + "." + value.substr(0, value.find(':')) + ":";
+    ASSERT_EQ(problems.size(), 1U) << member << " { " << value << " }";
+    EXPECT_NE(problems[0].find(field), std::string::npos) << problems[0];
+  }
+}
+
+// The one guard of a seed 003 controller's constructor (the low-pass's order, which its arrays hold)
+// agrees with the rules on its boundary: the largest order is accepted and built, the next refused by
+// both.
+TEST(SiteControllerContract, TheFilterOrderGuardAgreesWithTheRules) {
+  for (const char* member : {"ukf", "ekf", "ekf_tf", "ukf_tf"}) {
+    for (const std::uint32_t order :
+         {static_cast<std::uint32_t>(IirFilter::kMaxOrder), static_cast<std::uint32_t>(IirFilter::kMaxOrder) + 1}) {
+      config::SiteController controller;
+      ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+          std::string(member) + " { filter_order: " + std::to_string(order) + " }", &controller));
+      const config::Site site = marths_site(controller);
+      const bool valid = site_problems(site).empty();
+      EXPECT_EQ(valid, order <= IirFilter::kMaxOrder) << member << " order " << order;
+      if (valid) {
+        EXPECT_NO_THROW(make_site_controller(site, kRateHz)) << member << " order " << order;
+      } else {
+        EXPECT_THROW(make_site_controller(site, kRateHz), std::invalid_argument) << member << " order " << order;
+      }
+    }
   }
 }
 

@@ -98,17 +98,4 @@ TEST(EkfController, CommandAllocatesNothing) {
   EXPECT_EQ(controller.updates(), kSecond - 1);
 }
 
-// Every parameter out of range is refused with a message naming it.
-TEST(EkfController, RefusesBadParameters) {
-  expect_each_refused<EkfInverseDynamicsController>(std::vector<RefusedChange<rths::config::EkfInverseDynamics>>{
-      {[](auto& p) { p.set_signal_scale(0.0); }, "signal_scale"},
-      {[](auto& p) { p.set_initial_covariance(0.0); }, "initial_covariance"},
-      {[](auto& p) { p.set_process_noise(-1e-11); }, "process_noise"},
-      {[](auto& p) { p.set_measurement_noise(0.0); }, "measurement_noise"},
-      {[](auto& p) { p.set_measurement_noise(std::numeric_limits<double>::quiet_NaN()); }, "measurement_noise"},
-      {[](auto& p) { p.set_filter_order(9); }, "filter_order"},
-      {[](auto& p) { p.set_filter_cutoff_hz(512.0); }, "filter_cutoff_hz"},
-  });
-}
-
 }  // namespace
