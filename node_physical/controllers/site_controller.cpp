@@ -42,11 +42,19 @@ class DecentralisedController final : public SiteController {
 };
 
 // The rules of each actuator's controller; how many there must be is the site's rule (one per
-// actuator of its setup).
+// actuator of its setup). A calibration file is written by `rths-numerical calibrate` for a
+// channel's controller, which the config loader reads it into; an actuator's RLS here takes its
+// initial values inline.
 void validate(const config::DecentralisedControllers& decentralised, const ComponentContext& context,
               const Checker& check) {
   for (int i = 0; i < decentralised.actuator_size(); ++i) {
-    check_component(decentralised.actuator(i), "kind", context, check.at("actuator", i));
+    const config::Controller& controller = decentralised.actuator(i);
+    check_component(controller, "kind", context, check.at("actuator", i));
+    check.at("actuator", i)
+        .at("rls")
+        .expect(!(controller.has_rls() && controller.rls().has_calibration_path()), "calibration_path",
+                "is a calibration file, which is for a channel's controller; an actuator of a decentralised site "
+                "controller takes initial_ff and initial_covariance inline");
   }
 }
 

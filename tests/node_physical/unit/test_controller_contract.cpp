@@ -354,6 +354,19 @@ TEST(SiteControllerContract, TheRulesRefuseEachValueOutOfRangeNamingIt) {
   }
 }
 
+// A calibration file is read into a channel's controller by the config loader; an actuator of a
+// decentralised site controller cannot name one (its rules say so, where the build would fail).
+TEST(SiteControllerContract, ADecentralisedRlsNamesNoCalibrationFile) {
+  config::SiteController controller;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"(decentralised { actuator { rls { calibration_path: "cal.textproto" } } actuator { rls { } } })", &controller));
+  const std::vector<std::string> problems = site_problems(marths_site(controller));
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_NE(problems[0].find("decentralised.actuator[0].rls.calibration_path: is a calibration file"),
+            std::string::npos)
+      << problems[0];
+}
+
 // The one guard of a seed 003 controller's constructor (the low-pass's order, which its arrays hold)
 // agrees with the rules on its boundary: the largest order is accepted and built, the next refused by
 // both.
