@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "common/core/component_registry.hpp"
 #include "common/core/random.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/frame_plant_model.hpp"
@@ -28,6 +29,7 @@
 #include "results.pb.h"
 #include "support/alloc_counter.hpp"
 #include "support/marths_plant.hpp"
+#include "support/test_support.hpp"
 
 namespace rths {
 namespace {
@@ -440,6 +442,11 @@ TEST(FramePlantUncertainty, ItsDrawsAreIndependentOfTheNoiseOfTheSameSeed) {
 TEST(FramePlantUncertainty, ARootThatWouldReachZeroIsDrawnAgain) {
   constexpr int kN = 20000;
   constexpr double kSd = 2.0;
+  // The rules take so large an sd (a robustness study's): the draw is what keeps the roots positive.
+  config::ActuatorPlant plant = test::load_example("marths/elcentro_rls.textproto").experiment.site(0).actuator_plant();
+  plant.mutable_two_actuator_frame()->mutable_uncertainty()->set_column1_pole_sd(kSd);
+  plant.mutable_two_actuator_frame()->mutable_uncertainty()->set_seed(1);
+  EXPECT_EQ(test::component_problems(plant, ComponentContext{.rate_hz = 1024.0}), std::vector<std::string>{});
   const FramePlantModel nominal = marths_nominal_plant();
   std::vector<double> factors;
   for (int s = 1; s <= kN; ++s) {
