@@ -40,15 +40,8 @@ bool EkfInverseDynamicsController::estimate(const Input* measured, const Input& 
   const FrameStateModel::State z = x.head<kStates>();
   const Theta roots = x.tail<kRoots>();
   const FrameStateModel::OutputJacobian h = FrameStateModel::output_jacobian(z, roots, gain);
-  const Eigen::Matrix<double, kAugmented, 2> ph = prior * h.transpose();
-  Eigen::Matrix2d innovation = h * ph;
-  innovation.diagonal().array() += measurement_noise_;
-  if (!innovation_definite(innovation)) return false;
-  const Eigen::Matrix<double, kAugmented, 2> k = ph * innovation.inverse();
-  estimate_.x_next = x + k * (*measured - FrameStateModel::output(z, roots, gain));
-  const Covariance joseph = Covariance::Identity() - k * h;
-  estimate_.p_next = joseph * prior * joseph.transpose() + measurement_noise_ * k * k.transpose();
-  return propose(estimate_, theta);
+  const Input residual = *measured - FrameStateModel::output(z, roots, gain);
+  return ekf_update(estimate_, x, prior, h, residual, measurement_noise_) && propose(estimate_, theta);
 }
 
 namespace {

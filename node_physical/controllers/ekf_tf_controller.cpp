@@ -22,15 +22,7 @@ bool EkfTfInverseDynamicsController::estimate(const Input* measured, const Input
 
   FrameCommandModel::Jacobian h;
   const Input predicted = tf_.model.predict(e.x, *reading, &h);
-  const Eigen::Matrix<double, kRoots, 2> ph = prior * h.transpose();
-  Eigen::Matrix2d innovation = h * ph;
-  innovation.diagonal().array() += measurement_noise_;
-  if (!innovation_definite(innovation)) return false;
-  const Eigen::Matrix<double, kRoots, 2> k = ph * innovation.inverse();
-  e.x_next = e.x + k * (command - predicted);
-  const Covariance joseph = Covariance::Identity() - k * h;
-  e.p_next = joseph * prior * joseph.transpose() + measurement_noise_ * k * k.transpose();
-  return propose(e, theta);
+  return ekf_update(e, e.x, prior, h, Input(command - predicted), measurement_noise_) && propose(e, theta);
 }
 
 namespace {

@@ -78,6 +78,25 @@ class InverseDynamicsController : public SiteController {
   // True when an EKF's innovation covariance S (symmetric 2 x 2) is positive definite; else a freeze
   // (kIndefinite) naming its smaller eigenvalue.
   bool innovation_definite(const Eigen::Matrix2d& innovation);
+  // An EKF's update of the prior (x, P) with the observation's Jacobian h, the residual (observed
+  // minus predicted) and R = r I, into the estimate's proposal: S = h P h^T + R, K = P h^T S^-1,
+  // x + K residual, and Joseph's form (I - K h) P (I - K h)^T + K R K^T (symmetric and >= 0 by
+  // construction, where a Q of 0 leaves nothing to make up for rounding). False (and a freeze) when S
+  // is not positive definite.
+  template <int N>
+  bool ekf_update(RootEstimate<N>& estimate, const Eigen::Matrix<double, N, 1>& x,
+                  const Eigen::Matrix<double, N, N>& prior, const Eigen::Matrix<double, 2, N>& h, const Input& residual,
+                  double r) {
+    const Eigen::Matrix<double, N, 2> ph = prior * h.transpose();
+    Eigen::Matrix2d innovation = h * ph;
+    innovation.diagonal().array() += r;
+    if (!innovation_definite(innovation)) return false;
+    const Eigen::Matrix<double, N, 2> k = ph * innovation.inverse();
+    estimate.x_next = x + k * residual;
+    const Eigen::Matrix<double, N, N> joseph = Eigen::Matrix<double, N, N>::Identity() - k * h;
+    estimate.p_next = joseph * prior * joseph.transpose() + r * k * k.transpose();
+    return true;
+  }
   // The roots of an estimator's proposal into theta (true), or a freeze when it is not finite.
   template <int N>
   bool propose(RootEstimate<N>& estimate, Theta& theta) {
