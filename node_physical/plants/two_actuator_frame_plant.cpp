@@ -23,28 +23,6 @@ constexpr double kDtTolerance = 1e-9;
 // and 1, so equal seeds for noise and uncertainty (both default to 1) draw independent numbers.
 constexpr std::uint64_t kUncertaintyStream = 0x66'72'61'6d'65ULL;  // "frame"
 
-void require(bool ok, const std::string& what) {
-  if (!ok) throw std::invalid_argument(what);
-}
-
-// The field names of theta and the gains, in FramePlantModel's order.
-constexpr std::array<const char*, FramePlantModel::kRoots> kRootNames{
-    "a1_rad_per_s", "a2_rad_per_s", "b1_rad_per_s", "b2_rad_per_s", "c1_rad_per_s",
-    "c2_rad_per_s", "p1_rad_per_s", "p2_rad_per_s", "d1_rad_per_s", "d2_rad_per_s"};
-constexpr std::array<const char*, FramePlantModel::kGains> kGainNames{"k11", "k21", "k12", "k22"};
-
-void require_valid(const FramePlantModel& model) {
-  for (std::size_t r = 0; r < model.theta.size(); ++r) {
-    require(std::isfinite(model.theta[r]) && model.theta[r] > 0.0,
-            fmt::format("{}: is {}, expected a root above 0 in rad/s (the plant's poles and zeros lie at -{})",
-                        kRootNames[r], model.theta[r], kRootNames[r]));
-  }
-  for (std::size_t g = 0; g < model.gain.size(); ++g) {
-    require(std::isfinite(model.gain[g]) && model.gain[g] != 0.0,
-            fmt::format("{}: is {}, expected a finite, nonzero gain", kGainNames[g], model.gain[g]));
-  }
-}
-
 // The factor 1 + sd n of one root (or of the frame pole's two), drawn again while it is not above 0.
 double draw_factor(Rng& rng, double sd) {
   // Each attempt succeeds with probability P(n > -1/sd) > 1/2: the loop ends.
@@ -119,19 +97,6 @@ Chain column1_chain(const FramePlantModel& m) {
 }  // namespace
 
 FramePlantModel draw_uncertain(const FramePlantModel& nominal, const config::PlantUncertainty& uncertainty) {
-  const auto require_sd = [](double sd, const char* field, const char* source) {
-    require(std::isfinite(sd) && sd >= 0.0,
-            fmt::format("uncertainty.{}: is {}, expected a relative standard deviation of 0 or more (seed 001 "
-                        "Table 1: {})",
-                        field, sd, source));
-  };
-  require_sd(uncertainty.column1_zero_sd(), "column1_zero_sd", "0.055");
-  require_sd(uncertainty.column1_pole_sd(), "column1_pole_sd", "0.06");
-  require_sd(uncertainty.column2_sd(), "column2_sd", "0.03");
-  require_sd(uncertainty.frame_pole_sd(), "frame_pole_sd", "0.05");
-  require(uncertainty.seed() != 0,
-          "uncertainty.seed: is 0, which the run's report keeps for the nominal plant; expected 1 or more");
-
   using M = FramePlantModel;
   Rng rng(stream_seed(uncertainty.seed(), kUncertaintyStream));
   FramePlantModel drawn = nominal;
@@ -165,16 +130,6 @@ TwoActuatorFramePlant::TwoActuatorFramePlant(const FramePlantModel& model, const
       dt_s_(1.0 / rate_hz),
       uncertainty_seed_(uncertainty_seed),
       noise_streams_{Rng(stream_seed(noise.seed(), 0)), Rng(stream_seed(noise.seed(), 1))} {
-  require_valid(model_);
-  require(std::isfinite(rate_hz) && rate_hz > 0.0,
-          fmt::format("two-actuator frame plant: rate_hz is {}, expected a rate above 0", rate_hz));
-  require(std::isfinite(noise_.displacement_sd_m()) && noise_.displacement_sd_m() >= 0.0,
-          fmt::format("noise.displacement_sd_m: is {}, expected a standard deviation of 0 or more (m)",
-                      noise_.displacement_sd_m()));
-  require(noise_.force_sd_n() == 0.0,
-          fmt::format("noise.force_sd_n: is {}, expected 0: the two-actuator frame plant measures no force (the "
-                      "site's force comes from its force model)",
-                      noise_.force_sd_n()));
   build_columns();
 }
 
@@ -270,47 +225,11 @@ void TwoActuatorFramePlant::report(std::size_t /*channel*/, results::PlantReport
 }
 
 std::unique_ptr<PlantDriver> make_actuator_plant(const config::ActuatorPlant& plant, double rate_hz) {
-  require(std::isfinite(rate_hz) && rate_hz > 0.0,
-          fmt::format("two-actuator frame plant: rate_hz is {}, expected a rate above 0", rate_hz));
-  require(plant.has_two_actuator_frame(),
-          "actuator_plant: has no plant; expected two_actuator_frame { k11: ... a1_rad_per_s: ... }");
   const config::TwoActuatorFramePlant& frame = plant.two_actuator_frame();
-  // Every message names its field from actuator_plant down.
-  const auto present = [&](bool has, const char* field) {
-    require(has,
-            fmt::format("actuator_plant.two_actuator_frame.{}: missing; the plant needs all four gains and ten roots "
-                        "(seed 000 Eqs. 25-26 with its errata, roots in rad/s)",
-                        field));
-  };
-  present(frame.has_k11(), "k11");
-  present(frame.has_k21(), "k21");
-  present(frame.has_k12(), "k12");
-  present(frame.has_k22(), "k22");
-  present(frame.has_a1_rad_per_s(), "a1_rad_per_s");
-  present(frame.has_a2_rad_per_s(), "a2_rad_per_s");
-  present(frame.has_b1_rad_per_s(), "b1_rad_per_s");
-  present(frame.has_b2_rad_per_s(), "b2_rad_per_s");
-  present(frame.has_c1_rad_per_s(), "c1_rad_per_s");
-  present(frame.has_c2_rad_per_s(), "c2_rad_per_s");
-  present(frame.has_p1_rad_per_s(), "p1_rad_per_s");
-  present(frame.has_p2_rad_per_s(), "p2_rad_per_s");
-  present(frame.has_d1_rad_per_s(), "d1_rad_per_s");
-  present(frame.has_d2_rad_per_s(), "d2_rad_per_s");
   const FramePlantModel nominal = FramePlantModel::from_config(frame);
-  FramePlantModel run = nominal;
-  try {
-    // The nominal first: a draw from a bad nominal would hide which value was bad.
-    require_valid(nominal);
-    if (frame.has_uncertainty()) run = draw_uncertain(nominal, frame.uncertainty());
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("actuator_plant.two_actuator_frame.") + e.what());
-  }
-  try {
-    return std::make_unique<TwoActuatorFramePlant>(
-        run, plant.noise(), rate_hz, frame.has_uncertainty() ? frame.uncertainty().seed() : 0, plant.common_noise());
-  } catch (const std::invalid_argument& e) {
-    throw std::invalid_argument(std::string("actuator_plant.") + e.what());
-  }
+  const FramePlantModel run = frame.has_uncertainty() ? draw_uncertain(nominal, frame.uncertainty()) : nominal;
+  return std::make_unique<TwoActuatorFramePlant>(
+      run, plant.noise(), rate_hz, frame.has_uncertainty() ? frame.uncertainty().seed() : 0, plant.common_noise());
 }
 
 }  // namespace rths

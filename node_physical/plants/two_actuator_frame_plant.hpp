@@ -36,9 +36,8 @@ namespace rths {
 // truncated at 0. At the benchmark's sd (at most 6 %) that needs n below -16 and never happens; at
 // a robustness study's larger sd every seed still gives a plant. Each attempt succeeds with
 // probability above 1/2, whatever the sd.
-//
-// Throws std::invalid_argument naming the field: an sd that is negative or not finite, a seed of 0
-// (the results reserve 0 for the nominal plant).
+// For an uncertainty that passed the rules (validate_frame_plant_model: every sd finite and >= 0, a
+// seed from 1; the results reserve 0 for the nominal plant).
 FramePlantModel draw_uncertain(const FramePlantModel& nominal, const config::PlantUncertainty& uncertainty);
 
 // The maRTHS benchmark's simulated control plant behind a site's two actuators (seed 000 §2.5, Eqs.
@@ -70,9 +69,10 @@ FramePlantModel draw_uncertain(const FramePlantModel& nominal, const config::Pla
 class TwoActuatorFramePlant final : public PlantDriver {
  public:
   // model: roots finite and > 0, gains finite and nonzero; rate_hz > 0; noise.displacement_sd_m
-  // finite and >= 0, noise.force_sd_n 0 (there is no force measurement to add it to).
-  // uncertainty_seed: what the report says the model was drawn with (0: the nominal plant). Throws
-  // std::invalid_argument naming the entry or field.
+  // finite and >= 0, noise.force_sd_n 0 (there is no force measurement to add it to): what the rules
+  // of the site's actuator_plant hold (validate_frame_plant_model and the site's), which every config
+  // passes before a plant is built. uncertainty_seed: what the report says the model was drawn with
+  // (0: the nominal plant).
   // common_noise: both readings get the same noise sample (the benchmark package's shared seed).
   TwoActuatorFramePlant(const FramePlantModel& model, const config::SensorNoise& noise, double rate_hz,
                         std::uint64_t uncertainty_seed = 0, bool common_noise = false);
@@ -115,9 +115,8 @@ class TwoActuatorFramePlant final : public PlantDriver {
   double fault_value_ = 0.0;  // the step length or command a fault refused
 };
 
-// The site's actuator plant from its config (config::ActuatorPlant): the nominal model, drawn from
-// its uncertainty when one is given. Throws std::invalid_argument naming the field
-// (`two_actuator_frame.a1_rad_per_s: is -16.65, expected ...`) on a missing or bad value.
+// The site's actuator plant from its config (config::ActuatorPlant, which passed the site's rules):
+// the nominal model, drawn from its uncertainty when one is given.
 std::unique_ptr<PlantDriver> make_actuator_plant(const config::ActuatorPlant& plant, double rate_hz);
 
 }  // namespace rths

@@ -19,8 +19,10 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "common/config/config.hpp"
 #include "common/core/component_registry.hpp"
 #include "common/core/random.hpp"
 #include "experiment.pb.h"
@@ -467,29 +469,6 @@ TEST(FramePlantUncertainty, ARootThatWouldReachZeroIsDrawnAgain) {
   EXPECT_NEAR(s.sd, sd, 5.0 * sd / std::sqrt(2.0 * kN));
 }
 
-TEST(FramePlantUncertainty, ABadSdOrSeedIsRefusedNamingTheField) {
-  const FramePlantModel nominal = marths_nominal_plant();
-  const auto message = [&](const config::PlantUncertainty& u) {
-    try {
-      (void)draw_uncertain(nominal, u);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no refusal");
-  };
-  config::PlantUncertainty u = uncertainty(1);
-  u.set_column1_zero_sd(-0.01);
-  EXPECT_NE(message(u).find("uncertainty.column1_zero_sd: is -0.01"), std::string::npos) << message(u);
-  u = uncertainty(1);
-  u.set_frame_pole_sd(std::numeric_limits<double>::quiet_NaN());
-  EXPECT_NE(message(u).find("uncertainty.frame_pole_sd: is nan"), std::string::npos) << message(u);
-  u = uncertainty(1);
-  u.set_column2_sd(std::numeric_limits<double>::infinity());
-  EXPECT_NE(message(u).find("uncertainty.column2_sd"), std::string::npos) << message(u);
-  u = uncertainty(0);
-  EXPECT_NE(message(u).find("uncertainty.seed: is 0"), std::string::npos) << message(u);
-}
-
 // ---- building, refusing, reporting ------------------------------------------------------------
 
 config::ActuatorPlant plant_config() {
@@ -529,45 +508,33 @@ TEST(MakeActuatorPlant, TheConfigsNominalOrItsDrawWithTheSeedInTheReport) {
   EXPECT_NE(d.theta(0), r.theta(0));
 }
 
-TEST(MakeActuatorPlant, MissingOrBadValuesAreRefusedNamingTheField) {
-  const auto message = [](const config::ActuatorPlant& c, double rate_hz = kRateHz) {
-    try {
-      (void)make_actuator_plant(c, rate_hz);
-    } catch (const std::invalid_argument& e) {
-      return std::string(e.what());
-    }
-    return std::string("no refusal");
+// The site's rules refuse a missing or bad value of its actuator plant, naming the field (the config
+// exits 2 with that line); the plant is built only from what they accepted.
+TEST(MakeActuatorPlant, TheRulesRefuseMissingOrBadValuesNamingTheField) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"site[iisl].actuator_plant.two_actuator_frame.a1_rad_per_s=-16.65",
+       "actuator_plant.two_actuator_frame.a1_rad_per_s: is -16.65, expected a root magnitude > 0"},
+      {"site[iisl].actuator_plant.two_actuator_frame.c2_rad_per_s=0", "two_actuator_frame.c2_rad_per_s: is 0"},
+      {"site[iisl].actuator_plant.two_actuator_frame.k22=0", "two_actuator_frame.k22: is 0, expected a nonzero gain"},
+      {"site[iisl].actuator_plant.two_actuator_frame.k12=inf", "two_actuator_frame.k12: is inf"},
+      {"site[iisl].actuator_plant.two_actuator_frame.uncertainty.column2_sd=-1",
+       "two_actuator_frame.uncertainty.column2_sd: is -1"},
+      {"site[iisl].actuator_plant.two_actuator_frame.uncertainty.frame_pole_sd=nan",
+       "two_actuator_frame.uncertainty.frame_pole_sd: is nan"},
+      {"site[iisl].actuator_plant.two_actuator_frame.uncertainty.seed=0", "two_actuator_frame.uncertainty.seed: is 0"},
+      {"site[iisl].actuator_plant.noise.displacement_sd_m=-1e-5", "actuator_plant.noise.displacement_sd_m: is -1e-05"},
+      {"site[iisl].actuator_plant.noise.force_sd_n=20", "actuator_plant.noise.force_sd_n: is given"},
   };
-  const auto expect_starts = [&](const config::ActuatorPlant& c, const std::string& start) {
-    const std::string m = message(c);
-    EXPECT_EQ(m.rfind(start, 0), 0U) << m;
-  };
-  expect_starts(config::ActuatorPlant(), "actuator_plant: has no plant");
-  config::ActuatorPlant c = plant_config();
-  c.mutable_two_actuator_frame()->clear_d2_rad_per_s();
-  expect_starts(c, "actuator_plant.two_actuator_frame.d2_rad_per_s: missing");
-  c = plant_config();
-  c.mutable_two_actuator_frame()->set_a1_rad_per_s(-16.65);
-  expect_starts(c, "actuator_plant.two_actuator_frame.a1_rad_per_s: is -16.65, expected a root above 0");
-  c = plant_config();
-  c.mutable_two_actuator_frame()->set_c2_rad_per_s(0.0);
-  expect_starts(c, "actuator_plant.two_actuator_frame.c2_rad_per_s: is 0");
-  c = plant_config();
-  c.mutable_two_actuator_frame()->set_k22(0.0);
-  expect_starts(c, "actuator_plant.two_actuator_frame.k22: is 0, expected a finite, nonzero gain");
-  c = plant_config();
-  c.mutable_two_actuator_frame()->set_k12(std::numeric_limits<double>::infinity());
-  expect_starts(c, "actuator_plant.two_actuator_frame.k12: is inf");
-  c = plant_config();
-  c.mutable_two_actuator_frame()->mutable_uncertainty()->set_column2_sd(-1.0);
-  expect_starts(c, "actuator_plant.two_actuator_frame.uncertainty.column2_sd: is -1");
-  c = plant_config();
-  c.mutable_noise()->set_displacement_sd_m(-1e-5);
-  expect_starts(c, "actuator_plant.noise.displacement_sd_m: is -1e-05");
-  c = plant_config();
-  c.mutable_noise()->set_force_sd_n(20.0);
-  expect_starts(c, "actuator_plant.noise.force_sd_n: is 20, expected 0");
-  EXPECT_EQ(message(plant_config(), 0.0).rfind("two-actuator frame plant: rate_hz is 0", 0), 0U);
+  for (const auto& [set, expected] : cases) {
+    const std::string error = test::error_of<ConfigError>(
+        [&] { (void)test::load_example("marths/elcentro_rls.textproto", {set}); }, "no refusal of " + set);
+    EXPECT_NE(error.find(expected), std::string::npos) << set << ": " << error;
+  }
+  config::ActuatorPlant missing = plant_config();
+  missing.mutable_two_actuator_frame()->clear_d2_rad_per_s();
+  const std::vector<std::string> problems = test::component_problems(missing, ComponentContext{.rate_hz = kRateHz});
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_EQ(problems[0].rfind("two_actuator_frame.d2_rad_per_s: missing", 0), 0U) << problems[0];
 }
 
 // A step of the wrong length, a command that is not finite or spans of the wrong size: false, a
