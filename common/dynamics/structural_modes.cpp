@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "common/core/config_error.hpp"
 #include "common/dynamics/eigen_problems.hpp"
 
 namespace rths {
@@ -19,9 +20,12 @@ std::pair<double, double> rayleigh_coefficients(const Eigen::VectorXd& omega_squ
   const double omega_b = std::sqrt(std::max(omega_squared(mode_b - 1), 0.0));
   const double denominator = omega_b * omega_b - omega_a * omega_a;
   if (!(std::abs(denominator) > 1e-12 * omega_b * omega_b)) {
-    throw std::invalid_argument("structure.rayleigh: modes " + std::to_string(mode_a) + " and " +
-                                std::to_string(mode_b) +
-                                " have the same frequency; Rayleigh damping needs two distinct modes");
+    // A rule of the config that needs the model's modes: a sparse model's rules do not compute them
+    // (the build does, once), so it is reported here, as the config's error (exit 2).
+    throw ConfigError("structure.rayleigh.mode_b: mode " + std::to_string(mode_b) +
+                      " has the natural frequency of mode " + std::to_string(mode_a) + " (" + std::to_string(omega_a) +
+                      " rad/s); expected two modes with distinct frequencies (a symmetric model repeats its "
+                      "frequencies)");
   }
   return {2.0 * omega_a * omega_b * (zeta_a * omega_b - zeta_b * omega_a) / denominator,
           2.0 * (zeta_b * omega_b - zeta_a * omega_a) / denominator};

@@ -17,6 +17,7 @@
 #include <Eigen/Dense>
 
 #include "common/core/component_registry.hpp"
+#include "common/core/config_error.hpp"
 #include "common/dynamics/eigen_problems.hpp"
 #include "common/dynamics/structural_damping.hpp"
 #include "experiment.pb.h"
@@ -172,6 +173,24 @@ TEST(DampingContract, TheGuardsAgreeWithTheRules) {
 }
 
 // Every problem of a damping is reported in one run, each at its field.
+// Two modes of the same frequency cannot fit Rayleigh damping. A dense structure's rules compute its
+// modes and refuse them; a sparse model's modes are computed by its build, which reports them as the
+// config's error naming the field (exit 2), not as a failed run. Two identical two-storey frames,
+// uncoupled: every frequency twice.
+TEST(DampingContract, RepeatedFrequenciesAreTheConfigsErrorDenseOrSparse) {
+  const config::Structure dense = parsed(
+      "dofs: 4 mass_kg: [1000, 0, 0, 0, 0, 1000, 0, 0, 0, 0, 1000, 0, 0, 0, 0, 1000] "
+      "stiffness_n_per_m: [2e6, -1e6, 0, 0, -1e6, 1e6, 0, 0, 0, 0, 2e6, -1e6, 0, 0, -1e6, 1e6] "
+      "rayleigh { mode_a: 1 zeta_a: 0.02 mode_b: 2 zeta_b: 0.02 }");
+  const std::vector<std::string> problems = problems_of(dense);
+  ASSERT_EQ(problems.size(), 1U);
+  EXPECT_NE(problems[0].find("have the same natural frequency"), std::string::npos) << problems[0];
+  const config::Structure sparse = sparse_of(dense);
+  ASSERT_TRUE(problems_of(sparse).empty());
+  const std::string error = test::error_of<ConfigError>([&] { (void)make_structure(sparse); }, "built");
+  EXPECT_EQ(error.rfind("structure.rayleigh.mode_b: mode 2 has the natural frequency of mode 1", 0), 0U) << error;
+}
+
 TEST(DampingContract, ADampingWithSeveralMistakesReportsThemAll) {
   const config::Structure dense =
       parsed(std::string(kFrame) + "rayleigh { mode_a: 0 zeta_a: 1.5 mode_b: 7 zeta_b: -0.1 }");
