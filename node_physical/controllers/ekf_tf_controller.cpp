@@ -7,11 +7,7 @@ namespace rths {
 
 EkfTfInverseDynamicsController::EkfTfInverseDynamicsController(const config::EkfTfInverseDynamics& parameters,
                                                                const FramePlantModel& initial, double rate_hz)
-    : InverseDynamicsController("EKF-TF", initial, rate_hz, parameters.signal_scale(), parameters.filter_order(),
-                                parameters.filter_cutoff_hz()),
-      process_noise_(parameters.process_noise()),
-      measurement_noise_(parameters.measurement_noise()),
-      tf_(initial, parameters.initial_covariance(), dt_s()) {}
+    : TfInverseDynamicsController("EKF-TF", parameters, initial, rate_hz) {}
 
 bool EkfTfInverseDynamicsController::estimate(const Input* measured, const Input& command, bool predict, Theta& theta) {
   using Covariance = RootEstimate<kRoots>::Covariance;

@@ -20,7 +20,7 @@ namespace rths {
 //               K = P- H^T S^-1, theta = theta- + K (u - predicted), P = (I - K H) P- (I - K H)^T + K R K^T.
 // Q = process_noise I and R = measurement_noise I (R in mm^2 of command); seed 003 Table 1: P0 = I,
 // Q = 1e-5 I, R = 1e-1 I.
-class EkfTfInverseDynamicsController final : public InverseDynamicsController {
+class EkfTfInverseDynamicsController final : public TfInverseDynamicsController {
  public:
   // initial: theta_0 and the gains (the caller resolves parameters.initial_model against the site's
   // actuator_plant). For parameters that passed the rules (its validate); throws
@@ -31,15 +31,9 @@ class EkfTfInverseDynamicsController final : public InverseDynamicsController {
 
  private:
   bool estimate(const Input* measured, const Input& command, bool predict, Theta& theta) override;
-  void accept(const Theta& theta) override { tf_.accept(theta); }
-  void start(const Input& /*command*/, const Input& measured) override { tf_.model.start(measured); }
   results::InverseDynamicsReport& report_member(results::ControllerReport& out) const override {
     return *out.mutable_ekf_tf();
   }
-
-  double process_noise_;
-  double measurement_noise_;
-  CommandModelEstimate tf_;
 };
 
 }  // namespace rths

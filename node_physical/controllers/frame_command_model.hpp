@@ -6,6 +6,7 @@
 
 #include "node_physical/controllers/frame_inverse_command.hpp"
 #include "node_physical/controllers/frame_plant_model.hpp"
+#include "node_physical/controllers/inverse_dynamics_controller.hpp"
 #include "node_physical/controllers/root_estimate.hpp"
 
 namespace rths {
@@ -80,6 +81,32 @@ struct CommandModelEstimate {
     estimate.accept(theta);
     model.advance(theta, has_reading ? &reading : nullptr);
   }
+};
+
+// What the TF variants (EKF-TF, UKF-TF) share beside the shell: the estimate of theta on the TF
+// model, committed and started alike, and the random walk's and the observation's noise (Q =
+// process_noise I, R = measurement_noise I in mm^2 of command). Each variant implements estimate()
+// and names its report.
+class TfInverseDynamicsController : public InverseDynamicsController {
+ protected:
+  // For a config of the shared fields (EkfTfInverseDynamics, UkfTfInverseDynamics) that passed its
+  // rules.
+  template <class Config>
+  TfInverseDynamicsController(const char* name, const Config& parameters, const FramePlantModel& initial,
+                              double rate_hz)
+      : InverseDynamicsController(name, initial, rate_hz, parameters.signal_scale(), parameters.filter_order(),
+                                  parameters.filter_cutoff_hz()),
+        tf_(initial, parameters.initial_covariance(), dt_s()),
+        process_noise_(parameters.process_noise()),
+        measurement_noise_(parameters.measurement_noise()) {}
+
+  CommandModelEstimate tf_;
+  double process_noise_;
+  double measurement_noise_;
+
+ private:
+  void accept(const Theta& theta) final { tf_.accept(theta); }
+  void start(const Input& /*command*/, const Input& measured) final { tf_.model.start(measured); }
 };
 
 }  // namespace rths

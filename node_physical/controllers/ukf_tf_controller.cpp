@@ -6,12 +6,8 @@ namespace rths {
 
 UkfTfInverseDynamicsController::UkfTfInverseDynamicsController(const config::UkfTfInverseDynamics& parameters,
                                                                const FramePlantModel& initial, double rate_hz)
-    : InverseDynamicsController("UKF-TF", initial, rate_hz, parameters.signal_scale(), parameters.filter_order(),
-                                parameters.filter_cutoff_hz()),
-      process_noise_(parameters.process_noise()),
-      measurement_noise_(parameters.measurement_noise()),
-      weights_(UnscentedWeights::scaled(kRoots, parameters.alpha(), parameters.beta(), parameters.kappa())),
-      tf_(initial, parameters.initial_covariance(), dt_s()) {
+    : TfInverseDynamicsController("UKF-TF", parameters, initial, rate_hz),
+      weights_(UnscentedWeights::scaled(kRoots, parameters.alpha(), parameters.beta(), parameters.kappa())) {
   sigma_.setZero();
   outputs_.setZero();
 }

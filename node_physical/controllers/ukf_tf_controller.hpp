@@ -19,7 +19,7 @@ namespace rths {
 // W_m0 = -5.25, W_c0 = -2.41, W_i = 0.3125; the covariances are in the parallel-axis form, and a
 // Cholesky factor of P- that fails freezes the estimate. Seed 003 Table 1: P0 = I, Q = 1e-4 I,
 // R = 1e1 I (mm^2 of command).
-class UkfTfInverseDynamicsController final : public InverseDynamicsController {
+class UkfTfInverseDynamicsController final : public TfInverseDynamicsController {
  public:
   static constexpr int kSigmaPoints = 2 * kRoots + 1;
 
@@ -32,16 +32,11 @@ class UkfTfInverseDynamicsController final : public InverseDynamicsController {
 
  private:
   bool estimate(const Input* measured, const Input& command, bool predict, Theta& theta) override;
-  void accept(const Theta& theta) override { tf_.accept(theta); }
-  void start(const Input& /*command*/, const Input& measured) override { tf_.model.start(measured); }
   results::InverseDynamicsReport& report_member(results::ControllerReport& out) const override {
     return *out.mutable_ukf_tf();
   }
 
-  double process_noise_;
-  double measurement_noise_;
   UnscentedWeights weights_;
-  CommandModelEstimate tf_;
   Eigen::Matrix<double, kRoots, kSigmaPoints> sigma_;
   Eigen::Matrix<double, 2, kSigmaPoints> outputs_;
 };
