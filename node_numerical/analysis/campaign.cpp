@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "common/core/config_error.hpp"
 #include "common/core/exit_codes.hpp"
 #include "common/dynamics/ground_motion.hpp"
 #include "node_numerical/engine/experiment.hpp"
@@ -91,6 +92,10 @@ CampaignRun run_one(const LoadedConfig& base, std::uint64_t seed) {
     for (const SiteReport& s : report.sites) {
       if (s.has_criteria) run.sites.push_back(s.criteria);
     }
+  } catch (const ConfigError& e) {
+    // A rule that only the build can check (docs/architecture.md §9): the config's error, as for a run.
+    run.exit_code = kExitBadInput;
+    run.stop_reason = e.what();
   } catch (const std::exception& e) {
     run.exit_code = kExitFailure;
     run.stop_reason = e.what();

@@ -23,7 +23,7 @@ namespace rths {
 //   predict() evaluates this step under trial roots from the states the committed roots left, and
 //   advance() moves them on with the roots the estimator accepted (the states are not estimated).
 // - A tick without a reading (held) moves the history on with the cubic's extrapolation; the
-//   observation is not used again before four readings in a row stand behind it (ready()).
+//   observation is not used again before 128 readings in a row stand behind it (ready()).
 // No allocation after construction.
 class FrameCommandModel {
  public:
@@ -44,14 +44,17 @@ class FrameCommandModel {
   // The reading committed under the roots theta (which the command law accepted: invertible): the
   // inverse's states move on. A tick without a reading passes `measured` null.
   void advance(const Theta& theta, const Input* measured);
-  // True when the inputs the next prediction's cubic spans besides the new reading were readings
-  // (none extrapolated).
-  [[nodiscard]] bool ready() const { return readings_in_a_row_ >= FrameInverseCommand::kExtrapolationOrder; }
+  // Readings in a row after a held one before the observation is used again: the reading low-pass
+  // skipped the held sample while the command's did not, and the inverse's slow state took the
+  // extrapolation, both for longer than the cubic's four samples (docs/marths-ukf.md, TF-5).
+  static constexpr int kReadingsAfterHeld = 128;
+  // True when kReadingsAfterHeld readings stand behind the newest since the last held one.
+  [[nodiscard]] bool ready() const { return readings_in_a_row_ >= kReadingsAfterHeld; }
 
  private:
   FramePlantModel model_;
   FrameInverseCommand inverse_;
-  int readings_in_a_row_ = FrameInverseCommand::kExtrapolationOrder;
+  int readings_in_a_row_ = kReadingsAfterHeld;  // the start's history is at rest: real
 };
 
 // What the TF estimators (EKF-TF, UKF-TF) keep: the estimate of theta (P0 = initial_covariance I),

@@ -48,6 +48,7 @@ void InverseDynamicsController::command(std::span<const InterfaceMotion> targets
     if (measured.allFinite()) {
       measured_reference_ = measured;
       command_reference_ = static_gain_matrix(initial_).inverse() * measured;  // holds the plant at y0
+      filtered_commands_.fill(command_reference_);  // what held it there before the first step
       start(command_reference_, measured_reference_);
     } else {
       freeze(EstimateFreeze::kNotFinite, non_finite_of(measured));

@@ -35,8 +35,9 @@ enum class EstimateFreeze : std::uint8_t { kNone, kNotFinite, kIndefinite, kUnst
 //   command of step k-2, the first that reading shows; then commands from the updated model.
 // - Filtering: seed 003's Butterworth low-pass (filter_order, filter_cutoff_hz; 0 disables) on the
 //   command and the measurement the estimator sees, both alike, so the pair keeps the plant's relation.
-// - Start: the plant is taken to rest at its first reading y0 (the site ramps it there); the estimator
-//   starts at the equilibrium of the command u0 = H(0 | theta0)^-1 y0, the low-passes at their
+// - Start: the plant is taken to rest at its first reading y0 (the site ramps it there) under the
+//   command u0 = H(0 | theta0)^-1 y0, the command before the first step; the estimator starts there
+//   (an SS model at the equilibrium of u0, the TF model at rest at y0), the low-passes at their
 //   equilibrium (they filter the deviations from y0 and u0), the inverse at rest at the first target.
 // - A held reading (Measurement::held: none came) updates nothing: the estimate is predicted over the
 //   step and its filter skips the sample, so that what it learns does not depend on a repeated value.
@@ -68,7 +69,7 @@ class InverseDynamicsController : public SiteController {
   [[nodiscard]] std::string freeze_message() const;
 
  protected:
-  // name: the estimator as the log names it ("UKF", "EKF"). For a config that passed its rules
+  // name: the estimator as the log names it ("UKF", "EKF", "EKF-TF", "UKF-TF"). For a config that passed its rules
   // (validate_inverse_dynamics); throws std::invalid_argument for a filter order beyond the filter's
   // arrays or a model that cannot be inverted.
   InverseDynamicsController(const char* name, const FramePlantModel& initial, double rate_hz, double signal_scale,
@@ -152,10 +153,10 @@ class InverseDynamicsController : public SiteController {
   double frozen_value_ = 0.0;
 };
 
-// The rules every seed 003 compensator's config shares (the messages UkfInverseDynamics and
-// EkfInverseDynamics have these fields alike): the model it starts from (`initial_model`; absent: the
-// site's actuator_plant { two_actuator_frame }), the signal scale, the low-pass and the covariances
-// P0, Q and R. Each estimator's validate() adds its own.
+// The rules every seed 003 compensator's config shares (the messages UkfInverseDynamics,
+// EkfInverseDynamics, EkfTfInverseDynamics and UkfTfInverseDynamics have these fields alike): the model it starts from
+// (`initial_model`; absent: the site's actuator_plant { two_actuator_frame }), the signal scale, the low-pass and the
+// covariances P0, Q and R. Each estimator's validate() adds its own.
 void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_model, double signal_scale,
                                std::uint32_t filter_order, double filter_cutoff_hz,
                                const std::array<double, 3>& covariances, const ComponentContext& context,

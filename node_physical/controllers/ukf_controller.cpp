@@ -50,6 +50,7 @@ bool UkfInverseDynamicsController::estimate(const Input* measured, const Input& 
   }
   Eigen::Matrix2d innovation = unscented_covariance(weights_, outputs_, output_mean, outputs_, output_mean);
   innovation.diagonal().array() += measurement_noise_;
+  if (!innovation_definite(innovation)) return false;
   const Eigen::Matrix<double, kAugmented, 2> cross =
       unscented_covariance(weights_, sigma_, mean, outputs_, output_mean);
 

@@ -31,6 +31,7 @@ bool UkfTfInverseDynamicsController::estimate(const Input* measured, const Input
   const Input output_mean = unscented_mean(weights_, outputs_);
   Eigen::Matrix2d innovation = unscented_covariance(weights_, outputs_, output_mean, outputs_, output_mean);
   innovation.diagonal().array() += measurement_noise_;
+  if (!innovation_definite(innovation)) return false;
   const Eigen::Matrix<double, kRoots, 2> cross =
       unscented_covariance(weights_, sigma_, Theta(e.x), outputs_, output_mean);
   const Eigen::Matrix<double, kRoots, 2> gain = cross * innovation.inverse();

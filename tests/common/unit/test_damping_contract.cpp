@@ -172,7 +172,6 @@ TEST(DampingContract, TheGuardsAgreeWithTheRules) {
   }
 }
 
-// Every problem of a damping is reported in one run, each at its field.
 // Two modes of the same frequency cannot fit Rayleigh damping. A dense structure's rules compute its
 // modes and refuse them; a sparse model's modes are computed by its build, which reports them as the
 // config's error naming the field (exit 2), not as a failed run. Two identical two-storey frames,
@@ -191,6 +190,7 @@ TEST(DampingContract, RepeatedFrequenciesAreTheConfigsErrorDenseOrSparse) {
   EXPECT_EQ(error.rfind("structure.rayleigh.mode_b: mode 2 has the natural frequency of mode 1", 0), 0U) << error;
 }
 
+// Every problem of a damping is reported in one run, each at its field.
 TEST(DampingContract, ADampingWithSeveralMistakesReportsThemAll) {
   const config::Structure dense =
       parsed(std::string(kFrame) + "rayleigh { mode_a: 0 zeta_a: 1.5 mode_b: 7 zeta_b: -0.1 }");

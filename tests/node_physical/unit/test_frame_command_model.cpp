@@ -159,8 +159,8 @@ TEST(FrameCommandModel, PredictsTheCommandTheReadingShows) {
 }
 
 // A tick without a reading moves the inverse on with the cubic's extrapolation; the prediction is not
-// ready again before three readings stand behind the next one.
-TEST(FrameCommandModel, AfterAMissingReadingWaitsForThreeReadings) {
+// ready again before kReadingsAfterHeld readings stand behind the next one.
+TEST(FrameCommandModel, AfterAMissingReadingWaitsForItsReadings) {
   const FramePlantModel truth = nominal_plant();
   FrameCommandModel model(truth, kDt);
   model.start({0.1, -0.1});
@@ -168,7 +168,7 @@ TEST(FrameCommandModel, AfterAMissingReadingWaitsForThreeReadings) {
   const FrameCommandModel::Input reading{0.1, -0.1};
   EXPECT_TRUE(model.ready());
   model.advance(theta, nullptr);
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < FrameCommandModel::kReadingsAfterHeld; ++i) {
     EXPECT_FALSE(model.ready()) << i;
     model.advance(theta, &reading);
   }
