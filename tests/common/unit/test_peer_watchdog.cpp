@@ -29,5 +29,23 @@ TEST(PeerWatchdog, OwnStallRestartsTheGrace) {
   EXPECT_FALSE(dog.lost(650 * kMs, 700 * kMs));
 }
 
+// A pause inside a step's work (the process stopped after its lateness was taken): the step's own
+// lateness is small, but 200 ms passed since the previous step's observation, so the peer gets a
+// whole timeout from now. Steps a millisecond apart restart nothing.
+TEST(PeerWatchdog, APauseBetweenTwoStepsRestartsTheGrace) {
+  PeerWatchdog dog(100 * kMs, 0);
+  dog.observe_own_lateness(0, 499 * kMs);
+  dog.observe_own_lateness(0, 500 * kMs);
+  EXPECT_TRUE(dog.lost(300 * kMs, 500 * kMs));  // steps 1 ms apart: judged as usual
+  dog.observe_own_lateness(0, 700 * kMs);       // 200 ms since the last step, lateness 0
+  EXPECT_FALSE(dog.lost(300 * kMs, 800 * kMs));
+  EXPECT_TRUE(dog.lost(300 * kMs, 800 * kMs + 1));
+  // 50 ms between two steps is half the timeout, not more: no restart.
+  PeerWatchdog other(100 * kMs, 0);
+  other.observe_own_lateness(0, 500 * kMs);
+  other.observe_own_lateness(0, 550 * kMs);
+  EXPECT_TRUE(other.lost(300 * kMs, 550 * kMs));
+}
+
 }  // namespace
 }  // namespace rths
