@@ -190,6 +190,24 @@ TEST(ControllerContract, EveryBrokenRuleOfAControllerIsReported) {
   EXPECT_NE(problems[4].find("rls.divergence_limit: is -1"), std::string::npos) << problems[4];
 }
 
+// The RLS compensator's one guard of its config's values (its low-pass's order, which the filter's
+// arrays hold) agrees with its rules on the boundary: the largest order is accepted and built, the
+// next refused by both.
+TEST(ControllerContract, TheRlsFilterOrderGuardAgreesWithTheRules) {
+  for (const std::uint32_t order :
+       {static_cast<std::uint32_t>(IirFilter::kMaxOrder), static_cast<std::uint32_t>(IirFilter::kMaxOrder) + 1}) {
+    config::Controller controller;
+    controller.mutable_rls()->set_filter_order(order);
+    const bool valid = problems_of(controller).empty();
+    EXPECT_EQ(valid, order <= IirFilter::kMaxOrder) << "order " << order;
+    if (valid) {
+      EXPECT_NO_THROW(make_controller(controller, kRateHz)) << "order " << order;
+    } else {
+      EXPECT_THROW(make_controller(controller, kRateHz), std::invalid_argument) << "order " << order;
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Site controllers (Site.actuator_controller), on the maRTHS site of examples/marths: its setup of two
 // actuators and its actuator_plant, which the seed 003 controllers start from.
