@@ -9,16 +9,12 @@ EkfTfInverseDynamicsController::EkfTfInverseDynamicsController(const config::Ekf
                                                                const FramePlantModel& initial, double rate_hz)
     : TfInverseDynamicsController("EKF-TF", parameters, initial, rate_hz) {}
 
-bool EkfTfInverseDynamicsController::estimate(const Input* measured, const Input& command, bool predict, Theta& theta) {
-  using Covariance = RootEstimate<kRoots>::Covariance;
+bool EkfTfInverseDynamicsController::correct(const Input& reading, const Input& command) {
   RootEstimate<kRoots>& e = tf_.estimate;
-  const Input* reading = tf_.predict(measured, predict, process_noise_);
-  if (reading == nullptr) return propose(e, theta);
-  const Covariance prior = e.p_next;
-
+  const RootEstimate<kRoots>::Covariance prior = e.p_next;
   FrameCommandModel::Jacobian h;
-  const Input predicted = tf_.model.predict(e.x, *reading, &h);
-  return ekf_update(e, e.x, prior, h, Input(command - predicted), measurement_noise_) && propose(e, theta);
+  const Input predicted = tf_.model.predict(e.x, reading, &h);
+  return ekf_update(e, e.x, prior, h, Input(command - predicted), measurement_noise_);
 }
 
 namespace {

@@ -88,8 +88,8 @@ struct CommandModelEstimate {
 
 // What the TF variants (EKF-TF, UKF-TF) share beside the shell: the estimate of theta on the TF
 // model, committed and started alike, and the random walk's and the observation's noise (Q =
-// process_noise I, R = measurement_noise I in mm^2 of command). Each variant implements estimate()
-// and names its report.
+// process_noise I, R = measurement_noise I in mm^2 of command): the prediction of theta and the
+// proposal. Each variant implements the update (correct()) and names its report.
 class TfInverseDynamicsController : public InverseDynamicsController {
  protected:
   // For a config of the shared fields (EkfTfInverseDynamics, UkfTfInverseDynamics) that passed its
@@ -108,6 +108,14 @@ class TfInverseDynamicsController : public InverseDynamicsController {
   double measurement_noise_;
 
  private:
+  bool estimate(const Input* measured, const Input& command, bool predict, Theta& theta) final {
+    const Input* reading = tf_.predict(measured, predict, process_noise_);
+    if (reading != nullptr && !correct(*reading, command)) return false;
+    return propose(tf_.estimate, theta);
+  }
+  // The update of the predicted estimate (tf_.estimate: x, and the prior in p_next) with the reading
+  // of this step, whose command is `command`, into x_next and p_next. False: frozen.
+  virtual bool correct(const Input& reading, const Input& command) = 0;
   void accept(const Theta& theta) final { tf_.accept(theta); }
   void start(const Input& /*command*/, const Input& measured) final { tf_.model.start(measured); }
 };

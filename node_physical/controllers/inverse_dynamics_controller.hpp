@@ -16,6 +16,7 @@
 #include "node_physical/controllers/iir_filter.hpp"
 #include "node_physical/controllers/root_estimate.hpp"
 #include "node_physical/controllers/site_controller.hpp"
+#include "node_physical/controllers/unscented_transform.hpp"
 #include "results.pb.h"
 
 namespace rths {
@@ -96,6 +97,35 @@ class InverseDynamicsController : public SiteController {
     estimate.x_next = x + k * residual;
     const Eigen::Matrix<double, N, N> joseph = Eigen::Matrix<double, N, N>::Identity() - k * h;
     estimate.p_next = joseph * prior * joseph.transpose() + r * k * k.transpose();
+    return true;
+  }
+  // A UKF's sigma points: a lower Cholesky factor of P into `lower` (true), or a freeze (kIndefinite,
+  // naming P's smallest eigenvalue) when P has none: the guarded Cholesky of docs/marths-ukf.md, choice 7.
+  template <int N>
+  bool sigma_factor(const Eigen::Matrix<double, N, N>& p, Eigen::Matrix<double, N, N>& lower) {
+    const Eigen::LLT<Eigen::Matrix<double, N, N>> llt(p);
+    lower = llt.matrixL();
+    if (llt.info() == Eigen::Success && lower.allFinite()) return true;
+    const Eigen::SelfAdjointEigenSolver<Eigen::Matrix<double, N, N>> eigen(p, Eigen::EigenvaluesOnly);
+    freeze(EstimateFreeze::kIndefinite, eigen.eigenvalues().minCoeff());
+    return false;
+  }
+  // A UKF's update of the prior (mean, P) whose sigma points `sigma` map to `outputs`, with the
+  // observation `observed` and R = r I, into the estimate's proposal: S = the outputs' UT covariance
+  // + R, K = (the UT cross-covariance) S^-1, mean + K (observed - the outputs' UT mean), P - K S K^T.
+  // False (and a freeze) when S is not positive definite.
+  template <int N, int C>
+  bool ukf_update(RootEstimate<N>& estimate, const UnscentedWeights& w, const Eigen::Matrix<double, N, 1>& mean,
+                  const Eigen::Matrix<double, N, N>& prior, const Eigen::Matrix<double, N, C>& sigma,
+                  const Eigen::Matrix<double, 2, C>& outputs, const Input& observed, double r) {
+    const Input output_mean = unscented_mean(w, outputs);
+    Eigen::Matrix2d innovation = unscented_covariance(w, outputs, output_mean, outputs, output_mean);
+    innovation.diagonal().array() += r;
+    if (!innovation_definite(innovation)) return false;
+    const Eigen::Matrix<double, N, 2> k =
+        unscented_covariance(w, sigma, mean, outputs, output_mean) * innovation.inverse();
+    estimate.x_next = mean + k * (observed - output_mean);
+    estimate.p_next = prior - k * innovation * k.transpose();
     return true;
   }
   // The roots of an estimator's proposal into theta (true), or a freeze when it is not finite.

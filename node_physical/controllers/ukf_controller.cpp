@@ -20,13 +20,8 @@ UkfInverseDynamicsController::UkfInverseDynamicsController(const config::UkfInve
 // One cycle of the scaled UT filter: the sigma points of the estimate through the model's step (when
 // predicting) and its output, the propagated points reused for the measurement.
 bool UkfInverseDynamicsController::estimate(const Input* measured, const Input& command, bool predict, Theta& theta) {
-  const Eigen::LLT<Covariance> llt(estimate_.p);
-  const Covariance root = llt.matrixL();
-  if (llt.info() != Eigen::Success || !root.allFinite()) {
-    const Eigen::SelfAdjointEigenSolver<Covariance> eigen(estimate_.p, Eigen::EigenvaluesOnly);
-    freeze(EstimateFreeze::kIndefinite, eigen.eigenvalues().minCoeff());
-    return false;
-  }
+  Covariance root;
+  if (!sigma_factor(estimate_.p, root)) return false;
   sigma_points(estimate_.x, root, weights_.spread, sigma_);
   const FrameStateModel::Gains& gain = model().gain;
   for (int i = 0; i < kSigmaPoints; ++i) {
@@ -40,7 +35,6 @@ bool UkfInverseDynamicsController::estimate(const Input* measured, const Input& 
   }
 
   const Augmented mean = unscented_mean(weights_, sigma_);
-  const Input output_mean = unscented_mean(weights_, outputs_);
   Covariance prior = unscented_covariance(weights_, sigma_, mean, sigma_, mean);
   if (predict) prior.diagonal().array() += process_noise_;
   if (measured == nullptr) {
@@ -48,16 +42,8 @@ bool UkfInverseDynamicsController::estimate(const Input* measured, const Input& 
     estimate_.p_next = prior;
     return propose(estimate_, theta);
   }
-  Eigen::Matrix2d innovation = unscented_covariance(weights_, outputs_, output_mean, outputs_, output_mean);
-  innovation.diagonal().array() += measurement_noise_;
-  if (!innovation_definite(innovation)) return false;
-  const Eigen::Matrix<double, kAugmented, 2> cross =
-      unscented_covariance(weights_, sigma_, mean, outputs_, output_mean);
-
-  const Eigen::Matrix<double, kAugmented, 2> gain_matrix = cross * innovation.inverse();
-  estimate_.x_next = mean + gain_matrix * (*measured - output_mean);
-  estimate_.p_next = prior - gain_matrix * innovation * gain_matrix.transpose();
-  return propose(estimate_, theta);
+  return ukf_update(estimate_, weights_, mean, prior, sigma_, outputs_, *measured, measurement_noise_) &&
+         propose(estimate_, theta);
 }
 
 std::unique_ptr<SiteController> make_ukf_controller(const config::UkfInverseDynamics& parameters,

@@ -12,32 +12,14 @@ UkfTfInverseDynamicsController::UkfTfInverseDynamicsController(const config::Ukf
   outputs_.setZero();
 }
 
-bool UkfTfInverseDynamicsController::estimate(const Input* measured, const Input& command, bool predict, Theta& theta) {
-  using Covariance = RootEstimate<kRoots>::Covariance;
+bool UkfTfInverseDynamicsController::correct(const Input& reading, const Input& command) {
   RootEstimate<kRoots>& e = tf_.estimate;
-  const Input* reading = tf_.predict(measured, predict, process_noise_);
-  if (reading == nullptr) return propose(e, theta);
-  const Covariance prior = e.p_next;
-
-  const Eigen::LLT<Covariance> llt(prior);
-  const Covariance root = llt.matrixL();
-  if (llt.info() != Eigen::Success || !root.allFinite()) {
-    const Eigen::SelfAdjointEigenSolver<Covariance> eigen(prior, Eigen::EigenvaluesOnly);
-    freeze(EstimateFreeze::kIndefinite, eigen.eigenvalues().minCoeff());
-    return false;
-  }
-  sigma_points(Eigen::Matrix<double, kRoots, 1>(e.x), root, weights_.spread, sigma_);
-  for (int i = 0; i < kSigmaPoints; ++i) outputs_.col(i) = tf_.model.predict(sigma_.col(i), *reading, nullptr);
-  const Input output_mean = unscented_mean(weights_, outputs_);
-  Eigen::Matrix2d innovation = unscented_covariance(weights_, outputs_, output_mean, outputs_, output_mean);
-  innovation.diagonal().array() += measurement_noise_;
-  if (!innovation_definite(innovation)) return false;
-  const Eigen::Matrix<double, kRoots, 2> cross =
-      unscented_covariance(weights_, sigma_, Theta(e.x), outputs_, output_mean);
-  const Eigen::Matrix<double, kRoots, 2> gain = cross * innovation.inverse();
-  e.x_next = e.x + gain * (command - output_mean);
-  e.p_next = prior - gain * innovation * gain.transpose();
-  return propose(e, theta);
+  const RootEstimate<kRoots>::Covariance prior = e.p_next;
+  RootEstimate<kRoots>::Covariance root;
+  if (!sigma_factor(prior, root)) return false;
+  sigma_points(Theta(e.x), root, weights_.spread, sigma_);
+  for (int i = 0; i < kSigmaPoints; ++i) outputs_.col(i) = tf_.model.predict(sigma_.col(i), reading, nullptr);
+  return ukf_update(e, weights_, Theta(e.x), prior, sigma_, outputs_, command, measurement_noise_);
 }
 
 namespace {

@@ -31,7 +31,7 @@ class UkfTfInverseDynamicsController final : public TfInverseDynamicsController 
                                  double rate_hz);
 
  private:
-  bool estimate(const Input* measured, const Input& command, bool predict, Theta& theta) override;
+  bool correct(const Input& reading, const Input& command) override;
   results::InverseDynamicsReport& report_member(results::ControllerReport& out) const override {
     return *out.mutable_ukf_tf();
   }
