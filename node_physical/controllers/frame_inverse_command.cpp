@@ -45,11 +45,8 @@ Coefficients<double> coefficients_of(const FramePlantModel& model) {
   return coefficients_of(model.theta, model.gain);
 }
 
-// The states in the scalar type S.
 template <class S>
-struct StatesOf {
-  S q2, e, x, x_rate, q1;
-};
+using StatesOf = FrameInverseCommand::StatesOf<S>;
 
 // At rest at the input w: v = F(0) w, q2' = 0, q1 from M(0) q = v, x = q1 / (b1 b2).
 template <class S>
@@ -94,11 +91,6 @@ std::array<S, 2> inverse_step(const Coefficients<S>& c, const StatesOf<S>& befor
   const S u1 = x_accel + c.a_sum * x_rate + c.a_product * x;
   after = {q2, e, x, x_rate, q1};
   return {u1, u2};
-}
-
-template <class S>
-StatesOf<S> states_of(const FrameInverseCommand::States& s) {
-  return {S(s.q2), S(s.e), S(s.x), S(s.x_rate), S(s.q1)};
 }
 
 // A value with its derivatives with respect to the ten roots (forward-mode differentiation). Fixed
@@ -236,10 +228,8 @@ FrameInverseCommand::Vector2 FrameInverseCommand::step(const Vector2& target) {
     }
     states_ = {s.after.q2.value(), s.after.e.value(), s.after.x.value(), s.after.x_rate.value(), s.after.q1.value()};
   } else {
-    const StatesOf<double> before = started_ ? states_of<double>(states_) : at_rest(c_, target);
-    StatesOf<double> after{};
-    u = inverse_step(c_, before, w, dt_s_, after);
-    states_ = {after.q2, after.e, after.x, after.x_rate, after.q1};
+    const States before = started_ ? states_ : at_rest(c_, target);
+    u = inverse_step(c_, before, w, dt_s_, states_);
   }
   if (!started_) past_.fill(target);
   for (std::size_t j = past_.size() - 1; j > 0; --j) past_[j] = past_[j - 1];
@@ -270,13 +260,13 @@ FrameInverseCommand::Vector2 FrameInverseCommand::command_under(const Roots& roo
     return {s.u[0].value(), s.u[1].value()};
   }
   const Coefficients<double> c = coefficients_of(roots, model_.gain);
-  StatesOf<double> before = started_ ? states_of<double>(states_) : at_rest(c, target);
+  States before = started_ ? states_ : at_rest(c, target);
   const Roots shift = shift_of(roots);
   const std::array<double*, 5> states{&before.q2, &before.e, &before.x, &before.x_rate, &before.q1};
   for (std::size_t i = 0; i < states.size(); ++i) {
     for (int r = 0; r < FramePlantModel::kRoots; ++r) *states[i] += sensitivity_[i][r] * shift[r];
   }
-  StatesOf<double> after{};
+  States after;
   return inverse_step(c, before, w, dt_s_, after);
 }
 

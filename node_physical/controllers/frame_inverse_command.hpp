@@ -90,15 +90,14 @@ class FrameInverseCommand {
   // an input that did not come. For a started inverse.
   [[nodiscard]] Vector2 extrapolated() const;
 
-  // The states the inverse carries from step to step: q2 and its last input e (M^-1), the filter
+  // The states the inverse carries from step to step, of scalar type S (double, or a value carrying its
+  // derivatives with respect to the roots): q2 and its last input e (M^-1), the filter
   // 1 / ((s + b1)(s + b2)) of q1 (x, x') and its last input q1.
-  struct States {
-    double q2 = 0.0;
-    double e = 0.0;
-    double x = 0.0;
-    double x_rate = 0.0;
-    double q1 = 0.0;
+  template <class S>
+  struct StatesOf {
+    S q2{}, e{}, x{}, x_rate{}, q1{};
   };
+  using States = StatesOf<double>;
   // The input's value and first three derivatives at the evaluation point, per channel.
   using Derivatives = std::array<std::array<double, 4>, 2>;
   // The inverse's coefficients from the roots (of scalar type S: double, or a value carrying its
