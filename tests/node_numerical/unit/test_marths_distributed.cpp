@@ -60,13 +60,21 @@ TEST(MarthsDistributed, WithAnExactModelOfTheMeasuredMotionTheResponseDoesNotDep
 }
 
 // The distributed example runs with every site controller the config can name (the example's own is
-// the decentralised RLS): 6 s of El Centro behind the 40 ms round trip, to completion.
+// the decentralised RLS): 15 s of El Centro behind the 40 ms round trip, to completion, each
+// controller tracking its strokes within 10 % NRMS (measured 2.0-6.0 %; the actuators uncompensated,
+// pass-through at both, 53 / 32 %).
 TEST(MarthsDistributed, RunsWithEverySiteController) {
   for (const std::string& member : test::oneof_members(*config::SiteController::descriptor())) {
-    std::vector<std::string> sets{"duration_s=6"};
+    std::vector<std::string> sets{"duration_s=15"};
     if (member != "decentralised") sets.push_back("site[iisl].actuator_controller={ " + member + " { } }");
     Experiment run(test::load_example(kMarthsDistributed, sets));
     EXPECT_EQ(run.run().exit_code, kExitCompleted) << member << ": " << run.report().stop_reason;
+    const SiteReport& site = run.report().sites.at(0);
+    ASSERT_TRUE(site.has_criteria) << member;
+    ASSERT_EQ(site.criteria.j2_nrms_pct.size(), 2U) << member;
+    for (std::size_t a = 0; a < 2; ++a) {
+      EXPECT_LT(site.criteria.j2_nrms_pct[a], 10.0) << member << " J2 of actuator " << a + 1;
+    }
   }
 }
 

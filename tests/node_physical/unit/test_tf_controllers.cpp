@@ -45,6 +45,8 @@ struct Variant<EkfTfInverseDynamicsController> {
   // The band error after HeldReadingsNowAndThen... (measured 3.5e-5, 3.3e-5 without held readings;
   // 1.7e-4 if the observation waits 64 readings after a held one, 1.8e-3 if 3).
   static constexpr double kHeldBound = 1e-4;
+  // The band error EstimateStaysNearTheTruePlant allows (measured 4.0e-4).
+  static constexpr double kStayBound = 2e-3;
   static const rths::results::InverseDynamicsReport& report(const rths::results::ControllerReport& r) {
     EXPECT_TRUE(r.has_ekf_tf());
     return r.ekf_tf();
@@ -60,6 +62,8 @@ struct Variant<UkfTfInverseDynamicsController> {
   // Its estimate moves by the unscented transform's bias alone (4.2e-3 after 30 s without held
   // readings, 3.8e-3 with them): the bound is EstimateStaysNearTheTruePlant's.
   static constexpr double kHeldBound = 1e-2;
+  // The band error EstimateStaysNearTheTruePlant allows (measured 4.2e-3, the transform's bias).
+  static constexpr double kStayBound = 1e-2;
   static const rths::results::InverseDynamicsReport& report(const rths::results::ControllerReport& r) {
     EXPECT_TRUE(r.has_ukf_tf());
     return r.ukf_tf();
@@ -98,7 +102,7 @@ void estimate_stays_near_the_true_plant() {
   EXPECT_EQ(controller->frozen(), EstimateFreeze::kNone) << controller->freeze_message();
   std::printf("[ measured ] %s band error after 30 s on the true plant: %.3g\n", Variant<Controller>::kName,
               band_error(controller->model(), truth));
-  EXPECT_LT(band_error(controller->model(), truth), 1e-2);
+  EXPECT_LT(band_error(controller->model(), truth), Variant<Controller>::kStayBound);
 }
 
 // Seed 003's premise: a plant whose roots are all 5 % above the model's (13 % band error) and the
