@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <cmath>
-#include <stdexcept>
 #include <string>
 #include <utility>
 
