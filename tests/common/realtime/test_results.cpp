@@ -22,9 +22,11 @@
 
 #include "common/core/exit_codes.hpp"
 #include "common/records/results.hpp"
+#include "experiment.pb.h"
 #include "node_numerical/engine/experiment.hpp"
 #include "node_physical/drivers/udp_bridge.hpp"
 #include "results.pb.h"
+#include "support/contract_support.hpp"
 #include "support/process.hpp"
 #include "support/results_json.hpp"
 #include "support/test_support.hpp"
@@ -109,25 +111,18 @@ TEST_F(ResultsSchema, EveryFileOfRealRunsIsExactlyTheSchema) {
   ASSERT_EQ(run("servo", test::example("actuator/spring_servo_hydraulic.textproto"), {"duration_s=1"}), kExitCompleted);
   std::ofstream(dir_ / "diverging.textproto") << kDiverging;
   ASSERT_EQ(run("diverging", dir_ / "diverging.textproto", {}), kExitNonFinite);
-  // The maRTHS site: its actuator plant, and each seed 003 estimator and the LQG as its actuator
-  // controller.
-  ASSERT_EQ(run("marths", test::example("marths/elcentro_rls.textproto"),
-                {"duration_s=6", "site[iisl].actuator_controller={ ukf { } }"}),
-            kExitCompleted);
-  ASSERT_EQ(run("marths_ekf", test::example("marths/elcentro_rls.textproto"),
-                {"duration_s=6", "site[iisl].actuator_controller={ ekf { } }"}),
-            kExitCompleted);
-  ASSERT_EQ(run("marths_lqg", test::example("marths/elcentro_rls.textproto"),
-                {"duration_s=6", "site[iisl].actuator_controller={ lqg { } }"}),
-            kExitCompleted);
-  ASSERT_EQ(run("marths_ekf_tf", test::example("marths/elcentro_rls.textproto"),
-                {"duration_s=6", "site[iisl].actuator_controller={ ekf_tf { } }"}),
-            kExitCompleted);
-  ASSERT_EQ(run("marths_ukf_tf", test::example("marths/elcentro_rls.textproto"),
-                {"duration_s=6", "site[iisl].actuator_controller={ ukf_tf { } }"}),
-            kExitCompleted);
-  for (const char* name : {"case3", "rls", "feedforward", "servo", "diverging", "marths", "marths_ekf", "marths_lqg",
-                           "marths_ekf_tf", "marths_ukf_tf"}) {
+  // The maRTHS site: its actuator plant, and every site controller but the example's own decentralised
+  // RLS (each report kind) as its actuator controller.
+  std::vector<std::string> names{"case3", "rls", "feedforward", "servo", "diverging"};
+  for (const std::string& controller : test::oneof_members(*config::SiteController::descriptor())) {
+    if (controller == "decentralised") continue;
+    names.push_back("marths_" + controller);
+    ASSERT_EQ(run(names.back(), test::example("marths/elcentro_rls.textproto"),
+                  {"duration_s=6", "site[iisl].actuator_controller={ " + controller + " { } }"}),
+              kExitCompleted)
+        << controller;
+  }
+  for (const std::string& name : names) {
     const auto summary = expect_exactly_the_schema<results::RunSummary>(dir_ / name / "summary.json");
     EXPECT_EQ(summary.mode(), results::virtual_time) << name;
     for (const auto& [site, s] : summary.sites()) {
