@@ -6,8 +6,10 @@
 #          and regression inputs. With clang the build also holds the libFuzzer targets
 #          (RTHS_FUZZ), for deploy/fuzz.sh --build build-asan.
 #   tsan   ThreadSanitizer (build-tsan): the tests of threaded code (TSAN_TESTS below).
-# Usage: deploy/check-sanitizers.sh [asan|tsan]... [--jobs N] [--compiler CXX]
+# Usage: deploy/check-sanitizers.sh [asan|tsan]... [--jobs N] [--compiler CXX] [--build-only|--test-only]
 #   (no stage named: both)   --jobs N  build and test jobs (default: nproc)
+#   --build-only, --test-only  only build, or only test what an earlier --build-only built (.ci/run
+#                   builds one sanitizer's suite while another's tests run)
 #   --compiler CXX  the C++ compiler of both stages. Default: clang++-14 for asan (installed with its
 #                   sanitizer runtimes when missing; it builds the instrumented suite in about 60 % of
 #                   g++'s time), g++ for tsan (clang's TSan runtime defines operator new itself, which
@@ -39,12 +41,15 @@ readonly ASAN_TIERS=(unit realtime)
 stages=()
 jobs=$(nproc)
 compiler=""
+steps="both"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     asan | tsan) stages+=("$1"); shift ;;
     --jobs) need_value "$@"; jobs=$2; shift 2 ;;
     --compiler) need_value "$@"; compiler=$2; shift 2 ;;
-    -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --build-only) steps="build"; shift ;;
+    --test-only) steps="test"; shift ;;
+    -h | --help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) bad_usage "unknown argument $1" ;;
   esac
 done
@@ -75,6 +80,13 @@ configure_and_build() {
     -DCMAKE_CXX_COMPILER="$cxx" -DRTHS_WERROR=ON -DRTHS_SANITIZE="$sanitizers" -DRTHS_FUZZ="$fuzz"
 }
 
+# built DIR: true when DIR holds a configured build; otherwise says what to run first.
+built() {
+  [[ -f $1/CTestTestfile.cmake ]] && return 0
+  echo "$SELF: $1 holds no build: run this stage with --build-only (or without --test-only) first" >&2
+  return 1
+}
+
 asan() {
   # rths_tests_<tier> builds the test programs of a tier and the executables they start; the unit
   # tier's brings the fuzz replays. With clang the libFuzzer targets come along (their coverage
@@ -86,7 +98,11 @@ asan() {
     fuzz=ON
     targets+=(rths_fuzz)
   fi
-  stage "asan: build" configure_and_build build-asan address,undefined "$cxx" "$fuzz" "${targets[@]}" || return 1
+  if [[ $steps != test ]]; then
+    stage "asan: build" configure_and_build build-asan address,undefined "$cxx" "$fuzz" "${targets[@]}" || return 1
+  fi
+  [[ $steps != build ]] || return 0
+  built build-asan || return 1
   # By label, not by excluding the others: the programs of the tiers not built are registered as
   # NAME_NOT_BUILT, with no label.
   local labels
@@ -95,7 +111,11 @@ asan() {
 }
 
 tsan() {
-  stage "tsan: build" configure_and_build build-tsan thread "${compiler:-g++}" OFF rths_thread_tests || return 1
+  if [[ $steps != test ]]; then
+    stage "tsan: build" configure_and_build build-tsan thread "${compiler:-g++}" OFF rths_thread_tests || return 1
+  fi
+  [[ $steps != build ]] || return 0
+  built build-tsan || return 1
   stage "tsan: test" ctest --test-dir build-tsan --output-on-failure -j "$jobs" -R "$TSAN_TESTS"
 }
 

@@ -12,6 +12,16 @@ readonly SELF=${0##*/}
 # shellcheck source=deploy/lib/packages.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib/packages.sh"
 
+# console/web's npm packages when missing or older than its lock file (held under the package lock:
+# two setups at once would write node_modules together).
+console_packages() {
+  if [[ ! -f console/web/node_modules/.package-lock.json ||
+    console/web/package-lock.json -nt console/web/node_modules/.package-lock.json ]]; then
+    (cd console/web && npm ci --no-audit --no-fund) ||
+      echo "$SELF: npm ci in console/web failed: rths-console will say uPlot is missing" >&2
+  fi
+}
+
 targets=()
 build_dir=""
 cmake_options=()
@@ -48,11 +58,7 @@ else
   # the machine has them already (a NodeSource Node.js brings its own npm). npm's warnings are
   # printed, not hidden.
   command -v npm >/dev/null || install_missing --no-install-recommends npm
-  if [[ ! -f console/web/node_modules/.package-lock.json ||
-    console/web/package-lock.json -nt console/web/node_modules/.package-lock.json ]]; then
-    (cd console/web && npm ci --no-audit --no-fund) ||
-      echo "$SELF: npm ci in console/web failed: rths-console will say uPlot is missing" >&2
-  fi
+  with_package_lock console_packages
 fi
 
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "${cmake_options[@]+"${cmake_options[@]}"}" >/dev/null

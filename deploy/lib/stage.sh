@@ -63,3 +63,20 @@ stage_summary() {
   [[ ${#STAGE_FAILURES[@]} -eq 0 ]] || printf '%s\n' "${STAGE_FAILURES[@]}"
   printf '%s\n' "${STAGE_SUMMARY[@]}"
 }
+
+# stage_save FILE: writes the stages run so far in this shell (a subshell's, whose arrays its parent
+# never sees) to FILE; stage_load FILE appends them to this shell's.
+stage_save() {
+  {
+    printf '%s\0' "${#STAGE_SUMMARY[@]}" "${STAGE_SUMMARY[@]}"
+    printf '%s\0' "${#STAGE_FAILURES[@]}" "${STAGE_FAILURES[@]}"
+  } >"$1"
+}
+
+stage_load() {
+  local fields n
+  mapfile -d '' -t fields <"$1"
+  n=${fields[0]}
+  STAGE_SUMMARY+=("${fields[@]:1:n}")
+  STAGE_FAILURES+=("${fields[@]:n+2}")
+}
