@@ -227,12 +227,6 @@ BridgeLayout::BridgeLayout(const google::protobuf::RepeatedPtrField<config::Brid
       throw std::invalid_argument(fmt::format("bridge field {} of channel {}: the site has {} channel(s)",
                                               quantity_name(f.quantity), f.channel, channels));
     }
-    if (f.scale == 0.0 || !std::isfinite(f.scale) || !std::isfinite(f.offset)) {
-      throw std::invalid_argument(
-          fmt::format("bridge field {}: scale {} and offset {}: expected a finite, "
-                      "non-zero scale and a finite offset",
-                      quantity_name(f.quantity), f.scale, f.offset));
-    }
     bytes_ += f.bytes;
     fields_.push_back(f);
   }

@@ -3,6 +3,7 @@
 // integer types, refusal of a datagram of the wrong size, and the table a lab engineer copies.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cfloat>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "common/core/problems.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 
 namespace rths {
@@ -220,11 +222,27 @@ TEST(BridgeLayout, DatagramOfTheWrongSizeIsRefusedWithBothSizes) {
   EXPECT_EQ(layout.size_mismatch(20), "a 20-byte datagram, expected 24 bytes");
 }
 
-TEST(BridgeLayout, AFieldOfAChannelTheSiteDoesNotHaveIsRefused) {
-  EXPECT_THROW(BridgeLayout(fields({field(BridgeField::COMMAND, BridgeField::DOUBLE, BridgeField::LITTLE, 2)}), 2),
-               std::invalid_argument);
-  EXPECT_THROW(BridgeLayout(fields({field(BridgeField::COMMAND, BridgeField::DOUBLE, BridgeField::LITTLE, 0, 0.0)}), 1),
-               std::invalid_argument);
+// The layout's one guard (a field of a channel the site does not have would index past its
+// channels) agrees with the bridge's rules on its boundary: the last channel is accepted by both,
+// the next refused by both. Scale and offset are the rules' alone.
+TEST(BridgeLayout, TheChannelGuardAgreesWithTheRulesOnItsBoundary) {
+  constexpr int kChannels = 2;
+  for (const std::uint32_t channel : {0U, 1U, 2U, 3U}) {
+    const Fields command = fields({field(BridgeField::COUNTER, BridgeField::UINT32, BridgeField::LITTLE),
+                                   field(BridgeField::COMMAND, BridgeField::DOUBLE, BridgeField::LITTLE, channel)});
+    Problems problems;
+    const Checker check(problems);
+    check.section([&] { check_bridge_fields(command, true, kChannels, "channel", false, check); });
+    const bool refused = std::any_of(problems.lines().begin(), problems.lines().end(), [](const std::string& line) {
+      return line.find("channel: is ") != std::string::npos;
+    });
+    EXPECT_EQ(refused, channel >= kChannels) << channel << ": " << ::testing::PrintToString(problems.lines());
+    if (refused) {
+      EXPECT_THROW(BridgeLayout(command, kChannels), std::invalid_argument) << channel;
+    } else {
+      EXPECT_NO_THROW(BridgeLayout(command, kChannels)) << channel;
+    }
+  }
 }
 
 // The table names each field's offset, size, type, order, quantity, channel, scale, offset and unit,
