@@ -3,8 +3,8 @@
 # clang-tidy on every project .cpp of the build's compile database. Any finding fails (exit 1).
 # Usage: deploy/lint.sh [--build DIR] [--jobs N] [--cache DIR] [--tidy-sources-only]
 #   --build DIR  build folder whose compile_commands.json clang-tidy reads (default build-lint;
-#                configured without precompiled headers, which clang cannot read from GCC, and its
-#                generated protobuf headers built when missing)
+#                configured without precompiled headers, which clang cannot read from GCC, and
+#                without unity batches, and its generated protobuf headers built when missing)
 #   --jobs N     clang-tidy processes at once (default: nproc)
 #   --cache DIR  remember the files clang-tidy passed, by a hash of everything its verdict depends on,
 #                and pass them again without a run (default .cache/clang-tidy; "none": no cache)
@@ -60,17 +60,20 @@ else
 fi
 
 # ---- clang-tidy -----------------------------------------------------------------------------------
-if [[ ! -f $build/compile_commands.json ]]; then
-  note "no $build/compile_commands.json: configuring $build"
-  deploy/setup.sh --target rths_proto "$build" -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON >/dev/null
+# Configured (again: seconds when nothing changed) without GCC's precompiled headers, which clang
+# cannot read, and without the unity build's batches, so that the database names each file; and the
+# generated protobuf headers, which clang-tidy reads where the project includes them.
+# A folder given with --build is configured only when it has no database.
+if [[ $build == build-lint || ! -f $build/compile_commands.json ]]; then
+  [[ -f $build/compile_commands.json ]] || note "no $build/compile_commands.json: configuring $build"
+  deploy/setup.sh --target rths_proto "$build" -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON -DRTHS_UNITY_BUILD=OFF >/dev/null
+else
+  cmake --build "$build" --target rths_proto >/dev/null
 fi
-# GCC's precompiled headers (the default build's) are no headers clang can read.
-if grep -q 'cmake_pch' "$build/compile_commands.json"; then
-  die "$build is configured with precompiled headers, which clang-tidy cannot read: leave --build out (lint" \
-    "configures build-lint), or configure $build with -DCMAKE_DISABLE_PRECOMPILE_HEADERS=ON"
+if grep -q 'cmake_pch\|/Unity/unity_' "$build/compile_commands.json"; then
+  die "$build compiles through precompiled headers or unity batches, which clang-tidy cannot check file by" \
+    "file: leave --build out (lint configures build-lint)"
 fi
-# clang-tidy reads the generated protobuf headers the project includes.
-cmake --build "$build" --target rths_proto >/dev/null
 repo=$(pwd)
 build_abs=$(cd "$build" && pwd)
 # The project's own .cpp files in the database, not protoc's output: one line per file, "FILE<tab>

@@ -2,6 +2,8 @@
 // sizes, finite entries, a symmetric stiffness and a condensed block that can be inverted.
 #include "common/config/frame_force_checks.hpp"
 
+#include "common/config/matrix_checks.hpp"
+
 #include <Eigen/Core>
 #include <Eigen/SVD>
 
@@ -13,9 +15,6 @@
 
 namespace rths {
 namespace {
-
-// The stiffness is symmetric to this fraction of its largest entry.
-constexpr double kSymmetryTolerance = 1e-9;
 
 std::optional<SetupProblem> matrix_problem(const char* field, std::span<const double> values, std::size_t dofs) {
   if (values.size() != dofs * dofs) {

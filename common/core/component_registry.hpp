@@ -209,7 +209,9 @@ struct ConfigSketch {
 };
 
 // Registers a component's answer to `Fact`, beside its register_component line:
-//   register_fact<SetupActuators>(actuators)   with   std::size_t actuators(const config::SetupMatrix&);
+//   register_fact<SetupActuators, config::SetupMatrix>(actuators)
+//   with   std::size_t actuators(const config::SetupMatrix&);
+// (Config named, not deduced: a unity build's file holds several components' functions of one name.)
 template <class Fact, class Config>
 bool register_fact(typename Fact::Value (*answer)(const Config&)) noexcept {
   ComponentFacts<Fact>::add(&Config::descriptor, [answer](const google::protobuf::Message& m) {
@@ -230,7 +232,9 @@ bool register_rules(void (*validate)(const Config&, const ComponentContext&, con
 }
 
 // Registers a component: one statement in its source file,
-//   const bool kRegistered = register_component<config::RlsCompensator, ActuatorController>(validate, make);
+//   const bool kRlsCompensatorRegistered =
+//       register_component<config::RlsCompensator, ActuatorController>(validate, make);
+// (the constant named after its file: a unity build compiles a library's files in one unit)
 // `validate` states every rule of the config (expect() for each that stands alone, so that all
 // problems are reported); `make` builds the component from a config that passed them. noexcept: it
 // runs before main, where only running out of memory could stop it, and that ends the program.
@@ -248,7 +252,7 @@ bool register_component(void (*validate)(const Config&, const ComponentContext&,
 // Registers a component that a oneof names by a number rather than a message (Loss's probability:
 // the independent loss model), keyed by its field: its rules and factory take the message that holds
 // it, and its rules' checker stands at the field.
-//   const bool kRegistered =
+//   const bool kLossProbabilityRegistered =
 //       register_scalar_component<config::Loss, config::Loss::kProbabilityFieldNumber, LossModel>(validate, make);
 template <class Holder, int kField, class Product>
 bool register_scalar_component(void (*validate)(const Holder&, const ComponentContext&, const Checker&),

@@ -47,7 +47,8 @@ std::unique_ptr<StructuralDamping> make(const config::Matrix& matrix, const Comp
   return std::make_unique<DampingMatrix>(matrix);
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::Matrix, StructuralDamping>(validate, make);
+[[maybe_unused]] const bool kDampingMatrixRegistered =
+    register_component<config::Matrix, StructuralDamping>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -131,7 +131,7 @@ std::unique_ptr<StructuralDamping> make(const config::RayleighDamping& rayleigh,
   return std::make_unique<Rayleigh>(rayleigh);
 }
 
-[[maybe_unused]] const bool kRegistered =
+[[maybe_unused]] const bool kRayleighDampingRegistered =
     register_component<config::RayleighDamping, StructuralDamping>(validate, make);
 
 }  // namespace

@@ -32,7 +32,8 @@ std::unique_ptr<GroundMotion> make(const config::RecordFile& record, const Compo
   return std::make_unique<GroundMotion>(load_two_column(path, unit_scale, scale));
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::RecordFile, GroundMotion>(validate, make);
+[[maybe_unused]] const bool kRecordFileRegistered =
+    register_component<config::RecordFile, GroundMotion>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -93,7 +93,8 @@ std::unique_ptr<GroundMotion> make(const config::SyntheticMotion& synthetic, con
   return std::make_unique<GroundMotion>(std::move(samples), unscaled.dt_s(), unscaled.source(), unscaled.start_s());
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::SyntheticMotion, GroundMotion>(validate, make);
+[[maybe_unused]] const bool kSyntheticMotionRegistered =
+    register_component<config::SyntheticMotion, GroundMotion>(validate, make);
 
 }  // namespace
 

@@ -134,7 +134,8 @@ std::unique_ptr<JitterModel> make(const config::EmpiricalDelay& empirical, const
       empirical.order() == config::EmpiricalDelay::REPLAY);
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::EmpiricalDelay, JitterModel>(validate, make);
+[[maybe_unused]] const bool kEmpiricalDelayRegistered =
+    register_component<config::EmpiricalDelay, JitterModel>(validate, make);
 
 }  // namespace
 }  // namespace rths

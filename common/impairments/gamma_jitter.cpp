@@ -43,7 +43,8 @@ std::unique_ptr<JitterModel> make(const config::GammaJitter& gamma, const Compon
   return std::make_unique<GammaJitter>(gamma.shape(), gamma.scale_s());
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::GammaJitter, JitterModel>(validate, make);
+[[maybe_unused]] const bool kGammaJitterRegistered =
+    register_component<config::GammaJitter, JitterModel>(validate, make);
 
 }  // namespace
 }  // namespace rths

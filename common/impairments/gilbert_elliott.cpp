@@ -63,7 +63,8 @@ std::unique_ptr<LossModel> make(const config::GilbertElliott& ge, const Componen
   return std::make_unique<GilbertElliottLoss>(ge);
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::GilbertElliott, LossModel>(validate, make);
+[[maybe_unused]] const bool kGilbertElliottRegistered =
+    register_component<config::GilbertElliott, LossModel>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -28,7 +28,7 @@ std::unique_ptr<LossModel> make(const config::Loss& loss, const ComponentContext
   return std::make_unique<IndependentLoss>(loss.probability());
 }
 
-[[maybe_unused]] const bool kRegistered =
+[[maybe_unused]] const bool kLossProbabilityRegistered =
     register_scalar_component<config::Loss, config::Loss::kProbabilityFieldNumber, LossModel>(validate, make);
 
 }  // namespace

@@ -33,7 +33,8 @@ std::unique_ptr<JitterModel> make(const config::NormalJitter& normal, const Comp
   return std::make_unique<NormalJitter>(normal.sd_s());
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::NormalJitter, JitterModel>(validate, make);
+[[maybe_unused]] const bool kNormalJitterRegistered =
+    register_component<config::NormalJitter, JitterModel>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -36,7 +36,8 @@ std::unique_ptr<JitterModel> make(const config::ParetoJitter& pareto, const Comp
   return std::make_unique<ParetoJitter>(pareto.scale_s(), pareto.shape());
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::ParetoJitter, JitterModel>(validate, make);
+[[maybe_unused]] const bool kParetoJitterRegistered =
+    register_component<config::ParetoJitter, JitterModel>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -235,8 +235,9 @@ std::string sketch(const config::LinearActuator& /*linear*/) {
   return "numerator: [...] denominator: [...]";
 }
 
-[[maybe_unused]] const bool kRegistered =
-    register_component<config::LinearActuator, ActuatorDynamics>(validate, make) && register_fact<ConfigSketch>(sketch);
+[[maybe_unused]] const bool kLinearActuatorRegistered =
+    register_component<config::LinearActuator, ActuatorDynamics>(validate, make) &&
+    register_fact<ConfigSketch, config::LinearActuator>(sketch);
 
 }  // namespace
 }  // namespace rths

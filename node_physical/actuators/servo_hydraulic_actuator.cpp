@@ -121,7 +121,7 @@ std::unique_ptr<ActuatorDynamics> make(const config::ServoHydraulicActuator& ser
   return std::make_unique<ServoHydraulicActuator>(servo, force_limit_n);
 }
 
-[[maybe_unused]] const bool kRegistered =
+[[maybe_unused]] const bool kServoHydraulicActuatorRegistered =
     register_component<config::ServoHydraulicActuator, ActuatorDynamics>(validate, make);
 
 }  // namespace

@@ -54,7 +54,8 @@ std::unique_ptr<SiteController> make(const config::EkfInverseDynamics& ekf, cons
   return std::make_unique<EkfInverseDynamicsController>(ekf, initial_model_of(ekf, context), context.rate_hz);
 }
 
-[[maybe_unused]] const bool kRegistered = register_site_controller<config::EkfInverseDynamics>(validate, make);
+[[maybe_unused]] const bool kEkfControllerRegistered =
+    register_site_controller<config::EkfInverseDynamics>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -27,7 +27,8 @@ std::unique_ptr<SiteController> make(const config::EkfTfInverseDynamics& ekf, co
   return std::make_unique<EkfTfInverseDynamicsController>(ekf, initial_model_of(ekf, context), context.rate_hz);
 }
 
-[[maybe_unused]] const bool kRegistered = register_site_controller<config::EkfTfInverseDynamics>(validate, make);
+[[maybe_unused]] const bool kEkfTfControllerRegistered =
+    register_site_controller<config::EkfTfInverseDynamics>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -82,7 +82,8 @@ void validate_as_plant(const config::TwoActuatorFramePlant& plant, const Compone
 
 // The plant's rules, registered here with the model they are about; the plant itself is built by
 // the site's actuator_plant factory.
-[[maybe_unused]] const bool kRegistered = register_rules<config::TwoActuatorFramePlant>(validate_as_plant);
+[[maybe_unused]] const bool kFramePlantModelRegistered =
+    register_rules<config::TwoActuatorFramePlant>(validate_as_plant);
 
 }  // namespace
 void validate_model_source(const config::TwoActuatorFramePlant* model, const char* field, const char* what,

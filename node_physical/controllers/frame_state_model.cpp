@@ -15,13 +15,13 @@ using StepJacobian = FrameStateModel::StepJacobian;
 constexpr int kStates = FrameStateModel::kStates;
 
 // The model's quantities the derivative and the output need, computed once per evaluation.
-struct Coefficients {
+struct StateCoefficients {
   double a_sum, a_product, b_sum, b_product, c1, wf, wf2, d_sum, d_product;
   double g11, g21;  // column 1's static gains H11(0), H21(0)
   double h12, h22;  // k12 / (d1 d2 wf2), k22 / (d1 d2 wf2): column 2's output weights
   double p1, p2;
 
-  Coefficients(const Theta& t, const FrameStateModel::Gains& k)
+  StateCoefficients(const Theta& t, const FrameStateModel::Gains& k)
       : a_sum(t[Root::kA1] + t[Root::kA2]),
         a_product(t[Root::kA1] * t[Root::kA2]),
         b_sum(t[Root::kB1] + t[Root::kB2]),
@@ -40,12 +40,12 @@ struct Coefficients {
 };
 
 // m = (s + b1)(s + b2) / (b1 b2) x_a from x_a's state and input, expanded for its derivatives.
-double stage_m(const State& z, const Coefficients& c, const Input& u) {
+double stage_m(const State& z, const StateCoefficients& c, const Input& u) {
   return c.a_product / c.b_product * (u[0] - z[0]) + z[0] + c.a_sum * (c.b_sum - c.a_sum) / c.b_product * z[1];
 }
 
 // dz/dt of the two cascades (written as it was first realised: the UKF's numbers stay bit for bit).
-State derivative(const State& z, const Coefficients& c, const Input& u) {
+State derivative(const State& z, const StateCoefficients& c, const Input& u) {
   State dz;
   const double xa_rate = c.a_sum * z[1];
   const double xa_accel = c.a_product * (u[0] - z[0]) - c.a_sum * xa_rate;
@@ -69,7 +69,7 @@ State derivative(const State& z, const Coefficients& c, const Input& u) {
 enum Q : std::uint8_t { kASum, kAProduct, kBSum, kBProduct, kC1, kWf, kDSum, kDProduct, kQ };
 
 // d(dz/dt) / d[z, theta] = [A(theta) | d(dz/dt)/dq dq/dtheta].
-StepJacobian derivative_jacobian(const State& z, const Theta& t, const Coefficients& c, const Input& u) {
+StepJacobian derivative_jacobian(const State& z, const Theta& t, const StateCoefficients& c, const Input& u) {
   StepJacobian j = StepJacobian::Zero();
   // d/dz: the cascades' matrix A(theta).
   j(0, 1) = c.a_sum;
@@ -138,7 +138,7 @@ State FrameStateModel::equilibrium(const Input& u) {
 
 State FrameStateModel::step(const State& z, const Theta& theta, const Gains& gain, const Input& u, double dt_s,
                             FrameDiscretisation scheme) {
-  const Coefficients c(theta, gain);
+  const StateCoefficients c(theta, gain);
   if (scheme == FrameDiscretisation::kForwardEuler) return z + dt_s * derivative(z, c, u);
   const State k1 = derivative(z, c, u);
   const State k2 = derivative(z + (dt_s / 2.0) * k1, c, u);
@@ -148,7 +148,7 @@ State FrameStateModel::step(const State& z, const Theta& theta, const Gains& gai
 }
 
 Input FrameStateModel::output(const State& z, const Theta& theta, const Gains& gain) {
-  const Coefficients c(theta, gain);
+  const StateCoefficients c(theta, gain);
   const double g_rate = c.wf * z[7];
   return {c.g11 * z[2] + c.h12 * (g_rate + c.p1 * z[6]), c.g21 * z[2] + c.h22 * (g_rate + c.p2 * z[6])};
 }
@@ -160,7 +160,7 @@ Input FrameStateModel::output(const State& z, const Theta& theta, const Gains& g
 // Jacobian is E + dt/6 (K1 + 2 K2 + 2 K3 + K4). Forward Euler: E + dt J(x).
 StepJacobian FrameStateModel::step_jacobian(const State& z, const Theta& theta, const Gains& gain, const Input& u,
                                             double dt_s, FrameDiscretisation scheme, State* stepped) {
-  const Coefficients c(theta, gain);
+  const StateCoefficients c(theta, gain);
   StepJacobian identity = StepJacobian::Zero();
   identity.leftCols<kStates>().setIdentity();
   if (scheme == FrameDiscretisation::kForwardEuler) {
@@ -190,7 +190,7 @@ StepJacobian FrameStateModel::step_jacobian(const State& z, const Theta& theta, 
 // b2; -1 for a1, a2), d g11 / d ci = -2 ci g11 / wf^2, alike for g21, h12, h22.
 FrameStateModel::OutputJacobian FrameStateModel::output_jacobian(const State& z, const Theta& theta,
                                                                  const Gains& gain) {
-  const Coefficients c(theta, gain);
+  const StateCoefficients c(theta, gain);
   const double wf2 = c.wf2;
   OutputJacobian j = OutputJacobian::Zero();
   const std::array<double, 2> g{c.g11, c.g21};
@@ -229,7 +229,7 @@ Eigen::Matrix2d static_gain_matrix(const FramePlantModel& model) {
 }
 
 FrameStateModel::Linear FrameStateModel::linear(const Theta& theta, const Gains& gain) {
-  const Coefficients c(theta, gain);
+  const StateCoefficients c(theta, gain);
   const State zero = State::Zero();
   Linear out;
   out.a = derivative_jacobian(zero, theta, c, Input::Zero()).leftCols<kStates>();

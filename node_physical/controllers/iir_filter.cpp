@@ -21,13 +21,13 @@ void expand_roots(std::span<const std::complex<double>> roots, std::array<std::c
   }
 }
 
+}  // namespace
+
 double binomial(int n, int k) {
   double c = 1.0;
   for (int j = 1; j <= k; ++j) c = c * (n - k + j) / j;
   return c;
 }
-
-}  // namespace
 
 IirFilter::IirFilter(std::span<const double> b, std::span<const double> a) {
   const std::size_t size = std::max(b.size(), a.size());

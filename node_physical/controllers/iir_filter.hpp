@@ -5,6 +5,9 @@
 
 namespace rths {
 
+// The binomial coefficient n over k, as a double (the filters' and the feedforward's differences).
+double binomial(int n, int k);
+
 // Direct-form II transposed IIR filter of fixed maximum order; no allocation.
 class IirFilter {
  public:

@@ -98,7 +98,7 @@ std::unique_ptr<SiteController> make(const config::LqgBenchmark& lqg, const Comp
                                          context.rate_hz);
 }
 
-[[maybe_unused]] const bool kRegistered = register_site_controller<config::LqgBenchmark>(validate, make);
+[[maybe_unused]] const bool kLqgControllerRegistered = register_site_controller<config::LqgBenchmark>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -6,17 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "node_physical/controllers/iir_filter.hpp"
+
 namespace rths {
-namespace {
-
-double binomial(int n, int k) {
-  double c = 1.0;
-  for (int j = 1; j <= k; ++j) c = c * (n - k + j) / j;
-  return c;
-}
-
-}  // namespace
-
 // Inverse of G(s) = a0 / (a_n s^n + ... + a0): x_cmd = sum_i a_i D^i x_t / a0. With D^i the i-th
 // backward difference over dt^i this is an FIR filter of the last n + 1 targets, so the realisation
 // is stable whatever the model's zeros and poles (an exact inverse of a strictly proper G would be
@@ -80,7 +72,7 @@ std::unique_ptr<ActuatorController> make(const config::ModelFeedforward& config,
       std::span<const double>(denominator.data(), static_cast<std::size_t>(denominator.size())), 1.0 / context.rate_hz);
 }
 
-[[maybe_unused]] const bool kRegistered = register_controller<config::ModelFeedforward>(validate, make);
+[[maybe_unused]] const bool kModelFeedforwardRegistered = register_controller<config::ModelFeedforward>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -10,7 +10,7 @@ std::unique_ptr<ActuatorController> make(const config::PassThrough& /*config*/, 
   return std::make_unique<PassThroughController>();
 }
 
-[[maybe_unused]] const bool kRegistered = register_controller<config::PassThrough>(validate, make);
+[[maybe_unused]] const bool kPassThroughRegistered = register_controller<config::PassThrough>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -91,7 +91,8 @@ std::unique_ptr<ActuatorController> make(const config::PolynomialExtrapolation& 
                                                              1.0 / context.rate_hz);
 }
 
-[[maybe_unused]] const bool kRegistered = register_controller<config::PolynomialExtrapolation>(validate, make);
+[[maybe_unused]] const bool kPolynomialExtrapolationRegistered =
+    register_controller<config::PolynomialExtrapolation>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -316,7 +316,7 @@ std::unique_ptr<ActuatorController> make(const config::RlsCompensator& rls, cons
   return std::make_unique<RlsCompensator>(rls, 1.0 / context.rate_hz);
 }
 
-[[maybe_unused]] const bool kRegistered = register_controller<config::RlsCompensator>(validate, make);
+[[maybe_unused]] const bool kRlsCompensatorRegistered = register_controller<config::RlsCompensator>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -65,7 +65,8 @@ std::unique_ptr<SiteController> make(const config::DecentralisedControllers& dec
   return std::make_unique<DecentralisedController>(std::move(each));
 }
 
-[[maybe_unused]] const bool kRegistered = register_site_controller<config::DecentralisedControllers>(validate, make);
+[[maybe_unused]] const bool kSiteControllerRegistered =
+    register_site_controller<config::DecentralisedControllers>(validate, make);
 
 }  // namespace
 

@@ -62,7 +62,8 @@ std::unique_ptr<SiteController> make(const config::UkfInverseDynamics& ukf, cons
   return make_ukf_controller(ukf, initial_model_of(ukf, context), context.rate_hz);
 }
 
-[[maybe_unused]] const bool kRegistered = register_site_controller<config::UkfInverseDynamics>(validate, make);
+[[maybe_unused]] const bool kUkfControllerRegistered =
+    register_site_controller<config::UkfInverseDynamics>(validate, make);
 
 }  // namespace
 }  // namespace rths

@@ -33,7 +33,8 @@ std::unique_ptr<SiteController> make(const config::UkfTfInverseDynamics& ukf, co
   return std::make_unique<UkfTfInverseDynamicsController>(ukf, initial_model_of(ukf, context), context.rate_hz);
 }
 
-[[maybe_unused]] const bool kRegistered = register_site_controller<config::UkfTfInverseDynamics>(validate, make);
+[[maybe_unused]] const bool kUkfTfControllerRegistered =
+    register_site_controller<config::UkfTfInverseDynamics>(validate, make);
 
 }  // namespace
 }  // namespace rths

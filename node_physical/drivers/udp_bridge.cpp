@@ -489,7 +489,7 @@ std::unique_ptr<PlantDriver> make(const config::UdpBridge& bridge, const Compone
   return make_udp_bridge(bridge, *context.site, context.rate_hz);
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::UdpBridge, PlantDriver>(validate, make);
+[[maybe_unused]] const bool kUdpBridgeRegistered = register_component<config::UdpBridge, PlantDriver>(validate, make);
 
 }  // namespace
 

@@ -153,9 +153,10 @@ std::string sketch(const config::InclinedActuator& /*actuator*/) {
   return "length_m: ... angle_deg: ...";
 }
 
-[[maybe_unused]] const bool kRegistered =
+[[maybe_unused]] const bool kInclinedActuatorSetupRegistered =
     register_component<config::InclinedActuator, SetupTransform>(validate, make) &&
-    register_fact<SetupActuators>(actuators) && register_fact<ConfigSketch>(sketch);
+    register_fact<SetupActuators, config::InclinedActuator>(actuators) &&
+    register_fact<ConfigSketch, config::InclinedActuator>(sketch);
 
 }  // namespace
 }  // namespace rths

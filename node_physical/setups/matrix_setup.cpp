@@ -153,9 +153,10 @@ std::string sketch(const config::SetupMatrix& /*matrix*/) {
   return "actuators: ... value: [...]";
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::SetupMatrix, SetupTransform>(validate, make) &&
-                                          register_fact<SetupActuators>(actuators) &&
-                                          register_fact<ConfigSketch>(sketch);
+[[maybe_unused]] const bool kMatrixSetupRegistered =
+    register_component<config::SetupMatrix, SetupTransform>(validate, make) &&
+    register_fact<SetupActuators, config::SetupMatrix>(actuators) &&
+    register_fact<ConfigSketch, config::SetupMatrix>(sketch);
 
 }  // namespace
 }  // namespace rths

@@ -168,9 +168,10 @@ std::string sketch(const config::RigidCoupler& /*coupler*/) {
   return "arm_m: ... angle_deg: ...";
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::RigidCoupler, SetupTransform>(validate, make) &&
-                                          register_fact<SetupActuators>(actuators) &&
-                                          register_fact<ConfigSketch>(sketch);
+[[maybe_unused]] const bool kRigidCouplerSetupRegistered =
+    register_component<config::RigidCoupler, SetupTransform>(validate, make) &&
+    register_fact<SetupActuators, config::RigidCoupler>(actuators) &&
+    register_fact<ConfigSketch, config::RigidCoupler>(sketch);
 
 }  // namespace
 }  // namespace rths

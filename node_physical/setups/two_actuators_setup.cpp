@@ -187,9 +187,10 @@ std::string sketch(const config::TwoActuatorsPlanar& /*pair*/) {
   return "actuator { ... } actuator { ... }";
 }
 
-[[maybe_unused]] const bool kRegistered =
+[[maybe_unused]] const bool kTwoActuatorsSetupRegistered =
     register_component<config::TwoActuatorsPlanar, SetupTransform>(validate, make) &&
-    register_fact<SetupActuators>(actuators) && register_fact<ConfigSketch>(sketch);
+    register_fact<SetupActuators, config::TwoActuatorsPlanar>(actuators) &&
+    register_fact<ConfigSketch, config::TwoActuatorsPlanar>(sketch);
 
 }  // namespace
 }  // namespace rths

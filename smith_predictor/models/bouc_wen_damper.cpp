@@ -232,7 +232,8 @@ std::unique_ptr<PredictionModel> make(const config::BoucWenDamper& c, const Comp
   return std::make_unique<BoucWenDamper>(p);
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::BoucWenDamper, PredictionModel>(validate, make);
+[[maybe_unused]] const bool kBoucWenDamperRegistered =
+    register_component<config::BoucWenDamper, PredictionModel>(validate, make);
 
 }  // namespace
 }  // namespace rths

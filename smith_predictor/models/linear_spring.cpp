@@ -35,7 +35,8 @@ std::unique_ptr<PredictionModel> make(const config::LinearSpring& spring, const 
   return std::make_unique<LinearSpring>(spring.stiffness_n_per_m());
 }
 
-[[maybe_unused]] const bool kRegistered = register_component<config::LinearSpring, PredictionModel>(validate, make);
+[[maybe_unused]] const bool kLinearSpringRegistered =
+    register_component<config::LinearSpring, PredictionModel>(validate, make);
 
 }  // namespace
 }  // namespace rths
