@@ -11,6 +11,10 @@
 
 namespace rths::csv {
 
+// Rows formatted per write(2), by both paths: bounds the text buffer (about 1-4 MB for a 32-site
+// record).
+constexpr std::size_t kRowsPerWrite = 4096;
+
 // `name_unit,...` and a newline.
 void append_header(fmt::memory_buffer& out, const std::vector<Column>& columns);
 

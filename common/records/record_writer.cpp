@@ -18,9 +18,6 @@ namespace rths {
 
 namespace {
 
-// Rows formatted per write(2): bounds the text buffer (about 1-4 MB for a 32-site record).
-constexpr std::size_t kRowsPerWrite = 4096;
-
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -127,7 +124,7 @@ bool RecordWriter::write_new_rows() {
   const auto start = std::chrono::steady_clock::now();
   const std::size_t published = recorder_.rows();  // acquire: rows below it are complete
   while (written_rows_ < published) {
-    const std::size_t last = std::min(published, written_rows_ + kRowsPerWrite);
+    const std::size_t last = std::min(published, written_rows_ + csv::kRowsPerWrite);
     text_.clear();
     csv::append_rows(text_, recorder_, written_rows_, last);
     if (!csv::write_all(fd_, text_.data(), text_.size())) {

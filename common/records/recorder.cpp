@@ -53,10 +53,9 @@ void Recorder::write_csv(const std::filesystem::path& path) const {
   fmt::memory_buffer buf;
   csv::append_header(buf, columns_);
   bool ok = true;
-  constexpr std::size_t kRowsPerWrite = 4096;
   const std::size_t n = rows();
-  for (std::size_t first = 0; ok && first < n; first += kRowsPerWrite) {
-    csv::append_rows(buf, *this, first, std::min(n, first + kRowsPerWrite));
+  for (std::size_t first = 0; ok && first < n; first += csv::kRowsPerWrite) {
+    csv::append_rows(buf, *this, first, std::min(n, first + csv::kRowsPerWrite));
     ok = csv::write_all(fd, buf.data(), buf.size());
     buf.clear();
   }
