@@ -70,9 +70,9 @@ class InverseDynamicsController : public SiteController {
   [[nodiscard]] std::string freeze_message() const;
 
  protected:
-  // name: the estimator as the log names it ("UKF", "EKF", "EKF-TF", "UKF-TF"). For a config that passed its rules
-  // (validate_inverse_dynamics); throws std::invalid_argument for a filter order beyond the filter's
-  // arrays or a model that cannot be inverted.
+  // name: the estimator as the log names it ("UKF", "EKF", "EKF-TF", "UKF-TF"). For a config that
+  // passed its rules (validate_inverse_dynamics); throws std::invalid_argument for a filter order
+  // beyond the filter's arrays or a model that cannot be inverted.
   InverseDynamicsController(const char* name, const FramePlantModel& initial, double rate_hz, double signal_scale,
                             std::uint32_t filter_order, double filter_cutoff_hz);
 
@@ -184,9 +184,10 @@ class InverseDynamicsController : public SiteController {
 };
 
 // The rules every seed 003 compensator's config shares (the messages UkfInverseDynamics,
-// EkfInverseDynamics, EkfTfInverseDynamics and UkfTfInverseDynamics have these fields alike): the model it starts from
-// (`initial_model`; absent: the site's actuator_plant { two_actuator_frame }), the signal scale, the low-pass and the
-// covariances P0, Q and R. Each estimator's validate() adds its own.
+// EkfInverseDynamics, EkfTfInverseDynamics and UkfTfInverseDynamics have these fields alike): the
+// model it starts from (`initial_model`; absent: the site's actuator_plant { two_actuator_frame }),
+// the signal scale, the low-pass and the covariances P0, Q and R. Each estimator's validate() adds
+// its own.
 void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_model, double signal_scale,
                                std::uint32_t filter_order, double filter_cutoff_hz,
                                const std::array<double, 3>& covariances, const ComponentContext& context,

@@ -17,9 +17,9 @@ bool UkfTfInverseDynamicsController::correct(const Input& reading, const Input& 
   const RootEstimate<kRoots>::Covariance prior = e.p_next;
   RootEstimate<kRoots>::Covariance root;
   if (!sigma_factor(prior, root)) return false;
-  sigma_points(Theta(e.x), root, weights_.spread, sigma_);
+  sigma_points(e.x, root, weights_.spread, sigma_);
   for (int i = 0; i < kSigmaPoints; ++i) outputs_.col(i) = tf_.model.predict(sigma_.col(i), reading, nullptr);
-  return ukf_update(e, weights_, Theta(e.x), prior, sigma_, outputs_, command, measurement_noise_);
+  return ukf_update(e, weights_, e.x, prior, sigma_, outputs_, command, measurement_noise_);
 }
 
 namespace {

@@ -526,7 +526,8 @@ TEST(MakeActuatorPlant, TheRulesRefuseMissingOrBadValuesNamingTheField) {
       {"site[iisl].actuator_plant.noise.force_sd_n=20", "actuator_plant.noise.force_sd_n: is given"},
   };
   for (const auto& [set, expected] : cases) {
-    const std::string& assignment = set;  // a lambda may not capture a structured binding before C++20 in clang 14
+    // Named for the lambda: clang 14 does not let a lambda capture a structured binding (C++20 does).
+    const std::string& assignment = set;
     const std::string error = test::error_of<ConfigError>(
         [&] { (void)test::load_example("marths/elcentro_rls.textproto", {assignment}); }, "no refusal of " + set);
     EXPECT_NE(error.find(expected), std::string::npos) << set << ": " << error;
