@@ -25,7 +25,7 @@
 #include "common/realtime/realtime_loop.hpp"
 #include "support/alloc_counter.hpp"
 
-namespace rths {
+namespace rths::test_realtime_loop {
 namespace {
 
 constexpr std::int64_t kLead = 2'000'000;  // start 2 ms ahead so that step 0 is not late by construction
@@ -245,4 +245,4 @@ TEST(RealtimeLoop, WallClockIsRealtime) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_realtime_loop

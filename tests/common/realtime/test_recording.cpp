@@ -27,7 +27,7 @@
 #include "support/recording.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_recording {
 namespace {
 
 using test::columns_named;
@@ -136,4 +136,4 @@ TEST_F(Recording, KilledSiteLeavesItsLogAndItsRecordUpToTheLastSecond) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_recording

@@ -15,7 +15,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_relay {
 namespace {
 
 using test::csv_column;
@@ -95,4 +95,4 @@ TEST_F(Relay, IndependentLossLeavesAnExactModelExactAndIsCounted) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_relay

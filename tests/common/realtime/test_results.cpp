@@ -31,7 +31,7 @@
 #include "support/results_json.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_results {
 namespace {
 
 using google::protobuf::Descriptor;
@@ -201,4 +201,4 @@ TEST_F(ResultsSchema, EveryFileOfRealRunsIsExactlyTheSchema) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_results

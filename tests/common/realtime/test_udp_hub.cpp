@@ -24,7 +24,7 @@
 #include "support/alloc_counter.hpp"
 #include "support/udp_text.hpp"
 
-namespace rths {
+namespace rths::test_udp_hub {
 namespace {
 
 using Buffer = test::Datagram;
@@ -301,4 +301,4 @@ TEST(UdpHub, AStepAllocatesNothing) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_udp_hub

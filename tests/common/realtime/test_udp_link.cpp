@@ -17,7 +17,7 @@
 #include "support/alloc_counter.hpp"
 #include "support/udp_text.hpp"
 
-namespace rths {
+namespace rths::test_udp_link {
 namespace {
 
 using asio::ip::udp;
@@ -275,4 +275,4 @@ TEST(UdpLink, SteadyStateSendAndReceiveDoNotAllocate) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_udp_link

@@ -15,7 +15,7 @@
 
 #include "common/metrics/metrics.hpp"
 
-namespace rths {
+namespace rths::test_benchmark_metrics {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
@@ -425,4 +425,4 @@ TEST(BenchmarkMetrics, MeanAndSdOverRunsAreEntryByEntryAndKeepANaN) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_benchmark_metrics

@@ -19,7 +19,7 @@
 #include "support/process.hpp"
 #include "support/scratch_folder.hpp"
 
-namespace rths {
+namespace rths::test_child_process {
 namespace {
 
 using test::slurp;
@@ -133,4 +133,4 @@ TEST(ChildProcess, FindProgramSearchesPathInOrder) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_child_process

@@ -11,7 +11,7 @@
 
 #include "common/core/command_line.hpp"
 
-namespace rths {
+namespace rths::test_command_line {
 namespace {
 
 // A program shaped like rths-numerical: commands with a CONFIG or a FILE, options of some commands
@@ -206,4 +206,4 @@ TEST(CommandLine, VersionLineIsTheProjectVersion) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_command_line

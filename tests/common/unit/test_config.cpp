@@ -17,7 +17,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_config {
 namespace {
 
 // Two storeys; an MR damper between the ground and floor 1 behind a link, and a spring between
@@ -625,4 +625,4 @@ TEST(Config, LocationsAreRecorded) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_config

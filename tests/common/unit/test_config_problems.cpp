@@ -13,7 +13,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths::test {
+namespace rths::test::test_config_problems {
 namespace {
 
 TEST(ConfigProblems, ExpectGoesOnRequireEndsItsSectionAndTheNextSectionRuns) {
@@ -81,4 +81,4 @@ TEST(ConfigProblems, TheProgramPrintsEachProblemOnItsOwnLine) {
 }
 
 }  // namespace
-}  // namespace rths::test
+}  // namespace rths::test::test_config_problems

@@ -25,7 +25,7 @@
 #include "support/contract_support.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_damping_contract {
 namespace {
 
 namespace pb = google::protobuf;
@@ -218,4 +218,4 @@ TEST(DampingContract, ADampingWithSeveralMistakesReportsThemAll) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_damping_contract

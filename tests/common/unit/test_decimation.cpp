@@ -9,7 +9,7 @@
 
 #include "common/records/decimation.hpp"
 
-namespace rths {
+namespace rths::test_decimation {
 namespace {
 
 std::vector<double> sine(std::size_t n) {
@@ -131,4 +131,4 @@ TEST(Decimation, ANoisyPathIsThinnedToItsBudgetKeepingItsSpike) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_decimation

@@ -22,7 +22,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_dof_kinds {
 namespace {
 
 namespace fs = std::filesystem;
@@ -230,4 +230,4 @@ TEST(DofKinds, TelemetryColumnsCarryTheKindsUnits) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_dof_kinds

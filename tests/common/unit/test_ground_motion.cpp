@@ -26,7 +26,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_ground_motion {
 namespace {
 
 std::filesystem::path data_record(const std::string& name) {
@@ -514,4 +514,4 @@ TEST(GroundMotion, SyntheticSpectrumPeaksWhereKanaiTajimiDoes) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_ground_motion

@@ -25,7 +25,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_ground_motion_contract {
 namespace {
 
 namespace pb = google::protobuf;
@@ -184,4 +184,4 @@ TEST(GroundMotionContract, ASourceWithSeveralMistakesReportsThemAll) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_ground_motion_contract

@@ -8,7 +8,7 @@
 
 #include "common/protocol/handshake.hpp"
 
-namespace rths {
+namespace rths::test_handshake {
 namespace {
 
 constexpr std::uint32_t kSite = 3;
@@ -171,4 +171,4 @@ TEST(Handshake, TheSiteRemembersItsNewestAnsweredHellosOnly) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_handshake

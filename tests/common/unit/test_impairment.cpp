@@ -23,7 +23,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_impairment {
 namespace {
 
 constexpr int kDraws = 100000;
@@ -683,4 +683,4 @@ TEST(ImpairmentConfig, BadLossAndDuplicationNameTheField) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_impairment

@@ -28,7 +28,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_impairment_contract {
 namespace {
 
 namespace pb = google::protobuf;
@@ -262,4 +262,4 @@ site {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_impairment_contract

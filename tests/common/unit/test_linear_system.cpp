@@ -8,7 +8,7 @@
 
 #include "common/dynamics/linear_system.hpp"
 
-namespace rths {
+namespace rths::test_linear_system {
 namespace {
 
 // x'' + 2 zeta omega x' + omega^2 x = -u, state (x, x'), input held over dt: with omega_d =
@@ -52,4 +52,4 @@ TEST(LinearSystem, ZeroOrderHoldOfADampedOscillatorIsTheClosedForm) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_linear_system

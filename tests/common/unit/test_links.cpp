@@ -9,7 +9,7 @@
 #include "common/metrics/metrics.hpp"
 #include "common/transport/virtual_link.hpp"
 
-namespace rths {
+namespace rths::test_links {
 namespace {
 
 std::span<const std::byte> bytes_of(const std::int64_t& v) {
@@ -181,4 +181,4 @@ TEST(Metrics, Seed002Equations16To19AgainstClosedForms) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_links

@@ -19,7 +19,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_packet_codec {
 namespace {
 
 constexpr double kRate = 1024.0;
@@ -337,4 +337,4 @@ TEST_F(KeyFile, RefusesReadableByOthersMalformedZeroAndMissing) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_packet_codec

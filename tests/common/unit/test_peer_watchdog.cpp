@@ -3,7 +3,7 @@
 
 #include "common/protocol/peer_watchdog.hpp"
 
-namespace rths {
+namespace rths::test_peer_watchdog {
 namespace {
 
 constexpr std::int64_t kMs = 1'000'000;
@@ -48,4 +48,4 @@ TEST(PeerWatchdog, APauseBetweenTwoStepsRestartsTheGrace) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_peer_watchdog

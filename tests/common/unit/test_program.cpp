@@ -24,7 +24,7 @@
 #include "common/records/telemetry.hpp"
 #include "support/scratch_folder.hpp"
 
-namespace rths {
+namespace rths::test_program {
 namespace {
 
 // A program with one option, whose work the test chooses; run_program on args as its command line.
@@ -191,4 +191,4 @@ TEST(ProgramOptions, TheConsoleOptionsAreDeclaredTogetherForTheCommandsGiven) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_program

@@ -25,7 +25,7 @@
 #include "common/realtime/realtime_loop.hpp"
 #include "support/alloc_counter.hpp"
 
-namespace rths {
+namespace rths::test_realtime_loop {
 namespace {
 
 // Tolerance of the percentiles: a bin at [2^k, 2^(k+1)) is 2^k / 64 wide and a percentile is its midpoint,
@@ -379,4 +379,4 @@ TEST(AcquireRealtime, MissingCpuIsAWarning) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_realtime_loop

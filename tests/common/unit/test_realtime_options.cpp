@@ -5,7 +5,7 @@
 #include "common/realtime/realtime_loop.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_realtime_options {
 namespace {
 
 TEST(RealtimeOptions, AreTheConfigsRateAndRealtimeBlock) {
@@ -26,4 +26,4 @@ TEST(RealtimeOptions, AreTheConfigsRateAndRealtimeBlock) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_realtime_options

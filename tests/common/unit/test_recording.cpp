@@ -27,7 +27,7 @@
 #include "support/recording.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_recording {
 namespace {
 
 using test::same_bits;
@@ -154,4 +154,4 @@ TEST_F(Recording, ExperimentStoppedEarlyLeavesEveryRecordedStep) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_recording

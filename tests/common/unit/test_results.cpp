@@ -29,7 +29,7 @@
 #include "support/results_json.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_results {
 namespace {
 
 using test::with_member;
@@ -142,4 +142,4 @@ TEST(ResultsSchemaSource, EveryFieldIsDocumented) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_results

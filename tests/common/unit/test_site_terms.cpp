@@ -9,7 +9,7 @@
 #include "smith_predictor/site_models/site_models.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_site_terms {
 namespace {
 
 TEST(SiteTerms, TheDigestIsOverEachChannelsPredictionModelOrItsSpecimen) {
@@ -31,4 +31,4 @@ TEST(SiteTerms, TheDigestIsOverEachChannelsPredictionModelOrItsSpecimen) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_site_terms

@@ -18,7 +18,7 @@
 
 #include "common/dynamics/stability_switch.hpp"
 
-namespace rths::stability {
+namespace rths::stability::test_stability_switch {
 namespace {
 
 using Complex = std::complex<double>;
@@ -1057,4 +1057,4 @@ TEST(StabilitySwitchTimeDomain, DelayIndependentExperimentDecaysAtAnyDelay) {
 }
 
 }  // namespace
-}  // namespace rths::stability
+}  // namespace rths::stability::test_stability_switch

@@ -32,7 +32,7 @@
 #include "support/console_server.hpp"
 #include "support/process.hpp"
 
-namespace rths {
+namespace rths::test_console_server {
 namespace {
 
 using test::ConsoleServer;
@@ -121,4 +121,4 @@ TEST_F(ConsoleServer, AForgedFloodDecidesNothingAndTheFirstStopEndsTheTest) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_console_server

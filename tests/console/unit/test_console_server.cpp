@@ -35,7 +35,7 @@
 #include "support/console_server.hpp"
 #include "support/process.hpp"
 
-namespace rths {
+namespace rths::test_console_server {
 namespace {
 
 using namespace std::chrono_literals;
@@ -460,4 +460,4 @@ TEST_F(ConsoleServer, AStreamsFirstEventsStayWithinItsBacklog) {
   stop_console(*console);
 }
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_console_server

@@ -24,7 +24,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_telemetry {
 namespace {
 
 using namespace std::chrono_literals;
@@ -738,9 +738,9 @@ TEST(ConsoleHub, JsonFieldsAreReadAtTheTopLevelOnly) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_telemetry
 
-namespace rths {
+namespace rths::test_telemetry {
 namespace {
 
 // The relay and the target emulator publish as the nodes do: their first frame, named, with their
@@ -864,4 +864,4 @@ TEST_F(TelemetryNodes, ABadConsoleAddressOrRateIsRefusedWhenTheCommandLineIsRead
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_telemetry

@@ -16,7 +16,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_multisite {
 namespace {
 
 using test::csv_column;
@@ -44,4 +44,4 @@ TEST_F(Multisite, ExactModelsReproduceTheMonolithicReference) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_multisite

@@ -15,7 +15,7 @@
 #include "support/loss.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_loss {
 namespace {
 
 using test::kMeanBurst;
@@ -112,4 +112,4 @@ TEST(Loss, WrongModelDegradesSmoothlyAndIsReported) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_loss

@@ -20,7 +20,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_marths_benchmark {
 namespace {
 
 using test::kMarthsLocal;
@@ -198,4 +198,4 @@ INSTANTIATE_TEST_SUITE_P(Records, MarthsRecords, ::testing::Values("kobe_1995_mp
                          [](const auto& record) { return std::string(record.param).substr(0, 4); });
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_marths_benchmark

@@ -15,7 +15,7 @@
 #include "support/marths_campaign.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_marths_distributed {
 namespace {
 
 using test::kMarthsDistributed;
@@ -63,4 +63,4 @@ TEST(MarthsDistributedBenchmark, FortyMillisecondsBehindTheSmithPredictorMatchTh
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_marths_distributed

@@ -27,7 +27,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_model_ladder {
 namespace {
 
 using test::ExactStep;
@@ -149,4 +149,4 @@ TEST(ModelLadder, TheTenThousandDofFrameRunsInVirtualTimeToItsEnd) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_model_ladder

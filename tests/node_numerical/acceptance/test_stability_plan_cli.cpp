@@ -15,7 +15,7 @@
 #include "support/stability_plan_cli.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_stability_plan_cli {
 namespace {
 
 using test::spring_example;
@@ -69,4 +69,4 @@ TEST(RthsPlan, TheSpringCasePrintsTheWholeLoopAndTheModesAndDrawsThem) {
   }
 }
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_stability_plan_cli

@@ -57,7 +57,7 @@
 #include "node_numerical/structure/structure.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_stability_runs {
 namespace {
 
 constexpr const char* kSpringCase = "seed002/spring.textproto";
@@ -315,4 +315,4 @@ TEST(StabilityRuns, SmallModelErrorStaysStableAtLargeDelay) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_stability_runs

@@ -12,7 +12,7 @@
 #include "support/bad_inputs.hpp"
 #include "support/process.hpp"
 
-namespace rths {
+namespace rths::test_bad_inputs {
 namespace {
 
 namespace fs = std::filesystem;
@@ -45,4 +45,4 @@ TEST_F(MemoryBudget, ASiteRefusesAStartItsRecordCannotHold) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_bad_inputs

@@ -20,7 +20,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_campaigns {
 namespace {
 
 using test::csv_column;
@@ -381,4 +381,4 @@ TEST_F(Campaign, ASiteResumedAfterAStallRampsToTheNewestCommand) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_campaigns

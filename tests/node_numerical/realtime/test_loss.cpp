@@ -14,7 +14,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_loss {
 namespace {
 
 using test::loss_overrides;
@@ -81,4 +81,4 @@ TEST_F(LossRealTime, ThroughTheRelayWith20PercentBurstyLossTheRunCompletes) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_loss

@@ -10,7 +10,7 @@
 #include "support/non_finite.hpp"
 #include "support/process.hpp"
 
-namespace rths {
+namespace rths::test_non_finite {
 namespace {
 
 using test::all_finite;
@@ -45,4 +45,4 @@ TEST_F(NonFiniteRun, RealTimeStopsTellsTheSiteToAbortAndWritesEveryRecord) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_non_finite

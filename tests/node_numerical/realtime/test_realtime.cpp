@@ -17,7 +17,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_realtime {
 namespace {
 
 using test::csv_column;
@@ -350,4 +350,4 @@ TEST_F(Realtime, RealTimeWithoutAKeyIsAConfigErrorUnlessInsecureOnLoopback) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_realtime

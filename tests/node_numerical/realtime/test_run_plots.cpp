@@ -15,7 +15,7 @@
 #include "support/run_plots.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_run_plots {
 namespace {
 
 using test::expect_drawn;
@@ -48,4 +48,4 @@ TEST_F(RunPlots, ARealTimeRunGetsItsTimingHistograms) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_run_plots

@@ -14,7 +14,7 @@
 #include "support/stability_plan_cli.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_stability_plan_cli {
 namespace {
 
 using test::spring_example;
@@ -37,4 +37,4 @@ TEST(DelayGuardRealTime, StopsTheTestPastItsBudgetThroughTheRelay) {
   EXPECT_LT(summary.steps(), summary.planned_steps() / 2);
 }
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_stability_plan_cli

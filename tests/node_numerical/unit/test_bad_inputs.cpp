@@ -23,7 +23,7 @@
 #include "support/bad_inputs.hpp"
 #include "support/process.hpp"
 
-namespace rths {
+namespace rths::test_bad_inputs {
 namespace {
 
 namespace fs = std::filesystem;
@@ -641,4 +641,4 @@ INSTANTIATE_TEST_SUITE_P(BadInputs, Campaign, ::testing::ValuesIn(campaign()),
                          [](const ::testing::TestParamInfo<BadInput>& param) { return param.param.name; });
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_bad_inputs

@@ -21,7 +21,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -477,4 +477,4 @@ TEST_F(Cli, EveryCommandLineTheDocsShowUsesWhatItsProgramDeclares) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_cli

@@ -18,7 +18,7 @@
 #include "support/alloc_counter.hpp"
 #include "support/malloc_counter.hpp"
 
-namespace rths {
+namespace rths::test_experiments {
 namespace {
 
 using test::load_example;
@@ -200,4 +200,4 @@ TEST(RealTimeRules, ReducedModelStepLoopAllocatesNothing) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_experiments

@@ -28,7 +28,7 @@
 #include "support/malloc_counter.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_hysteretic_springs {
 namespace {
 
 HystereticLaw::Parameters bilinear(double k, double fy, double b) {
@@ -589,4 +589,4 @@ TEST(SpringConfig, TheYieldingBuildingExampleRunsAndRecordsItsLoops) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_hysteretic_springs

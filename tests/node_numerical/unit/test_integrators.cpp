@@ -24,7 +24,7 @@
 #include "support/alloc_counter.hpp"
 #include "support/malloc_counter.hpp"
 
-namespace rths {
+namespace rths::test_integrators {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
@@ -986,4 +986,4 @@ TEST(MonolithicReference, Seed002FrameWithSpringMatchesIndependentPeaks) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_integrators

@@ -17,7 +17,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_marths_benchmark {
 namespace {
 
 using test::kMarthsLocal;
@@ -123,4 +123,4 @@ TEST(MarthsCampaign, TheCommandWritesItsCsvAndRefusesAnExperimentWithoutAnActuat
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_marths_benchmark

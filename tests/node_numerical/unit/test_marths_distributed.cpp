@@ -18,7 +18,7 @@
 #include "support/marths_campaign.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_marths_distributed {
 namespace {
 
 using test::kMarthsDistributed;
@@ -103,4 +103,4 @@ TEST(MarthsDistributed, TheSitesCriteriaCompareEachPointWithTheStepThatCommanded
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_marths_distributed

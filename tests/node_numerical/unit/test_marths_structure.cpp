@@ -18,7 +18,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_marths_structure {
 namespace {
 
 namespace fs = std::filesystem;
@@ -185,9 +185,9 @@ TEST_F(MatrixFilesTest, ABadFileIsNamedWithItsLine) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_marths_structure
 
-namespace rths {
+namespace rths::test_marths_structure {
 namespace {
 
 // Every rule of a multi-axial site names its field and what was expected (exit code 2 at the command
@@ -266,4 +266,4 @@ INSTANTIATE_TEST_SUITE_P(
     [](const auto& rule) { return std::string(rule.param.name); });
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_marths_structure

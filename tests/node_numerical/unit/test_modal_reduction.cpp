@@ -27,7 +27,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_modal_reduction {
 namespace {
 
 constexpr double kPi = std::numbers::pi;
@@ -400,4 +400,4 @@ site {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_modal_reduction

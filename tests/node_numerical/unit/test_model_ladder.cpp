@@ -26,7 +26,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_model_ladder {
 namespace {
 
 using test::ExactStep;
@@ -193,4 +193,4 @@ TEST(ModelLadder, TheModelCommandWritesALoadableModelAndRefusesWhatItCannotBuild
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_model_ladder

@@ -22,7 +22,7 @@
 #include "smith_predictor/site_models/site_models.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_node_rules {
 namespace {
 
 constexpr double kRate = 1024.0;
@@ -584,4 +584,4 @@ TEST(DelayEstimates, JitterOnTheBackwardLegShowsOnlyInTheBackwardEstimate) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_node_rules

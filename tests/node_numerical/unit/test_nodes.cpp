@@ -24,7 +24,7 @@
 #include "smith_predictor/parts/force_estimator.hpp"
 #include "smith_predictor/site_models/site_models.hpp"
 
-namespace rths {
+namespace rths::test_nodes {
 namespace {
 
 // The seed 002 frame with a spring of 55834.4 N/m at a remote site behind an ideal actuator.
@@ -206,4 +206,4 @@ TEST(NumericalNode, EchoedTimestampsThatNoClockGivesAreNotTimed) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_nodes

@@ -33,7 +33,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_non_finite {
 namespace {
 
 using test::all_finite;
@@ -268,4 +268,4 @@ TEST_F(NonFiniteRun, TheCommandLineReportsWhyAndWhenAndWritesTheRecords) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_non_finite

@@ -24,7 +24,7 @@
 #include "support/run_plots.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_run_plots {
 namespace {
 
 namespace fs = std::filesystem;
@@ -210,4 +210,4 @@ TEST_F(RunPlots, AFolderWithoutARunIsRefusedNamingTheFile) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_run_plots

@@ -16,7 +16,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_sparse_structure {
 namespace {
 
 void write(const std::filesystem::path& file, const std::string& text) {
@@ -280,4 +280,4 @@ TEST(SparseStructure, RayleighDampingOfALargeSparseModelMatchesTheDenseOne) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_sparse_structure

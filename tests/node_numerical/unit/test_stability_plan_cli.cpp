@@ -17,7 +17,7 @@
 #include "support/stability_plan_cli.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_stability_plan_cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -147,4 +147,4 @@ TEST(DelayGuard, ItsSettingsAreChecked) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_stability_plan_cli

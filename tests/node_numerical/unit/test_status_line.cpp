@@ -10,7 +10,7 @@
 
 #include "node_numerical/engine/status_line.hpp"
 
-namespace rths {
+namespace rths::test_status_line {
 namespace {
 
 std::string contents(std::FILE* file) {
@@ -71,4 +71,4 @@ TEST(StatusLine, LastUpdateShowsTheFinalFiguresWhilePublishedConcurrently) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_status_line

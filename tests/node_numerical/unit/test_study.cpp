@@ -24,6 +24,7 @@
 #include "support/process.hpp"
 #include "support/study_support.hpp"
 
+namespace test_study {
 namespace {
 
 using rths::test::Process;
@@ -582,3 +583,4 @@ TEST_F(StudyTest, AFailedPlotFailsTheStudyAndNamesGnuplotsLog) {
 }
 
 }  // namespace
+}  // namespace test_study

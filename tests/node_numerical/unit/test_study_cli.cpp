@@ -12,7 +12,7 @@
 #include "node_numerical/study/csv.hpp"
 #include "support/process.hpp"
 
-namespace rths {
+namespace rths::test_study_cli {
 namespace {
 
 using test::Process;
@@ -66,4 +66,4 @@ TEST_F(StudyCli, ConvertPrintsAStudyThatRuns) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_study_cli

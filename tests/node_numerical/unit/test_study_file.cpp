@@ -13,7 +13,7 @@
 #include "node_numerical/study/study_file.hpp"
 #include "support/scratch_folder.hpp"
 
-namespace rths::study {
+namespace rths::study::test_study_file {
 namespace {
 
 // A study file's text as read from dir/name (the file need not exist: only its folder and name
@@ -252,4 +252,4 @@ TEST(StudyFile, AMissingFileIsNamed) {
 }
 
 }  // namespace
-}  // namespace rths::study
+}  // namespace rths::study::test_study_file

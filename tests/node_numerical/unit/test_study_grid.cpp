@@ -7,7 +7,7 @@
 
 #include "node_numerical/study/grid.hpp"
 
-namespace rths::study {
+namespace rths::study::test_study_grid {
 namespace {
 
 TEST(StudyGrid, RowsAreTheProductWithTheFirstAxisSlowest) {
@@ -72,4 +72,4 @@ TEST(StudyGrid, PureGridKeepsTheModelAxesAndLosesEveryRemoteSitesFeedback) {
 }
 
 }  // namespace
-}  // namespace rths::study
+}  // namespace rths::study::test_study_grid

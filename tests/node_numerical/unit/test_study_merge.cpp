@@ -12,7 +12,7 @@
 #include "node_numerical/study/merge.hpp"
 #include "support/scratch_folder.hpp"
 
-namespace rths::study {
+namespace rths::study::test_study_merge {
 namespace {
 
 constexpr const char* kHeader = "row,k,\"a,b\",error\n";
@@ -103,4 +103,4 @@ TEST_F(StudyMerge, LongRowListsAreCut) {
 }
 
 }  // namespace
-}  // namespace rths::study
+}  // namespace rths::study::test_study_merge

@@ -9,7 +9,7 @@
 #include "node_numerical/study/study_file.hpp"
 #include "support/study_support.hpp"
 
-namespace rths::study {
+namespace rths::study::test_study_plots {
 namespace {
 
 StudyFile study(const std::string& axes_and_plots) {
@@ -89,4 +89,4 @@ plot { x: "k" lines: "d" response: "x2" })s");
 }
 
 }  // namespace
-}  // namespace rths::study
+}  // namespace rths::study::test_study_plots

@@ -15,7 +15,7 @@
 #include "node_numerical/study/runner.hpp"
 #include "node_numerical/study/study_file.hpp"
 
-namespace rths::study {
+namespace rths::study::test_study_runner {
 namespace {
 
 const std::atomic<bool> kGoOn{false};
@@ -125,4 +125,4 @@ TEST(StudyRunner, TheBudgetIsTheStudyConfigsWithItsSets) {
 }
 
 }  // namespace
-}  // namespace rths::study
+}  // namespace rths::study::test_study_runner

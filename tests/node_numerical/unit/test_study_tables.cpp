@@ -15,7 +15,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths::study {
+namespace rths::study::test_study_tables {
 namespace {
 
 TEST(StudyCsv, CellsWithCommasOrQuotesAreQuotedWithTheirQuotesDoubled) {
@@ -169,4 +169,4 @@ TEST(StudyTables, ATableLineThatIsNotARowIsNamed) {
 }
 
 }  // namespace
-}  // namespace rths::study
+}  // namespace rths::study::test_study_tables

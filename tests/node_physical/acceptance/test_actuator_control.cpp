@@ -13,7 +13,7 @@
 #include "support/actuator_control.hpp"
 #include "support/test_support.hpp"
 
-namespace rths::test {
+namespace rths::test::test_actuator_control {
 namespace {
 
 TEST_F(CalibratedRls, RlsStaysStableOnTenPlantsWithTwentyPercentUncertainty) {
@@ -50,4 +50,4 @@ TEST_F(CalibratedRls, RlsStaysStableOnTenPlantsWithTwentyPercentUncertainty) {
 }
 
 }  // namespace
-}  // namespace rths::test
+}  // namespace rths::test::test_actuator_control

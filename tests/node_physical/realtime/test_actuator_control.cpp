@@ -16,7 +16,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths::test {
+namespace rths::test::test_actuator_control {
 namespace {
 
 TEST_F(ActuatorCli, CalibrateThenRlsWithA50msRoundTripIsStableThroughTheRelayInRealTime) {
@@ -57,4 +57,4 @@ TEST_F(ActuatorCli, CalibrateThenRlsWithA50msRoundTripIsStableThroughTheRelayInR
 }
 
 }  // namespace
-}  // namespace rths::test
+}  // namespace rths::test::test_actuator_control

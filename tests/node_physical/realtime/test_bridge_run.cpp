@@ -29,7 +29,7 @@
 #include "support/spring_bridge.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_bridge_run {
 namespace {
 
 using test::BridgeRun;
@@ -197,4 +197,4 @@ TEST_F(BridgeRun, AReplyOfTheWrongSizeIsRefusedNamingBothSizes) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_bridge_run

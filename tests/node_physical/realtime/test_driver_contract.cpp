@@ -27,7 +27,7 @@
 #include "support/driver_equipment.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_driver_contract {
 namespace {
 
 using test::fakes;
@@ -159,4 +159,4 @@ TEST(DriverContract, EveryBrokenRuleOfTheBridgeIsReported) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_driver_contract

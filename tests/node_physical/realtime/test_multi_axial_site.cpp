@@ -13,7 +13,7 @@
 #include "support/spring_bridge.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_multi_axial_site {
 namespace {
 
 class MultiAxialSite : public test::RunFolderTest {};
@@ -44,4 +44,4 @@ TEST_F(MultiAxialSite, ItsSummaryReportsEachActuatorWithItsControllerAndPlant) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_multi_axial_site

@@ -17,7 +17,7 @@
 #include "support/process.hpp"
 #include "support/safe_motion.hpp"
 
-namespace rths {
+namespace rths::test_safe_motion {
 namespace {
 
 using test::ramping_config;
@@ -65,4 +65,4 @@ TEST_F(SafeMotionSite, RampsBeforeAndAfterTheTestAndEndsAtTheSafePosition) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_safe_motion

@@ -32,7 +32,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_target {
 namespace {
 
 namespace fs = std::filesystem;
@@ -414,4 +414,4 @@ TEST(RthsTarget, ThroughAnInclinedActuatorTheSiteReadsTheInterfaceExactly) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_target

@@ -26,7 +26,7 @@
 #include "support/bridge_layouts.hpp"
 #include "support/fake_bridge_target.hpp"
 
-namespace rths {
+namespace rths::test_udp_bridge {
 namespace {
 
 using test::bridge_to;
@@ -471,4 +471,4 @@ TEST(UdpBridge, AnUnansweredDisarmIsNotConfirmed) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_udp_bridge

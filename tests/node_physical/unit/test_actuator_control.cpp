@@ -24,7 +24,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths::test {
+namespace rths::test::test_actuator_control {
 namespace {
 
 constexpr const char* kPassThrough = "actuator/spring_iisl.textproto";
@@ -270,4 +270,4 @@ TEST(ActuatorConfig, BadActuatorsAndControllersAreRejectedWithTheFieldNamed) {
 }
 
 }  // namespace
-}  // namespace rths::test
+}  // namespace rths::test::test_actuator_control

@@ -26,7 +26,7 @@
 #include "support/contract_support.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_actuator_dynamics_contract {
 namespace {
 
 namespace pb = google::protobuf;
@@ -217,4 +217,4 @@ TEST(ActuatorDynamicsContract, EveryBrokenRuleOfADynamicsIsReported) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_actuator_dynamics_contract

@@ -31,7 +31,7 @@
 #include "results.pb.h"
 #include "support/alloc_counter.hpp"
 
-namespace rths {
+namespace rths::test_actuator_plant {
 namespace {
 
 using std::numbers::pi;
@@ -1077,4 +1077,4 @@ TEST(MakePlant, WhatNoArrayCanHoldIsRefusedWithTheReason) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_actuator_plant

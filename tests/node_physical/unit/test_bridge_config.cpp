@@ -16,7 +16,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_bridge_config {
 namespace {
 
 namespace fs = std::filesystem;
@@ -298,4 +298,4 @@ TEST(BridgeConfig, AnActuatorMissingFromBothDatagramsIsReportedForEach) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_bridge_config

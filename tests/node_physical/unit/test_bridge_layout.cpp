@@ -18,7 +18,7 @@
 #include "common/core/problems.hpp"
 #include "node_physical/drivers/bridge_layout.hpp"
 
-namespace rths {
+namespace rths::test_bridge_layout {
 namespace {
 
 using config::BridgeField;
@@ -284,4 +284,4 @@ TEST(BridgeLayout, TableListsEveryFieldForTheTargetsBlocks) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_bridge_layout

@@ -33,7 +33,7 @@
 #include "support/test_support.hpp"
 #include "support/zoh_frame_plant.hpp"
 
-namespace rths {
+namespace rths::test_controller_contract {
 namespace {
 
 namespace pb = google::protobuf;
@@ -408,4 +408,4 @@ TEST(SiteControllerContract, TheFilterOrderGuardAgreesWithTheRules) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_controller_contract

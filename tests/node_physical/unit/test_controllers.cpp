@@ -37,7 +37,7 @@
 #include "support/alloc_counter.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_controllers {
 namespace {
 
 constexpr double kRateHz = 1024.0;  // seed 001 and 002 step rate
@@ -994,4 +994,4 @@ TEST(Controllers, CommandAllocatesNothing) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_controllers

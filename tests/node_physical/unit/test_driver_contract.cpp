@@ -11,7 +11,7 @@
 #include "node_physical/interfaces/plant_driver.hpp"
 #include "support/driver_equipment.hpp"
 
-namespace rths {
+namespace rths::test_driver_contract {
 namespace {
 
 namespace pb = google::protobuf;
@@ -29,4 +29,4 @@ TEST(ComponentRegistry, EveryDriverTheConfigCanNameHasRulesAFactoryAndAFakeOfIts
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_driver_contract

@@ -21,6 +21,7 @@
 #include "results.pb.h"
 #include "support/frame_controller_run.hpp"
 
+namespace test_ekf_controller {
 namespace {
 
 using rths::EkfInverseDynamicsController;
@@ -99,3 +100,4 @@ TEST(EkfController, CommandAllocatesNothing) {
 }
 
 }  // namespace
+}  // namespace test_ekf_controller

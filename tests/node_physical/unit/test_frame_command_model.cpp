@@ -21,6 +21,7 @@
 #include "support/frame_controller_run.hpp"
 #include "support/zoh_frame_plant.hpp"
 
+namespace test_frame_command_model {
 namespace {
 
 using rths::FrameCommandModel;
@@ -181,3 +182,4 @@ TEST(FrameCommandModel, AfterAMissingReadingWaitsForItsReadings) {
 }
 
 }  // namespace
+}  // namespace test_frame_command_model

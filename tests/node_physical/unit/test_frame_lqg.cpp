@@ -20,6 +20,7 @@
 #include "support/frame_controller_run.hpp"
 #include "support/zoh_frame_plant.hpp"
 
+namespace test_frame_lqg {
 namespace {
 
 using rths::FrameLqg;
@@ -185,3 +186,4 @@ TEST(FrameLqg, PassingTheFiltersStrokesOnChangesNoCommand) {
 }
 
 }  // namespace
+}  // namespace test_frame_lqg

@@ -13,6 +13,7 @@
 #include "node_physical/controllers/frame_state_model.hpp"
 #include "support/frame_controller_run.hpp"
 
+namespace test_frame_state_model {
 namespace {
 
 using rths::FrameDiscretisation;
@@ -131,3 +132,4 @@ TEST(FrameStateModel, LinearModelIsThePlantsTransferMatrix) {
 }
 
 }  // namespace
+}  // namespace test_frame_state_model

@@ -17,7 +17,7 @@
 #include "smith_predictor/site_models/site_models.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_interlock {
 namespace {
 
 std::string load_error(const std::string& example, const std::vector<std::string>& overrides) {
@@ -183,4 +183,4 @@ TEST(InterlockRun, ATrackingErrorTripStopsAVirtualRunWithExitCode8) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_interlock

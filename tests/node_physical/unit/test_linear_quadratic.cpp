@@ -10,6 +10,7 @@
 #include "common/dynamics/eigen_problems.hpp"
 #include "node_physical/controllers/linear_quadratic.hpp"
 
+namespace test_linear_quadratic {
 namespace {
 
 using Eigen::MatrixXd;
@@ -94,3 +95,4 @@ TEST(LinearQuadratic, WhatHasNoSolutionIsSaidAndBadSizesAreRefused) {
 }
 
 }  // namespace
+}  // namespace test_linear_quadratic

@@ -26,7 +26,7 @@
 #include "node_physical/setups/rigid_coupler_setup.hpp"
 #include "support/alloc_counter.hpp"
 
-namespace rths {
+namespace rths::test_rigid_coupler {
 namespace {
 
 using std::numbers::pi;
@@ -403,4 +403,4 @@ TEST(RigidCoupler, ConfigRulesNameTheFieldAndWhatWasExpected) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_rigid_coupler

@@ -19,7 +19,7 @@
 #include "support/process.hpp"
 #include "support/safe_motion.hpp"
 
-namespace rths {
+namespace rths::test_safe_motion {
 namespace {
 using test::ramping_config;
 
@@ -202,4 +202,4 @@ TEST_F(SafeMotionConfig, EachBoundIsRefusedNamingItsField) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_safe_motion

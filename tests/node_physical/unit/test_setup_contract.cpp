@@ -26,7 +26,7 @@
 #include "support/contract_support.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_setup_contract {
 namespace {
 
 namespace pb = google::protobuf;
@@ -218,4 +218,4 @@ TEST(SetupContract, EveryBrokenRuleOfASetupIsReported) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_setup_contract

@@ -20,7 +20,7 @@
 #include "node_physical/site/physical_substructure.hpp"
 #include "support/alloc_counter.hpp"
 
-namespace rths {
+namespace rths::test_setup_driver {
 namespace {
 
 constexpr double kDtS = 1.0 / 1024;
@@ -348,4 +348,4 @@ TEST(SetupDriver, AControllerCommandBeyondTheStrokeLimitIsNeverSentAndTripsTheIn
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_setup_driver

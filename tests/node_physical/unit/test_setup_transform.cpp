@@ -38,7 +38,7 @@
 #include "support/alloc_counter.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_setup_transform {
 namespace {
 
 using Vec = std::vector<double>;
@@ -817,4 +817,4 @@ TEST(SetupConfig, TheDocumentsExamplesLoad) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_setup_transform

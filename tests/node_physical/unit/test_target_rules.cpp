@@ -21,7 +21,7 @@
 #include "node_physical/target/target_emulator.hpp"
 #include "support/bridge_layouts.hpp"
 
-namespace rths {
+namespace rths::test_target_rules {
 namespace {
 
 constexpr double kRateHz = 4096;
@@ -341,4 +341,4 @@ TEST(TargetRules, AStallOfTheTargetIsNoSilenceOfTheSite) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_target_rules

@@ -23,6 +23,7 @@
 #include "support/frame_controller_run.hpp"
 #include "support/zoh_frame_plant.hpp"
 
+namespace test_tf_controllers {
 namespace {
 
 using rths::EkfTfInverseDynamicsController;
@@ -237,3 +238,4 @@ TEST(UkfTfController, CommandAllocatesNothing) {
 }
 
 }  // namespace
+}  // namespace test_tf_controllers

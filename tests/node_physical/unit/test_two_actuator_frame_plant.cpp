@@ -33,7 +33,7 @@
 #include "support/marths_plant.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_two_actuator_frame_plant {
 namespace {
 
 using Complex = std::complex<double>;
@@ -593,4 +593,4 @@ TEST(TwoActuatorFramePlant, ExchangeAllocatesNothing) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_two_actuator_frame_plant

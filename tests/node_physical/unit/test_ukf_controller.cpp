@@ -23,6 +23,7 @@
 #include "support/frame_controller_run.hpp"
 #include "support/zoh_frame_plant.hpp"
 
+namespace test_ukf_controller {
 namespace {
 
 using rths::EstimateFreeze;
@@ -310,3 +311,4 @@ TEST(UkfController, FactoryBuildsTheController) {
 }
 
 }  // namespace
+}  // namespace test_ukf_controller

@@ -9,6 +9,7 @@
 
 #include "node_physical/controllers/unscented_transform.hpp"
 
+namespace test_unscented_transform {
 namespace {
 
 using rths::UnscentedWeights;
@@ -103,3 +104,4 @@ TEST(UnscentedTransform, ParallelAxisFormIsTheTextbookSum) {
 }
 
 }  // namespace
+}  // namespace test_unscented_transform

@@ -15,7 +15,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_layers {
 namespace {
 
 namespace fs = std::filesystem;
@@ -344,4 +344,4 @@ TEST(Layers, EveryExecutableIsAThinMainOnTheProgramSkeleton) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_layers

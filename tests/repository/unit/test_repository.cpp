@@ -27,7 +27,7 @@
 #include "support/scratch_folder.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_repository {
 namespace {
 
 namespace fs = std::filesystem;
@@ -272,6 +272,61 @@ TEST(Repository, EveryTestFileIsInAModuleAndTierFolder) {
   EXPECT_TRUE(test_folder_of("common/realtime/serial/test_a.cpp")->serial);
 }
 
+// What is wrong with the namespaces of test file STEM.cpp whose text is TEXT, or "" when nothing is.
+// A test program compiles its files in unity batches (tests/CMakeLists.txt), so each file keeps its
+// code in a namespace of its own name, test_STEM (alone or inside rths::…); a helper outside it
+// would clash with a neighbour's of the same name, or serve a neighbour that forgot its own.
+std::string namespace_problem(const std::string& stem, const std::string& text) {
+  static const std::regex kOpening(R"(^namespace ([A-Za-z0-9_:]+) \{$)");
+  static const std::regex kCode(R"(^[A-Za-z_].*)");
+  const std::regex own("^((rths::)([a-z0-9_]+::)*)?" + stem + "$");
+  std::istringstream lines(text);
+  std::ostringstream problem;
+  std::string line;
+  int depth = 0;  // namespaces open around the line, the file's own at depth 1
+  bool opened = false;
+  for (int number = 1; std::getline(lines, line) && problem.tellp() == 0; ++number) {
+    std::smatch m;
+    if (line == "namespace {") {
+      if (depth == 0) problem << stem << ".cpp:" << number << ": an anonymous namespace outside the namespace " << stem;
+      ++depth;
+    } else if (std::regex_match(line, m, kOpening)) {
+      if (depth == 0 && !std::regex_match(m[1].str(), own)) {
+        problem << stem << ".cpp:" << number << ": namespace " << m[1] << " is not " << stem;
+      }
+      opened = true;
+      ++depth;
+    } else if (line.starts_with("}  // namespace")) {
+      --depth;
+    } else if (depth == 0 && std::regex_match(line, kCode) && !line.starts_with("#include")) {
+      problem << stem << ".cpp:" << number << ": code outside the namespace " << stem;
+    }
+  }
+  if (problem.tellp() == 0 && !opened) problem << stem << ".cpp: no namespace " << stem;
+  return problem.str();
+}
+
+TEST(Repository, EveryTestFileKeepsItsCodeInANamespaceOfItsName) {
+  for (const std::string& file : test_files()) {
+    const std::string stem = fs::path(file).stem().string();
+    EXPECT_EQ(namespace_problem(stem, test::slurp(test::source_dir() / "tests" / file)), "") << "tests/" << file;
+  }
+  // The rule on made-up files, each of which breaks it once.
+  const std::string ok =
+      "#include <a>\nnamespace rths::test_a {\nnamespace {\nint x;\n}  // namespace\n"
+      "}  // namespace rths::test_a\n";
+  EXPECT_EQ(namespace_problem("test_a", ok), "");
+  EXPECT_EQ(namespace_problem("test_a", "namespace test_a {\nnamespace {\n}  // namespace\n}  // namespace test_a\n"),
+            "");
+  EXPECT_NE(namespace_problem("test_b", ok), "");
+  EXPECT_NE(
+      namespace_problem("test_a", "namespace rths {\nnamespace {\nint x;\n}  // namespace\n}  // namespace rths\n"),
+      "");
+  EXPECT_NE(namespace_problem("test_a", "namespace {\nint x;\n}  // namespace\n"), "");
+  EXPECT_NE(namespace_problem("test_a", ok + "int y;\n"), "");
+  EXPECT_NE(namespace_problem("test_a", "using namespace std;\n" + ok), "");
+}
+
 // A JSON document as protobuf's Struct: ctest's and GoogleTest's listings.
 pb::Struct json_of(const std::string& text, const std::string& what) {
   pb::Struct document;
@@ -435,4 +490,4 @@ TEST(CiStages, AFunctionStageRunsInTheScriptsShell) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_repository

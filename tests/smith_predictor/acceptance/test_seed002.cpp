@@ -13,7 +13,7 @@
 #include "node_numerical/engine/experiment.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_seed002 {
 namespace {
 
 using test::load_example;
@@ -211,4 +211,4 @@ TEST(Seed002Linear, PureSimulationWithWrongModelMatchesIndependentReference) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_seed002

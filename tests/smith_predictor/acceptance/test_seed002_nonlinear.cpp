@@ -14,7 +14,7 @@
 #include "node_numerical/engine/experiment.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_seed002_nonlinear {
 namespace {
 
 using test::load_example;
@@ -88,4 +88,4 @@ INSTANTIATE_TEST_SUITE_P(ModelsB1ToB6, Seed002Nonlinear, ::testing::Range(1, 7),
                          [](const ::testing::TestParamInfo<int>& model) { return fmt::format("B{}", model.param); });
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_seed002_nonlinear

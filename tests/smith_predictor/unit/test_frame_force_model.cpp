@@ -21,7 +21,7 @@
 #include "support/alloc_counter.hpp"
 #include "support/marths_frame.hpp"
 
-namespace rths {
+namespace rths::test_frame_force_model {
 namespace {
 
 using test::MarthsFrame;
@@ -396,4 +396,4 @@ TEST(FrameForceConfig, EveryRuleNamesItsField) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_frame_force_model

@@ -14,7 +14,7 @@
 #include "support/alloc_counter.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_frame_smith {
 namespace {
 
 constexpr double kDt = 1.0 / 1024.0;
@@ -147,4 +147,4 @@ TEST(FrameSmith, TheHandshakeTextTellsEveryNumberToTheLastBit) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_frame_smith

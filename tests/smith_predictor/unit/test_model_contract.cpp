@@ -24,7 +24,7 @@
 #include "support/contract_support.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_model_contract {
 namespace {
 
 namespace pb = google::protobuf;
@@ -153,4 +153,4 @@ TEST(ModelContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_model_contract

@@ -22,7 +22,7 @@
 #include "smith_predictor/site_models/site_models.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_prediction_models {
 namespace {
 
 constexpr double kSeedRateHz = 1024.0;  // seed 002 step rate
@@ -626,4 +626,4 @@ TEST_P(BoucWenAtSpeed, StaysFiniteAndAccurateUpTo1p5MetresPerSecond) {
 INSTANTIATE_TEST_SUITE_P(ModelA, BoucWenAtSpeed, ::testing::Values(0.0, 3.0), voltage_name);
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_prediction_models

@@ -21,7 +21,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_containers {
 namespace {
 
 namespace fs = std::filesystem;
@@ -99,4 +99,4 @@ TEST_F(Containers, ModelErrorThroughTheRelayContainerMatchesVirtualTime) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_containers

@@ -19,7 +19,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_multisite {
 namespace {
 
 namespace fs = std::filesystem;
@@ -100,4 +100,4 @@ TEST_F(Multisite, TwoRemoteSitesThroughTheRelayHostAgreeWithVirtualTime) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_multisite

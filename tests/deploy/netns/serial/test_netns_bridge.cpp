@@ -19,7 +19,7 @@
 #include "support/spring_bridge.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_netns_bridge {
 namespace {
 
 namespace fs = std::filesystem;
@@ -114,4 +114,4 @@ TEST_F(NetnsBridge, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) 
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_netns_bridge

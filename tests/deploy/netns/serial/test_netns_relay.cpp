@@ -18,7 +18,7 @@
 #include "support/process.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_netns_relay {
 namespace {
 
 namespace fs = std::filesystem;
@@ -114,4 +114,4 @@ TEST_F(NetnsRelay, SpringModelErrorAt50msRoundTripMatchesVirtualTime) {
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_netns_relay

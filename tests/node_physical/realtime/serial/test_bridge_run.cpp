@@ -20,7 +20,7 @@
 #include "support/spring_bridge.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_bridge_run {
 namespace {
 
 using test::BridgeRun;
@@ -128,4 +128,4 @@ TEST_F(BridgeRun, KilledSiteTripsTheTargetsWatchdogWithinItsTimeAndTwoTicks) {
   }
 }
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_bridge_run

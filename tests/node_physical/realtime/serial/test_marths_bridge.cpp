@@ -18,7 +18,7 @@
 #include "support/spring_bridge.hpp"
 #include "support/test_support.hpp"
 
-namespace rths {
+namespace rths::test_marths_bridge {
 namespace {
 
 using test::Process;
@@ -126,4 +126,4 @@ TEST_F(MarthsBridge, TheFramePlantThroughTheBridgeAndTheTargetMatchesTheSimulate
 }
 
 }  // namespace
-}  // namespace rths
+}  // namespace rths::test_marths_bridge
