@@ -43,8 +43,9 @@ struct Variant<EkfTfInverseDynamicsController> {
   // start's and the held model's (measured: 31 and 60-70 times; 2 and 1.3-6 without the states'
   // root sensitivities).
   static constexpr double kConvergence = 10.0;
-  // The band error after HeldReadingsNowAndThen... (measured 3.5e-5, 3.3e-5 without held readings;
-  // 1.7e-4 if the observation waits 64 readings after a held one, 1.8e-3 if 3).
+  // How far held readings may move the estimate (HeldReadingsNowAndThen...: measured 1.9e-5; 1.7e-4
+  // if the observation waits 64 readings after a held one, 1.8e-3 if 3, 8.8e-4 if a held reading
+  // updates the estimate as a new one).
   static constexpr double kHeldBound = 1e-4;
   // The band error EstimateStaysNearTheTruePlant allows (measured 4.0e-4).
   static constexpr double kStayBound = 2e-3;
@@ -60,9 +61,12 @@ struct Variant<UkfTfInverseDynamicsController> {
   // Table 1's UKF-TF R is 100 times the EKF-TF's, and it learns slower (measured: 6 and 7-8 times; 4
   // and 4-7 without the states' root sensitivities).
   static constexpr double kConvergence = 5.0;
-  // Its estimate moves by the unscented transform's bias alone (4.2e-3 after 30 s without held
-  // readings, 3.8e-3 with them): the bound is EstimateStaysNearTheTruePlant's.
-  static constexpr double kHeldBound = 1e-2;
+  // How far held readings may move the estimate: measured 9.8e-4, as far as the sigma points'
+  // paths part whatever the held readings do (1.1e-3 if the observation waits 3 readings after a
+  // held one, 4.8e-4 if a held reading updates the estimate as a new one). So this bound catches a
+  // held reading that derails the estimate only; AHeldReadingsValueIsNeverRead, exact, catches a
+  // held reading used, and the EKF-TF's bound the wait, which both variants share.
+  static constexpr double kHeldBound = 2e-3;
   // The band error EstimateStaysNearTheTruePlant allows (measured 4.2e-3, the transform's bias).
   static constexpr double kStayBound = 1e-2;
   static const rths::results::InverseDynamicsReport& report(const rths::results::ControllerReport& r) {
@@ -168,32 +172,58 @@ void at_rest_away_from_zero_the_estimate_stays() {
   EXPECT_LT(band_error(controller->model(), truth), 1e-9);
 }
 
-// A reading now and then that did not come (held, its value repeated): on the true plant without
-// noise the estimate stays on it, as without them. 30 s of the multi-sine, every 500th reading held;
-// the variant's bound.
+// Which readings of a run are held (none came) and what a held one carries.
+enum class Held { kNone, kRepeated, kWrong };
+
+// The estimate after 30 s of the multi-sine on the true plant without noise. With kRepeated every
+// 500th reading is held and repeats the one before it, as a site's interface marks a reading that
+// did not come; with kWrong it is held and 1 mm off that value.
 template <class Controller>
-void held_readings_now_and_then_leave_the_estimate_on_the_true_plant() {
+FramePlantModel estimate_after_30_s(Held held_readings) {
   const FramePlantModel truth = nominal_plant();
   const auto controller = make<Controller>(truth);
   rths::test::ZohFramePlant plant(truth, kDt);
   std::array<rths::Measurement, 2> previous{};
   std::array<rths::InterfaceMotion, 2> commands{};
+  std::array<double, 2> last_m{};  // the last reading that came
   for (std::size_t k = 0; k < 30 * kSecond; ++k) {
     const Strokes r = multisine_mm(k);
     const std::array<rths::InterfaceMotion, 2> targets{rths::InterfaceMotion{r[0] / 1000.0},
                                                        rths::InterfaceMotion{r[1] / 1000.0}};
     controller->command(targets, previous, commands, kDt);
     const Strokes y = plant.step({commands[0].displacement_m * 1000.0, commands[1].displacement_m * 1000.0});
-    const bool held = k % 500 == 499;
+    const bool held = held_readings != Held::kNone && k % 500 == 499;
     for (std::size_t i = 0; i < 2; ++i) {
       previous[i].held = held;
-      if (!held) previous[i].displacement_m = y[i] / 1000.0;
+      if (!held) last_m[i] = y[i] / 1000.0;
+      previous[i].displacement_m = held && held_readings == Held::kWrong ? last_m[i] + 0.001 : last_m[i];
     }
   }
   EXPECT_EQ(controller->frozen(), EstimateFreeze::kNone) << controller->freeze_message();
-  std::printf("[ measured ] %s band error after 30 s with a held reading every 500: %.3g\n", Variant<Controller>::kName,
-              band_error(controller->model(), truth));
-  EXPECT_LT(band_error(controller->model(), truth), Variant<Controller>::kHeldBound);
+  return controller->model();
+}
+
+// Held readings now and then teach the estimate nothing: it ends where the same run without them
+// ends, within the variant's bound (measured against that run rather than the true plant, so that
+// the UKF-TF's own drift, the unscented transform's bias of 4e-3, does not hide a held reading's).
+template <class Controller>
+void held_readings_now_and_then_leave_the_estimate_on_the_true_plant() {
+  const FramePlantModel with_held = estimate_after_30_s<Controller>(Held::kRepeated);
+  const double apart = band_error(with_held, estimate_after_30_s<Controller>(Held::kNone));
+  std::printf(
+      "[ measured ] %s: the estimates with and without a held reading every 500 are %.3g apart, "
+      "%.3g from the true plant\n",
+      Variant<Controller>::kName, apart, band_error(with_held, nominal_plant()));
+  EXPECT_LT(apart, Variant<Controller>::kHeldBound);
+}
+
+// A held reading's value is never read: held readings 1 mm off the last one leave the estimate
+// exactly where held readings that repeat it do.
+template <class Controller>
+void a_held_readings_value_is_never_read() {
+  const double apart =
+      band_error(estimate_after_30_s<Controller>(Held::kWrong), estimate_after_30_s<Controller>(Held::kRepeated));
+  EXPECT_EQ(apart, 0.0) << Variant<Controller>::kName;
 }
 
 // Each rule for each variant.
@@ -205,6 +235,12 @@ TEST(EkfTfController, HeldReadingsNowAndThenLeaveTheEstimateOnTheTruePlant) {
 }
 TEST(UkfTfController, HeldReadingsNowAndThenLeaveTheEstimateOnTheTruePlant) {
   held_readings_now_and_then_leave_the_estimate_on_the_true_plant<UkfTfInverseDynamicsController>();
+}
+TEST(EkfTfController, AHeldReadingsValueIsNeverRead) {
+  a_held_readings_value_is_never_read<EkfTfInverseDynamicsController>();
+}
+TEST(UkfTfController, AHeldReadingsValueIsNeverRead) {
+  a_held_readings_value_is_never_read<UkfTfInverseDynamicsController>();
 }
 TEST(EkfTfController, TracksAMultiSineWithoutLatency) {
   tracks_a_multi_sine_without_latency<EkfTfInverseDynamicsController>();
