@@ -84,11 +84,11 @@ std::string bytes_of(const rths::config::Experiment& experiment) {
 }
 
 template <typename Call>
-void expect_only_config_errors(const char* what, Call&& call) {
+void expect_only_config_errors(const char* what, const Call& call) {
   try {
     call();
   } catch (const rths::ConfigError&) {
-    // The one way a config may be refused.
+    return;  // the one way a config may be refused
   } catch (const std::exception& e) {
     finding(std::string(what) + " threw something other than ConfigError: " + e.what());
   } catch (...) {

@@ -37,7 +37,7 @@ void check_motion(const rths::GroundMotion& motion, const char* reader) {
 }
 
 template <typename Read>
-void read_and_check(const std::string& text, const std::string& name, const char* reader, Read&& read) {
+void read_and_check(const std::string& text, const std::string& name, const char* reader, const Read& read) {
   std::istringstream in(text);
   try {
     check_motion(read(in, name), reader);

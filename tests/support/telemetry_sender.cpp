@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -31,9 +32,7 @@ struct Node {
   std::string body;
 };
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: rths_test_telemetry KEY_FILE HOST:PORT (JSON bodies on standard input)\n");
     return 2;
@@ -68,9 +67,9 @@ int main(int argc, char** argv) {
     }
     link.wait_readable(20'000'000);
     for (std::size_t n = 0; (n = link.receive(rx)) != 0;) {
-      const auto opened = rths::telemetry_frame::open(
-          keys.to_node, std::string_view(reinterpret_cast<const char*>(rx.data()),
-                                         n));  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+      // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): the datagram's bytes as characters
+      const std::string_view datagram(reinterpret_cast<const char*>(rx.data()), n);
+      const auto opened = rths::telemetry_frame::open(keys.to_node, datagram);
       if (!opened || opened->header.kind != rths::telemetry_frame::Kind::kChallenge) continue;
       const std::scoped_lock lock(mutex);
       for (auto& [name, node] : nodes) {
@@ -79,4 +78,15 @@ int main(int argc, char** argv) {
     }
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rths_test_telemetry: %s\n", e.what());
+    return 1;
+  }
 }

@@ -48,11 +48,11 @@ std::vector<std::string> drain(HubLink& link) {
 std::string receive_within_1s(UdpLink& link) {
   Buffer buffer{};
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  do {
+  for (;;) {
     if (const std::size_t n = link.receive(buffer)) return string_of(buffer, n);
+    if (std::chrono::steady_clock::now() >= deadline) return {};
     std::this_thread::sleep_for(std::chrono::microseconds(50));
-  } while (std::chrono::steady_clock::now() < deadline);
-  return {};
+  }
 }
 
 // A hub and n sites, each a UdpLink that sends to the hub, and the hub's link to each.

@@ -32,13 +32,11 @@ const std::string kLoopback = "127.0.0.1";
 // instantaneous, and a loaded machine must not make the test flaky. Does not allocate.
 std::size_t receive_within_1s(UdpLink& link, Buffer& buffer) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  do {
-    if (const std::size_t n = link.receive(buffer)) {
-      return n;
-    }
+  for (;;) {
+    if (const std::size_t n = link.receive(buffer)) return n;
+    if (std::chrono::steady_clock::now() >= deadline) return 0;
     std::this_thread::sleep_for(std::chrono::microseconds(50));
-  } while (std::chrono::steady_clock::now() < deadline);
-  return 0;
+  }
 }
 
 udp::endpoint loopback(std::uint16_t port) {

@@ -25,7 +25,6 @@
 namespace rths::test_dof_kinds {
 namespace {
 
-namespace fs = std::filesystem;
 using test::Process;
 
 ::testing::AssertionResult has_all(const std::vector<std::string>& header, const std::vector<std::string>& wanted) {

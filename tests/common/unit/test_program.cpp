@@ -36,6 +36,7 @@ int toy(const std::vector<std::string>& args, const ProgramRun::Work& work, cons
   std::vector<std::string> argv_text{"toy"};
   argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
+  argv.reserve(argv_text.size() + 1);
   for (auto& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);
   return run_program(static_cast<int>(argv_text.size()), argv.data(), cli, [&](const CommandLine&) {

@@ -111,7 +111,8 @@ int right_half_plane_roots(const Partition& p, double omega) {
 // count and bisecting: infinity when none up to omega_max.
 double first_unstable_delay(const Partition& p, double omega_max, double scan_step) {
   double low = 0.0;
-  for (double high = scan_step; high <= omega_max; high += scan_step) {
+  for (int k = 1; k * scan_step <= omega_max; ++k) {
+    double high = k * scan_step;
     if (right_half_plane_roots(p, high) > 0) {
       for (int i = 0; i < 30; ++i) {  // 0.05 / 2^30: below 1e-9
         const double mid = 0.5 * (low + high);
@@ -730,7 +731,7 @@ TEST(StabilitySwitch, SmithLoopCriticalDelayAgainstTheArgumentPrinciple) {
 TEST(StabilitySwitch, PartitionProblemNamesTheField) {
   EXPECT_FALSE(partition_problem(table3()).has_value());
   const auto starts_with = [](const std::optional<std::string>& message, const std::string& field) {
-    return message.has_value() && message->rfind(field + ":", 0) == 0;
+    return message.has_value() && message->starts_with(field + ":");
   };
   EXPECT_TRUE(starts_with(partition_problem(Partition{1.2, 0.5, 0.5, 0.05, 1.0}), "alpha"));
   EXPECT_TRUE(starts_with(partition_problem(Partition{0.5, -0.1, 0.5, 0.05, 1.0}), "beta"));

@@ -253,6 +253,7 @@ TEST_F(ConsoleServer, TheNewestEventStreamAlwaysGetsInClosingTheOldest) {
     // Per client (4): every loopback address is one client.
     auto console = start_console();
     std::vector<std::unique_ptr<asio::ip::tcp::socket>> held;
+    held.reserve(4);
     for (int i = 0; i < 4; ++i) held.push_back(open_stream("127.0.9." + std::to_string(2 + i)));
     auto operators = open_stream("127.0.0.1");
     EXPECT_TRUE(closed(*held[0])) << "the oldest loopback stream stayed open";
@@ -420,7 +421,7 @@ TEST_F(ConsoleServer, AStreamsFirstEventsStayWithinItsBacklog) {
   // Every frame taken before the page connects: what still arrives after is live, not backlog.
   for (std::uint64_t i = 0, seen = 0, now = 0; i < 200; ++i, seen = now) {
     now = status_number(http(page_, "/api/status").body, "accepted");
-    if (now >= 200U * 8U && now == seen) break;
+    if (now >= std::uint64_t{200} * 8 && now == seen) break;
     std::this_thread::sleep_for(50ms);
   }
   const HostPort at = parse_host_port(page_);

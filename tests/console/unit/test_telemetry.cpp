@@ -46,8 +46,8 @@ TelemetryOptions options(const std::string& address, double rate_hz, const Secre
 }
 
 std::string_view text(std::span<const std::byte> bytes) {
-  return {reinterpret_cast<const char*>(bytes.data()),
-          bytes.size()};  // NOLINT(cppcoreguidelines-pro-type-reinterpret-cast)
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-reinterpret-cast): bytes read as the characters they are
+  return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
 
 // A console's socket on 127.0.0.1 holding the key: what a publisher sends it, opened, and requests back.
@@ -528,7 +528,7 @@ TEST(ConsoleHub, ChurnedRunsAreAdmittedAtTheirRateAndTheGenuineNodesStayTaken) {
   EXPECT_EQ(genuine_dropped, 0U);
   const console::HubLimits limits;
   EXPECT_LE(hub.dropped(console::Dropped::kNewRunLimit), 60000U);
-  EXPECT_GE(hub.dropped(console::Dropped::kNewRunLimit), 60000U - limits.new_runs_burst - 32U * 60U - 1U);
+  EXPECT_GE(hub.dropped(console::Dropped::kNewRunLimit), 60000U - limits.new_runs_burst - std::size_t{32} * 60 - 1U);
   EXPECT_EQ(hub.forced_renewals(), 0U);
   EXPECT_EQ(hub.renewals(), 6U) << "one renewal per challenge period";
   std::vector<console::TelemetryHub::StopTarget> targets;

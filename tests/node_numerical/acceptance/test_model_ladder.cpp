@@ -68,7 +68,7 @@ TEST(ModelLadder, AThousandStoreyShearBuildingMatchesItsModalSolutionInClosedFor
   const double a1 = 2.0 * (0.02 * w3 - 0.02 * w1) / (w3 * w3 - w1 * w1);
   constexpr int kPerSample = 160;  // 0.02 s / 160 = 1.25e-4 s
   const double dt = ground.dt_s() / kPerSample;
-  const auto steps = static_cast<long>(std::lround(kDuration / dt));
+  const long steps = std::lround(kDuration / dt);
   std::vector<double> top(static_cast<std::size_t>(steps + 1), 0.0);
   for (int j = 1; j <= static_cast<int>(kStoreys); ++j) {
     double shape_sum = 0.0;

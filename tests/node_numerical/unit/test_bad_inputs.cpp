@@ -624,6 +624,7 @@ TEST_P(Campaign, RefusedBeforeMotionWithOneLineNamingTheFieldAndNoRecord) {
   }
   std::ofstream(dir_ / "bad.textproto") << text;
   std::vector<std::string> args;
+  args.reserve(bad.args.size());
   for (const auto& a : bad.args) args.push_back(resolved(a));
   test::Process process(executable(bad.program), args, dir_ / "case");
   EXPECT_EQ(process.wait(std::chrono::seconds(30)), kExitBadInput) << process.err();

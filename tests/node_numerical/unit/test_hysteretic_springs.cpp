@@ -10,6 +10,7 @@
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <numbers>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -75,7 +76,7 @@ std::vector<double> cyclic_path(double amplitude_m, int points) {
   std::vector<double> path;
   for (int i = 0; i < points; ++i) {
     const double s = static_cast<double>(i) / points;
-    path.push_back(amplitude_m * s * std::sin(2.0 * 3.141592653589793 * 6.0 * s) * (1.0 + 0.5 * std::sin(37.0 * i)));
+    path.push_back(amplitude_m * s * std::sin(2.0 * std::numbers::pi * 6.0 * s) * (1.0 + 0.5 * std::sin(37.0 * i)));
   }
   return path;
 }

@@ -320,8 +320,8 @@ TEST(Rk4, HeldInterfaceForceIsFirstOrder) {
   constexpr double kForce_n = 100.0;
   const HarmonicResponse exact{kOmega_rad_s, kZeta, kForcing, kForce_n / (kMass_kg * kOmega_rad_s * kOmega_rad_s)};
   double max_velocity = 0.0;
-  for (double t = 0.0; t <= kDuration; t += 1e-3) {
-    max_velocity = std::max(max_velocity, std::abs(exact.velocity(t)));
+  for (int k = 0; k * 1e-3 <= kDuration; ++k) {
+    max_velocity = std::max(max_velocity, std::abs(exact.velocity(k * 1e-3)));
   }
   std::vector<double> errors;
   const std::vector<double> steps{2e-3, 1e-3, 5e-4};
@@ -638,7 +638,7 @@ double relative_difference(Integrator& one, Integrator& other) {
   other.initialise(b, force, ground, 0.0);
   double difference = 0.0;
   double largest = 0.0;
-  for (long i = 0; i < 3 * 1024; ++i) {
+  for (long i = 0; i < 3L * 1024; ++i) {
     force(1) = 2000.0 * std::sin(0.05 * static_cast<double>(i)) * std::cos(0.013 * static_cast<double>(i));
     one.step(a, force, ground, static_cast<double>(i) * kDt, kDt);
     other.step(b, force, ground, static_cast<double>(i) * kDt, kDt);
@@ -677,7 +677,7 @@ TEST(GeneralizedAlpha, WithRhoInfinityOneIsNewmarkAverageAcceleration) {
   ga->initialise(a, none, ground, 0.0);
   newmark->initialise(b, none, ground, 0.0);
   double difference = 0.0;
-  for (long i = 0; i < 3 * 1024; ++i) {
+  for (long i = 0; i < 3L * 1024; ++i) {
     ga->step(a, none, ground, static_cast<double>(i) * kDt, kDt);
     newmark->step(b, none, ground, static_cast<double>(i) * kDt, kDt);
     difference = std::max(difference, (a.displacement - b.displacement).cwiseAbs().maxCoeff());

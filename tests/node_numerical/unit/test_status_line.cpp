@@ -14,7 +14,7 @@ namespace rths::test_status_line {
 namespace {
 
 std::string contents(std::FILE* file) {
-  std::rewind(file);
+  EXPECT_EQ(std::fseek(file, 0, SEEK_SET), 0);
   std::string text;
   for (int c = std::fgetc(file); c != EOF; c = std::fgetc(file)) {
     text.push_back(static_cast<char>(c));

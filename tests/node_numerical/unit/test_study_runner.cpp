@@ -61,12 +61,12 @@ TEST(StudyRunner, JobsRunningAtOnceHoldNoMoreThanTheBudget) {
   job.prepare = [](std::size_t) { return kNeed; };
   job.run = [&](std::size_t) {
     {
-      const std::lock_guard lock(mutex);
+      const std::scoped_lock lock(mutex);
       held += kNeed;
       most = std::max(most, held);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));  // so that runs would overlap
-    const std::lock_guard lock(mutex);
+    const std::scoped_lock lock(mutex);
     held -= kNeed;
   };
   run_pool(12, job, {6, kBudget}, kGoOn);

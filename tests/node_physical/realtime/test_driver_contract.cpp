@@ -71,7 +71,7 @@ TEST(DriverContract, TheSiteBuildsTheDriverItNamesWhichReportsAsThatDriver) {
     EXPECT_EQ(rig.measured[0].displacement_m, 0.012) << member << ": open() reads where the actuator is";
     results::PlantReport report;
     rig.driver->report(0, report);
-    const pb::FieldDescriptor* held = report.GetReflection()->GetOneofFieldDescriptor(
+    const pb::FieldDescriptor* held = results::PlantReport::GetReflection()->GetOneofFieldDescriptor(
         report, results::PlantReport::descriptor()->FindOneofByName("kind"));
     ASSERT_NE(held, nullptr) << member;
     EXPECT_EQ(held->name(), member);

@@ -9,11 +9,13 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <numbers>
 #include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/message.h>
 #include <google/protobuf/text_format.h>
@@ -67,7 +69,7 @@ std::vector<std::string> problems_of(const config::Controller& controller) {
 
 InterfaceMotion target_at(int step) {
   const double t = step * kDt;
-  const double w = 2 * 3.141592653589793 * 1.5;
+  const double w = 2 * std::numbers::pi * 1.5;
   return {0.01 * std::sin(w * t), 0.01 * w * std::cos(w * t), -0.01 * w * w * std::sin(w * t)};
 }
 
@@ -334,7 +336,7 @@ TEST(SiteControllerContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
       std::unique_ptr<SiteController> controller;
       ASSERT_NO_THROW(controller = make_site_controller(site, kRateHz)) << member << " " << what;
       SitePlant plant;
-      run_site(*controller, plant, 0, 512, member + " " + what);
+      run_site(*controller, plant, 0, 512, fmt::format("{} {}", member, what));
     };
     test::sweep_verdicts<config::SiteController>(test::parse_sample<config::SiteController>(site_samples(), member),
                                                  member, values, valid, built);
@@ -364,7 +366,8 @@ TEST(SiteControllerContract, TheRulesRefuseEachValueOutOfRangeNamingIt) {
   }
   for (const auto& [member, value] : cases) {
     config::SiteController controller;
-    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(member + " { " + value + " }", &controller)) << value;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(fmt::format("{} {{ {} }}", member, value), &controller))
+        << value;
     const std::vector<std::string> problems = site_problems(marths_site(controller));
     const std::string field = "actuator_controller." + member + "." + value.substr(0, value.find(':')) + ":";
     ASSERT_EQ(problems.size(), 1U) << member << " { " << value << " }";

@@ -143,7 +143,8 @@ TEST(RigidCoupler, RoundTripsAreExactOverTheValidRange) {
   for (const bool linear : {false, true}) {
     RigidCouplerSetup coupler = benchmark_coupler(linear);
     for (const double x : kXs) {
-      for (double deg = -89.9; deg <= 89.9; deg += 0.1) {
+      for (int tenths = -899; tenths <= 899; ++tenths) {
+        const double deg = tenths / 10.0;
         const Pair back = node(coupler, strokes(coupler, x, radians(deg)));
         ASSERT_NEAR(back[0], x, kRoundTrip) << "linear " << linear << ", x " << x << ", " << deg << " deg";
         ASSERT_NEAR(back[1], radians(deg), kRoundTrip) << "linear " << linear << ", x " << x << ", " << deg << " deg";
@@ -151,7 +152,8 @@ TEST(RigidCoupler, RoundTripsAreExactOverTheValidRange) {
     }
     const double reach = 2 * kPinY;  // 2 p sin(alpha)
     for (const double mean : {-0.05, 0.0, 0.003}) {
-      for (double fraction = -0.999; fraction <= 0.999; fraction += 0.003) {
+      for (int thousandths = -999; thousandths <= 999; thousandths += 3) {
+        const double fraction = thousandths / 1000.0;
         const Pair s{mean + fraction * reach / 2, mean - fraction * reach / 2};
         const Pair again = strokes(coupler, node(coupler, s)[0], node(coupler, s)[1]);
         ASSERT_NEAR(again[0], s[0], kRoundTrip) << "linear " << linear << ", fraction " << fraction;

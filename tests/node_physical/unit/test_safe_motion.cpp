@@ -167,7 +167,7 @@ TEST(RampPlan, ARampCommandBeyondTheStrokeNeverReachesThePlant) {
 class SafeMotionConfig : public test::RunFolderTest {
  protected:
   // The config error's text, or "" when the config loads.
-  std::string error(const std::string& text) const {
+  [[nodiscard]] std::string error(const std::string& text) const {
     const auto file = dir_ / "ramps.textproto";
     std::ofstream(file) << text;
     try {

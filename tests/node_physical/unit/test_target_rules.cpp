@@ -173,7 +173,7 @@ TEST(TargetRules, TheWatchdogTripsAtTheFirstTickPastItsTimeAfterTheLastNewCounte
   // New counters every 20 ticks (under the 41 of the watchdog) keep it quiet.
   for (std::uint32_t c = 2; c <= 10; ++c) {
     rig.send(kSite, c, 0.01);
-    rig.ticks(20 * (c - 2) + 1, 20 * (c - 1));
+    rig.ticks(std::int64_t{20} * (c - 2) + 1, std::int64_t{20} * (c - 1));
     ASSERT_FALSE(rig.target().tripped()) << c;
   }
   // The last one was drained at tick 161: the trip is at 161 + 41.

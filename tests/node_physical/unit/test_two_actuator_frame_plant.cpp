@@ -460,7 +460,7 @@ TEST(FramePlantUncertainty, ARootThatWouldReachZeroIsDrawnAgain) {
   }
   const double a = 1.0 / kSd;  // n > -a
   const double phi = std::exp(-0.5 * a * a) / std::sqrt(2.0 * pi);
-  const double big_phi = 0.5 * std::erfc(-a / std::sqrt(2.0));
+  const double big_phi = 0.5 * std::erfc(-a / std::numbers::sqrt2);
   const double lambda = phi / big_phi;
   const double mean = 1.0 + kSd * lambda;
   const double sd = kSd * std::sqrt(1.0 - a * lambda - lambda * lambda);  // Var(n | n > -a)

@@ -26,8 +26,9 @@ Moments transform_square(double m, double s, double alpha, double beta, double k
   const Eigen::Matrix<double, 1, 3> y = x.cwiseProduct(x);
   const Eigen::Matrix<double, 1, 1> x_mean = rths::unscented_mean(w, x);
   const Eigen::Matrix<double, 1, 1> y_mean = rths::unscented_mean(w, y);
-  return {y_mean[0], rths::unscented_covariance(w, y, y_mean, y, y_mean)(0, 0),
-          rths::unscented_covariance(w, x, x_mean, y, y_mean)(0, 0)};
+  const double variance = rths::unscented_covariance(w, y, y_mean, y, y_mean)(0, 0);
+  // NOLINTNEXTLINE(readability-suspicious-call-argument): the cross-covariance of x with x^2
+  return {y_mean[0], variance, rths::unscented_covariance(w, x, x_mean, y, y_mean)(0, 0)};
 }
 
 // For x ~ N(m, s^2): E[x^2] = m^2 + s^2, Var[x^2] = 4 m^2 s^2 + 2 s^4, Cov[x, x^2] = 2 m s^2. The

@@ -482,7 +482,7 @@ TEST(CiStages, AFailedStagesLastLinesComeBeforeTheTable) {
 TEST(CiStages, AFunctionStageRunsInTheScriptsShell) {
   test::ScratchFolder scratch("ci_stage_function");
   const std::string script = fmt::format(
-      "source '{}'; sleep 0.1 & job=$!; waiter() {{ wait \"$job\"; }}; stage waits waiter; echo \"waited $?\"",
+      R"(source '{}'; sleep 0.1 & job=$!; waiter() {{ wait "$job"; }}; stage waits waiter; echo "waited $?")",
       (test::source_dir() / "deploy/lib/stage.sh").string());
   test::Process run("/bin/bash", {"-c", script}, scratch.path() / "run");
   ASSERT_EQ(run.wait(std::chrono::seconds(60)), 0) << run.err();

@@ -94,7 +94,7 @@ TEST(ModelContract, AStepAllocatesNothing) {
     const std::uint64_t before = test::allocations_on_this_thread();
     double sum = 0.0;
     for (int i = 8; i < 4096; ++i) sum += model->step(motion_at(i), kDt);
-    model->reset();
+    (*model).reset();  // the model's reset, not the pointer's
     EXPECT_EQ(test::allocations_on_this_thread() - before, 0U) << member;
     EXPECT_TRUE(std::isfinite(sum)) << member;
   }
@@ -107,7 +107,7 @@ TEST(ModelContract, ACloneAndAResetModelStepAsAFreshOne) {
     const std::unique_ptr<PredictionModel> fresh = make_model(sample(member));
     const std::unique_ptr<PredictionModel> used = make_model(sample(member));
     for (int i = 0; i < 300; ++i) used->step(motion_at(i + 17), kDt);
-    used->reset();
+    (*used).reset();
     const std::unique_ptr<PredictionModel> clone = fresh->clone();
     for (int i = 0; i < 1000; ++i) {
       const double expected = fresh->step(motion_at(i), kDt);
