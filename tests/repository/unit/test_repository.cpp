@@ -272,13 +272,16 @@ TEST(Repository, EveryTestFileIsInAModuleAndTierFolder) {
   EXPECT_TRUE(test_folder_of("common/realtime/serial/test_a.cpp")->serial);
 }
 
-// What is wrong with the namespaces of test file STEM.cpp whose text is TEXT, or "" when nothing is.
-// A test program compiles its files in unity batches (tests/CMakeLists.txt), so each file keeps its
-// code in a namespace of its own name, test_STEM (alone or inside rths::…); a helper outside it
-// would clash with a neighbour's of the same name, or serve a neighbour that forgot its own.
+// What is wrong with the namespaces of test file STEM.cpp whose text is TEXT: its first problem, as
+// "STEM.cpp:LINE: WHAT", or "" when there is none. A test program compiles its files in unity batches
+// (tests/CMakeLists.txt), so each file keeps its code in a namespace of its own name, test_STEM
+// (alone or inside rths::…); a helper outside it would clash with a neighbour's of the same name, or
+// serve a neighbour that forgot its own. A macro knows no namespace: a test file defines none. The
+// namespaces are followed by their closing comments, which clang-format writes for every namespace
+// longer than one line.
 std::string namespace_problem(const std::string& stem, const std::string& text) {
   static const std::regex kOpening(R"(^namespace ([A-Za-z0-9_:]+) \{$)");
-  static const std::regex kCode(R"(^[A-Za-z_].*)");
+  static const std::regex kMacro(R"(^\s*#\s*define\b)");
   const std::regex own("^((rths::)([a-z0-9_]+::)*)?" + stem + "$");
   std::istringstream lines(text);
   std::ostringstream problem;
@@ -286,20 +289,24 @@ std::string namespace_problem(const std::string& stem, const std::string& text) 
   int depth = 0;  // namespaces open around the line, the file's own at depth 1
   bool opened = false;
   for (int number = 1; std::getline(lines, line) && problem.tellp() == 0; ++number) {
+    const auto at = [&]() -> std::ostringstream& {
+      problem << stem << ".cpp:" << number << ": ";
+      return problem;
+    };
     std::smatch m;
-    if (line == "namespace {") {
-      if (depth == 0) problem << stem << ".cpp:" << number << ": an anonymous namespace outside the namespace " << stem;
+    if (std::regex_search(line, kMacro)) {
+      at() << "a macro, which no namespace holds";
+    } else if (line == "namespace {") {
+      if (depth == 0) at() << "an anonymous namespace outside the namespace " << stem;
       ++depth;
     } else if (std::regex_match(line, m, kOpening)) {
-      if (depth == 0 && !std::regex_match(m[1].str(), own)) {
-        problem << stem << ".cpp:" << number << ": namespace " << m[1] << " is not " << stem;
-      }
+      if (depth == 0 && !std::regex_match(m[1].str(), own)) at() << "namespace " << m[1] << " is not " << stem;
       opened = true;
       ++depth;
     } else if (line.starts_with("}  // namespace")) {
       --depth;
-    } else if (depth == 0 && std::regex_match(line, kCode) && !line.starts_with("#include")) {
-      problem << stem << ".cpp:" << number << ": code outside the namespace " << stem;
+    } else if (depth == 0 && !line.empty() && !line.starts_with("#include") && !line.starts_with("//")) {
+      at() << "code outside the namespace " << stem;
     }
   }
   if (problem.tellp() == 0 && !opened) problem << stem << ".cpp: no namespace " << stem;
@@ -307,24 +314,35 @@ std::string namespace_problem(const std::string& stem, const std::string& text) 
 }
 
 TEST(Repository, EveryTestFileKeepsItsCodeInANamespaceOfItsName) {
+  std::map<std::string, std::set<std::string>> stems;  // by test program
   for (const std::string& file : test_files()) {
     const std::string stem = fs::path(file).stem().string();
     EXPECT_EQ(namespace_problem(stem, test::slurp(test::source_dir() / "tests" / file)), "") << "tests/" << file;
+    // Two files of one name in one program would share their namespace.
+    if (const std::optional<TestFolder> folder = test_folder_of(file)) {
+      EXPECT_TRUE(stems[program_of(*folder)].insert(stem).second)
+          << "tests/" << file << ": another file of " << program_of(*folder) << " has its name";
+    }
   }
-  // The rule on made-up files, each of which breaks it once.
+  // The rule on made-up files: each that breaks it is refused for what it breaks, on its line.
   const std::string ok =
-      "#include <a>\nnamespace rths::test_a {\nnamespace {\nint x;\n}  // namespace\n"
+      "#include <a>\n// A test.\n\nnamespace rths::test_a {\nnamespace {\nint x;\n}  // namespace\n"
       "}  // namespace rths::test_a\n";
   EXPECT_EQ(namespace_problem("test_a", ok), "");
   EXPECT_EQ(namespace_problem("test_a", "namespace test_a {\nnamespace {\n}  // namespace\n}  // namespace test_a\n"),
             "");
-  EXPECT_NE(namespace_problem("test_b", ok), "");
-  EXPECT_NE(
-      namespace_problem("test_a", "namespace rths {\nnamespace {\nint x;\n}  // namespace\n}  // namespace rths\n"),
-      "");
-  EXPECT_NE(namespace_problem("test_a", "namespace {\nint x;\n}  // namespace\n"), "");
-  EXPECT_NE(namespace_problem("test_a", ok + "int y;\n"), "");
-  EXPECT_NE(namespace_problem("test_a", "using namespace std;\n" + ok), "");
+  EXPECT_EQ(namespace_problem("test_b", ok), "test_b.cpp:4: namespace rths::test_a is not test_b");
+  EXPECT_EQ(namespace_problem("test_a", "namespace rths {\nint x;\n}  // namespace rths\n"),
+            "test_a.cpp:1: namespace rths is not test_a");
+  EXPECT_EQ(namespace_problem("test_a", "namespace test_a {\n}  // namespace test_a\nnamespace {\n"),
+            "test_a.cpp:3: an anonymous namespace outside the namespace test_a");
+  EXPECT_EQ(namespace_problem("test_a", ok + "int y;\n"), "test_a.cpp:9: code outside the namespace test_a");
+  EXPECT_EQ(namespace_problem("test_a", "using namespace std;\n" + ok),
+            "test_a.cpp:1: code outside the namespace test_a");
+  EXPECT_EQ(namespace_problem("test_a", ok + "::rths::X y;\n"), "test_a.cpp:9: code outside the namespace test_a");
+  EXPECT_EQ(namespace_problem("test_a", "namespace test_a {\n#define kDt 1\n}  // namespace test_a\n"),
+            "test_a.cpp:2: a macro, which no namespace holds");
+  EXPECT_EQ(namespace_problem("test_a", "#include <a>\n"), "test_a.cpp: no namespace test_a");
 }
 
 // A JSON document as protobuf's Struct: ctest's and GoogleTest's listings.
