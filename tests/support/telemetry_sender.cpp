@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -32,7 +33,13 @@ struct Node {
   std::string body;
 };
 
-int run(int argc, char** argv) {
+// What the reader thread shares with the sender loop.
+struct Nodes {
+  std::mutex mutex;
+  std::map<std::string, Node> by_name;
+};
+
+int run(int argc, char** argv, Nodes& nodes) {
   if (argc != 3) {
     std::fprintf(stderr, "usage: rths_test_telemetry KEY_FILE HOST:PORT (JSON bodies on standard input)\n");
     return 2;
@@ -44,13 +51,11 @@ int run(int argc, char** argv) {
   rths::UdpLink link(io, "127.0.0.1", 0);
   link.set_peer(console.host, console.port);
 
-  std::mutex mutex;
-  std::map<std::string, Node> nodes;  // by name
   std::thread reader([&] {
     for (std::string line; std::getline(std::cin, line);) {
       const std::string name = rths::console::json_string_field(line, "node").value_or("");
-      const std::scoped_lock lock(mutex);
-      nodes[name].body = line;
+      const std::scoped_lock lock(nodes.mutex);
+      nodes.by_name[name].body = line;
     }
   });
   reader.detach();  // blocked in getline until the test closes our input; the process ends anyway
@@ -58,8 +63,8 @@ int run(int argc, char** argv) {
   std::array<std::byte, 2048> rx{};
   while (!stop.load()) {
     {
-      const std::scoped_lock lock(mutex);
-      for (auto& [name, node] : nodes) {
+      const std::scoped_lock lock(nodes.mutex);
+      for (auto& [name, node] : nodes.by_name) {
         ++node.header.sequence;
         const std::string frame = rths::telemetry_frame::seal(keys.to_console, node.header, node.body);
         link.send(std::as_bytes(std::span(frame.data(), frame.size())));
@@ -71,8 +76,8 @@ int run(int argc, char** argv) {
       const std::string_view datagram(reinterpret_cast<const char*>(rx.data()), n);
       const auto opened = rths::telemetry_frame::open(keys.to_node, datagram);
       if (!opened || opened->header.kind != rths::telemetry_frame::Kind::kChallenge) continue;
-      const std::scoped_lock lock(mutex);
-      for (auto& [name, node] : nodes) {
+      const std::scoped_lock lock(nodes.mutex);
+      for (auto& [name, node] : nodes.by_name) {
         if (node.header.run == opened->header.run) node.header.echo = opened->header.echo;
       }
     }
@@ -82,11 +87,16 @@ int run(int argc, char** argv) {
 
 }  // namespace
 
+// The reader thread stays blocked in getline to the end, so what it shares is never destroyed: the
+// process ends by _Exit, which runs no destructor, also after an error.
 int main(int argc, char** argv) {
+  Nodes nodes;
+  int code = 1;
   try {
-    return run(argc, argv);
+    code = run(argc, argv, nodes);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rths_test_telemetry: %s\n", e.what());
-    return 1;
   }
+  std::fflush(nullptr);
+  std::_Exit(code);
 }
