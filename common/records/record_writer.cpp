@@ -58,6 +58,19 @@ bool write_all(int fd, const char* data, std::size_t size) {
   return true;
 }
 
+std::size_t write_rows(int fd, fmt::memory_buffer& out, const Recorder& rec, std::size_t first, std::size_t last,
+                       std::uint64_t& bytes) {
+  while (first < last) {
+    const std::size_t chunk_end = std::min(last, first + kRowsPerWrite);
+    out.clear();
+    append_rows(out, rec, first, chunk_end);
+    if (!write_all(fd, out.data(), out.size())) return first;
+    bytes += out.size();
+    first = chunk_end;
+  }
+  return last;
+}
+
 }  // namespace csv
 
 RecordWriter::RecordWriter(const Recorder& recorder, std::filesystem::path path)
@@ -123,20 +136,14 @@ bool RecordWriter::write_new_rows() {
   }
   const auto start = std::chrono::steady_clock::now();
   const std::size_t published = recorder_.rows();  // acquire: rows below it are complete
-  while (written_rows_ < published) {
-    const std::size_t last = std::min(published, written_rows_ + csv::kRowsPerWrite);
-    text_.clear();
-    csv::append_rows(text_, recorder_, written_rows_, last);
-    if (!csv::write_all(fd_, text_.data(), text_.size())) {
-      error_ = fmt::format("error writing {}: {}", path_.string(), std::strerror(errno));
-      // Said now, not only at the end: the run goes on (its record stays whole in memory), the
-      // operator should know the file stopped at row written_rows_.
-      spdlog::error("{}; the file stops at row {}, the run goes on", error_, written_rows_);
-      break;
-    }
-    stats_.rows += last - written_rows_;
-    stats_.bytes += text_.size();
-    written_rows_ = last;
+  const std::size_t reached = csv::write_rows(fd_, text_, recorder_, written_rows_, published, stats_.bytes);
+  stats_.rows += reached - written_rows_;
+  written_rows_ = reached;
+  if (reached < published) {
+    error_ = fmt::format("error writing {}: {}", path_.string(), std::strerror(errno));
+    // Said now, not only at the end: the run goes on (its record stays whole in memory), the
+    // operator should know the file stopped at row written_rows_.
+    spdlog::error("{}; the file stops at row {}, the run goes on", error_, written_rows_);
   }
   stats_.busy_s += seconds_since(start);
   return error_.empty();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 
@@ -52,14 +53,9 @@ void Recorder::write_csv(const std::filesystem::path& path) const {
   }
   fmt::memory_buffer buf;
   csv::append_header(buf, columns_);
-  bool ok = true;
+  std::uint64_t bytes = 0;
   const std::size_t n = rows();
-  for (std::size_t first = 0; ok && first < n; first += csv::kRowsPerWrite) {
-    csv::append_rows(buf, *this, first, std::min(n, first + csv::kRowsPerWrite));
-    ok = csv::write_all(fd, buf.data(), buf.size());
-    buf.clear();
-  }
-  ok = ok && csv::write_all(fd, buf.data(), buf.size());
+  const bool ok = csv::write_all(fd, buf.data(), buf.size()) && csv::write_rows(fd, buf, *this, 0, n, bytes) == n;
   const int error = errno;
   if (::close(fd) != 0 || !ok) {
     throw std::runtime_error("error writing " + path.string() + ": " + std::strerror(ok ? errno : error));

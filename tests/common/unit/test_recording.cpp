@@ -7,18 +7,25 @@
 #include <array>
 #include <atomic>
 #include <bit>
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "common/core/exit_codes.hpp"
+#include "common/records/csv_rows.hpp"
 #include "common/records/record_writer.hpp"
 #include "common/records/recorder.hpp"
 #include "node_numerical/engine/experiment.hpp"
@@ -87,6 +94,51 @@ TEST_F(Recording, StreamedCsvHoldsExactlyWhatWasRecorded) {
   // Byte for byte the file the write-at-once path gives (the reference uses it).
   rec.write_csv(dir_ / "at_once.csv");
   EXPECT_TRUE(test::slurp(dir_ / "streamed.csv") == test::slurp(dir_ / "at_once.csv"));  // not printed: 2 MB
+}
+
+// A write that fails ends the rows there: the rows before its chunk are in the file and counted, the
+// ones from its first row on are neither. The file may grow by one chunk and a few bytes (the limit
+// on file size, RLIMIT_FSIZE, with SIGXFSZ ignored so that the write fails with EFBIG instead).
+TEST_F(Recording, AFailedWriteEndsTheRowsAtTheFirstRowOfItsChunk) {
+  constexpr std::size_t kRows = 2 * csv::kRowsPerWrite + 10;
+  Recorder rec(columns_named(3), kRows);
+  std::mt19937_64 bits(3);
+  for (std::size_t r = 0; r < kRows; ++r) rec.record(awkward_row(r, rec.columns(), bits));
+  fmt::memory_buffer first_chunk;
+  csv::append_rows(first_chunk, rec, 0, csv::kRowsPerWrite);
+
+  const std::filesystem::path file = dir_ / "limited.csv";
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  rlimit before{};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  rlimit limited = before;
+  limited.rlim_cur = first_chunk.size() + 10;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  const auto previous_handler = std::signal(SIGXFSZ, SIG_IGN);
+  fmt::memory_buffer out;
+  std::uint64_t bytes = 0;
+  const std::size_t reached = csv::write_rows(fd, out, rec, 0, kRows, bytes);
+  const int error = errno;
+  std::signal(SIGXFSZ, previous_handler);
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &before), 0);
+  ::close(fd);
+
+  EXPECT_EQ(reached, csv::kRowsPerWrite);
+  EXPECT_EQ(bytes, first_chunk.size());
+  EXPECT_EQ(error, EFBIG);
+  EXPECT_EQ(test::slurp(file).substr(0, first_chunk.size()), std::string(first_chunk.data(), first_chunk.size()));
+
+  // Without the limit every row is written, as append_rows formats them.
+  const int whole = ::open((dir_ / "whole.csv").c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ASSERT_GE(whole, 0);
+  bytes = 0;
+  EXPECT_EQ(csv::write_rows(whole, out, rec, 0, kRows, bytes), kRows);
+  ::close(whole);
+  fmt::memory_buffer all;
+  csv::append_rows(all, rec, 0, kRows);
+  EXPECT_EQ(bytes, all.size());
+  EXPECT_TRUE(test::slurp(dir_ / "whole.csv") == std::string(all.data(), all.size()));
 }
 
 TEST_F(Recording, OrderlyStopBeforeMaxRowsLeavesEveryRow) {
