@@ -70,8 +70,9 @@ struct Trace {
   std::vector<Strokes> target, measured, command;
 };
 
-// Called before each step's command with the step and the reading the controller is about to get (mm).
-using Tamper = std::function<void(std::size_t, Strokes&)>;
+// Called before each step's command with the step and the readings the controller is about to get
+// (m; a tamper may mark them held, as a site's interface does for a reading that did not come).
+using Tamper = std::function<void(std::size_t, std::array<Measurement, 2>&)>;
 
 // A closed run: the controller's commands to the plant, the plant's readings with seeded noise (sd
 // noise_mm) back as the next step's `previous`; with latency_steps > 0 the plant receives each
@@ -87,9 +88,9 @@ inline Trace simulate(SiteController& controller, const FramePlantModel& truth, 
   std::vector<Strokes> pending(static_cast<std::size_t>(latency_steps) + 1, Strokes{});
   for (std::size_t k = 0; k < steps; ++k) {
     const Strokes r = multisine_mm(k);
-    if (tamper) tamper(k, reading);
     const std::array<InterfaceMotion, 2> targets{InterfaceMotion{r[0] / 1000.0}, InterfaceMotion{r[1] / 1000.0}};
-    const std::array<Measurement, 2> previous{Measurement{reading[0] / 1000.0}, Measurement{reading[1] / 1000.0}};
+    std::array<Measurement, 2> previous{Measurement{reading[0] / 1000.0}, Measurement{reading[1] / 1000.0}};
+    if (tamper) tamper(k, previous);
     controller.command(targets, previous, commands, kDt);
     const Strokes u{commands[0].displacement_m * 1000.0, commands[1].displacement_m * 1000.0};
     pending.insert(pending.begin(), u);

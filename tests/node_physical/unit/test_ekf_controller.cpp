@@ -77,8 +77,8 @@ TEST(EkfController, EstimateMovesTowardAPerturbedPlant) {
 TEST(EkfController, NonFiniteReadingFreezesAndReportsAsEkf) {
   const FramePlantModel model = nominal_plant();
   EkfInverseDynamicsController controller(seed003(), model, kRateHz);
-  simulate(controller, model, 100, 0.0, 0, [](std::size_t k, Strokes& reading) {
-    if (k == 50) reading[1] = std::numeric_limits<double>::infinity();
+  simulate(controller, model, 100, 0.0, 0, [](std::size_t k, std::array<rths::Measurement, 2>& reading) {
+    if (k == 50) reading[1].displacement_m = std::numeric_limits<double>::infinity();
   });
   EXPECT_EQ(controller.frozen(), EstimateFreeze::kNotFinite);
   EXPECT_EQ(controller.frozen_at_step(), 50);

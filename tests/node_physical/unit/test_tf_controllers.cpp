@@ -132,8 +132,8 @@ template <class Controller>
 void non_finite_reading_freezes_and_reports_as_its_member() {
   const FramePlantModel model = nominal_plant();
   const auto controller = make<Controller>(model);
-  simulate(*controller, model, 100, 0.0, 0, [](std::size_t k, Strokes& reading) {
-    if (k == 50) reading[0] = std::numeric_limits<double>::quiet_NaN();
+  simulate(*controller, model, 100, 0.0, 0, [](std::size_t k, std::array<rths::Measurement, 2>& reading) {
+    if (k == 50) reading[0].displacement_m = std::numeric_limits<double>::quiet_NaN();
   });
   EXPECT_EQ(controller->frozen(), EstimateFreeze::kNotFinite);
   EXPECT_EQ(controller->frozen_at_step(), 50);
@@ -190,22 +190,14 @@ template <class Controller>
 FramePlantModel estimate_after_30_s(const Held& held) {
   const FramePlantModel truth = nominal_plant();
   const auto controller = make<Controller>(truth);
-  rths::test::ZohFramePlant plant(truth, kDt);
-  std::array<rths::Measurement, 2> previous{};
-  std::array<rths::InterfaceMotion, 2> commands{};
   std::array<double, 2> last_m{};  // the last reading that came
-  for (std::size_t k = 0; k < 30 * kSecond; ++k) {
-    const Strokes r = multisine_mm(k);
-    const std::array<rths::InterfaceMotion, 2> targets{rths::InterfaceMotion{r[0] / 1000.0},
-                                                       rths::InterfaceMotion{r[1] / 1000.0}};
-    controller->command(targets, previous, commands, kDt);
-    const Strokes y = plant.step({commands[0].displacement_m * 1000.0, commands[1].displacement_m * 1000.0});
+  simulate(*controller, truth, 30 * kSecond, 0.0, 0, [&](std::size_t k, std::array<rths::Measurement, 2>& previous) {
     for (std::size_t i = 0; i < 2; ++i) {
-      previous[i].held = held.actuators[i] && k % 500 == 499;
-      if (!previous[i].held) last_m[i] = y[i] / 1000.0;
+      previous[i].held = held.actuators[i] && k % 500 == 0 && k > 0;
+      if (!previous[i].held) last_m[i] = previous[i].displacement_m;
       previous[i].displacement_m = previous[i].held ? last_m[i] + held.off_m : last_m[i];
     }
-  }
+  });
   EXPECT_EQ(controller->frozen(), EstimateFreeze::kNone) << controller->freeze_message();
   return controller->model();
 }

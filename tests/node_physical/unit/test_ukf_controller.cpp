@@ -153,13 +153,14 @@ TEST(UkfController, NonFiniteReadingFreezesTheEstimate) {
   UkfInverseDynamicsController controller(seed003(), truth, kRateHz);
   rths::FramePlantModel at_freeze;
   std::uint64_t updates_at_freeze = 0;
-  const Trace t = simulate(controller, truth, 6 * kSecond, kNoiseMm, 0, [&](std::size_t k, Strokes& reading) {
+  const auto tamper = [&](std::size_t k, std::array<rths::Measurement, 2>& reading) {
     if (k == 2 * kSecond) {
-      reading[1] = std::numeric_limits<double>::quiet_NaN();
+      reading[1].displacement_m = std::numeric_limits<double>::quiet_NaN();
       at_freeze = controller.model();
       updates_at_freeze = controller.updates();
     }
-  });
+  };
+  const Trace t = simulate(controller, truth, 6 * kSecond, kNoiseMm, 0, tamper);
   EXPECT_EQ(controller.frozen(), EstimateFreeze::kNotFinite);
   EXPECT_EQ(controller.frozen_at_step(), static_cast<std::int64_t>(2 * kSecond));
   EXPECT_EQ(controller.updates(), updates_at_freeze);
@@ -227,8 +228,9 @@ TEST(UkfController, RootsStayAboveTheirFloor) {
   const double floor = 0.01 * model.theta[FramePlantModel::kA1];
   UkfInverseDynamicsController controller(seed003(), model, kRateHz);
   double lowest = model.theta[FramePlantModel::kA1];
-  simulate(controller, truth, 30 * kSecond, kNoiseMm, 0,
-           [&](std::size_t, Strokes&) { lowest = std::min(lowest, controller.model().theta[FramePlantModel::kA1]); });
+  simulate(controller, truth, 30 * kSecond, kNoiseMm, 0, [&](std::size_t, std::array<rths::Measurement, 2>&) {
+    lowest = std::min(lowest, controller.model().theta[FramePlantModel::kA1]);
+  });
   EXPECT_GT(controller.clamps(), 0u);
   EXPECT_EQ(lowest, floor);
   EXPECT_EQ(controller.model().theta[FramePlantModel::kA1], floor);
@@ -262,8 +264,8 @@ TEST(UkfController, ReportsRootsUpdatesAndFreeze) {
   }
 
   UkfInverseDynamicsController frozen(seed003(), model, kRateHz);
-  simulate(frozen, model, 100, 0.0, 0, [](std::size_t k, Strokes& reading) {
-    if (k == 50) reading[0] = std::numeric_limits<double>::quiet_NaN();
+  simulate(frozen, model, 100, 0.0, 0, [](std::size_t k, std::array<rths::Measurement, 2>& reading) {
+    if (k == 50) reading[0].displacement_m = std::numeric_limits<double>::quiet_NaN();
   });
   rths::results::ControllerReport report;
   frozen.report(1, report);
