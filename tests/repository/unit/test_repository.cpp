@@ -169,7 +169,7 @@ TEST(Repository, NoDocumentWritesDownHowManyTestsTheSuiteHas) {
   for (const auto& entry : fs::directory_iterator(test::source_dir() / "docs")) {
     if (entry.path().extension() != ".md") continue;
     if (std::string h = test_counts_in_prose(test::slurp(entry.path()), true); !h.empty()) {
-      hits += "\n" + entry.path().filename().string() + ":" + h;
+      hits += fmt::format("\n{}:{}", entry.path().filename().string(), h);
     }
   }
   if (std::string h = test_counts_in_prose(test::slurp(test::source_dir() / "README.md"), false); !h.empty()) {
