@@ -86,10 +86,15 @@ bool Interlock::admit(std::span<const InterfaceMotion> wanted, std::span<Interfa
   return true;
 }
 
+// All three parts of a command, not its displacement alone: a plant may act on its velocity or
+// acceleration (a damper, an ideal actuator), and a controller that differentiates a huge but finite
+// target overflows them to infinity.
 bool Interlock::check_command(std::size_t channel, const InterfaceMotion& command) {
   using W = InterlockTrip::What;
-  if (!std::isfinite(command.displacement_m)) {
-    return fail(W::kCommandNotFinite, channel, command.displacement_m, 0.0);
+  for (const double v : {command.displacement_m, command.velocity_m_per_s, command.acceleration_m_per_s2}) {
+    if (!std::isfinite(v)) {
+      return fail(W::kCommandNotFinite, channel, v, 0.0);
+    }
   }
   if (beyond(command.displacement_m, limits_[channel].stroke_m)) {
     return fail(W::kCommandStroke, channel, command.displacement_m, limits_[channel].stroke_m);
@@ -98,7 +103,8 @@ bool Interlock::check_command(std::size_t channel, const InterfaceMotion& comman
 }
 
 bool Interlock::command_inside(std::size_t channel, const InterfaceMotion& command) const {
-  return std::isfinite(command.displacement_m) && !beyond(command.displacement_m, limits_[channel].stroke_m);
+  return std::isfinite(command.displacement_m) && std::isfinite(command.velocity_m_per_s) &&
+         std::isfinite(command.acceleration_m_per_s2) && !beyond(command.displacement_m, limits_[channel].stroke_m);
 }
 
 bool Interlock::check_measurement(std::size_t channel, const Measurement& measured) {

@@ -27,9 +27,10 @@ struct ChannelLimits {
 // actuator. Every target (a new command, a held or an extrapolated one) must be finite, inside the
 // stroke and below the velocity limit; the target the actuator gets moves toward it at no more than
 // the velocity limit (so after a gap the actuator ramps to the newest command instead of jumping);
-// the controller's command must be finite and inside the stroke; every measurement must be finite,
-// inside the stroke and below the force limit. The first breach trips it for good: the actuator
-// keeps its last admitted target and the test stops. Allocation-free after construction.
+// the controller's command must be finite (displacement, velocity and acceleration) and inside the
+// stroke; every measurement must be finite, inside the stroke and below the force limit. The first
+// breach trips it for good: the actuator keeps its last admitted target and the test stops.
+// Allocation-free after construction.
 class Interlock {
  public:
   Interlock(std::vector<ChannelLimits> limits, double dt_s);
@@ -39,8 +40,9 @@ class Interlock {
   // last admitted targets and returns false.
   bool admit(std::span<const InterfaceMotion> wanted, std::span<InterfaceMotion> admitted);
   bool check_command(std::size_t channel, const InterfaceMotion& command);
-  // The rule check_command applies (finite, inside the stroke), without tripping: for commands
-  // outside the test's steps (the site's ramps), which a caller refuses on its own.
+  // The rule check_command applies (displacement, velocity and acceleration finite, inside the
+  // stroke), without tripping: for commands outside the test's steps (the site's ramps), which a
+  // caller refuses on its own.
   [[nodiscard]] bool command_inside(std::size_t channel, const InterfaceMotion& command) const;
   bool check_measurement(std::size_t channel, const Measurement& measured);
   // The tracking interlock of a channel with a tracking limit: trips when |target - measured| has been

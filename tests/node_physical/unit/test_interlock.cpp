@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -158,6 +159,26 @@ TEST(InterlockTracking, TripsAfterItsStepsInARowAboveTheLimitAndNotBefore) {
   EXPECT_EQ(exact.trip().describe(),
             "channel 1: tracking error |target - measured| 0.017 m above its limit 0.005 m in 2 steps in a row "
             "(tracking_limit_m, tracking_limit_steps): the actuator does not follow the site's targets");
+}
+
+// A controller's command reaches the plant only with all three parts finite: a huge but finite target
+// that a differentiating controller overflowed to an infinite velocity or acceleration trips the
+// interlock as a non-finite displacement does, on a channel without a stroke limit too.
+TEST(InterlockCommand, EveryPartOfACommandMustBeFinite) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const InterfaceMotion fine{-3.9e307, 0.0, 0.0};
+  for (const InterfaceMotion& bad : {InterfaceMotion{std::nan(""), 0.0, 0.0}, InterfaceMotion{-3.9e307, -inf, 0.0},
+                                     InterfaceMotion{-3.9e307, 0.0, -inf}, InterfaceMotion{0.0, 0.0, std::nan("")}}) {
+    Interlock interlock({{0.1, 0.5, 1e4}, {}}, 1.0 / 1024);
+    EXPECT_TRUE(interlock.command_inside(1, fine));  // no stroke limit on channel 1
+    EXPECT_FALSE(interlock.command_inside(1, bad));
+    EXPECT_FALSE(interlock.command_inside(0, bad));
+    EXPECT_TRUE(interlock.check_command(1, fine));
+    EXPECT_FALSE(interlock.check_command(1, bad));
+    ASSERT_TRUE(interlock.tripped());
+    EXPECT_EQ(interlock.trip().what, InterlockTrip::What::kCommandNotFinite);
+    EXPECT_EQ(interlock.trip().channel, 1U);
+  }
 }
 
 // Behind the uncompensated IISL actuator (seed 004 Eq. 7, 13.67 ms of lag) the seed 002 spring's
