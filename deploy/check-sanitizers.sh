@@ -99,7 +99,7 @@ asan() {
     targets+=(rths_fuzz)
   fi
   if [[ $steps != test ]]; then
-    stage "asan: build" configure_and_build build-asan address,undefined "$cxx" "$fuzz" "${targets[@]}" || return 1
+    stage "asan+ubsan: build" configure_and_build build-asan address,undefined "$cxx" "$fuzz" "${targets[@]}" || return 1
   fi
   [[ $steps != build ]] || return 0
   built build-asan || return 1
@@ -107,7 +107,7 @@ asan() {
   # NAME_NOT_BUILT, with no label.
   local labels
   labels=$(IFS='|'; echo "${ASAN_TIERS[*]}")
-  stage "asan: test" ctest --test-dir build-asan --output-on-failure -j "$jobs" -L "^($labels)\$"
+  stage "asan+ubsan: test" ctest --test-dir build-asan --output-on-failure -j "$jobs" -L "^($labels)\$"
 }
 
 tsan() {

@@ -25,9 +25,16 @@ STAGE_TAIL_LINES=${STAGE_TAIL_LINES:-30}
 # W s wall, C s CPU". CPU is the user + system time of everything COMMAND ran: on a machine shared
 # with other builds it is the steadier figure. The output is shown as it comes and, when a COMMAND
 # that is a program fails, its last lines are kept for stage_summary. Returns COMMAND's exit status.
+# A stage of the name of the one that runs it (a script that is itself a stage of .ci/run, as
+# check-sanitizers.sh is) only runs COMMAND: the enclosing stage prints the heading, the time and the
+# verdict once.
 stage() {
   local name=$1
   shift
+  if [[ ${RTHS_STAGE:-} == "$name" ]]; then
+    "$@"
+    return
+  fi
   echo "== $name"
   local cpu_before start status=0
   _stage_children_cpu
@@ -38,9 +45,9 @@ stage() {
   if declare -F "$1" >/dev/null; then
     # A function of the calling script runs in its shell (it may wait for the script's background
     # jobs, which a pipeline's subshell cannot): its output is not kept.
-    "$@" || status=$?
+    RTHS_STAGE=$name "$@" || status=$?
   else
-    "$@" 2>&1 | tee "$log"
+    RTHS_STAGE=$name "$@" 2>&1 | tee "$log"
     status=${PIPESTATUS[0]}
   fi
   local wall cpu verdict=passed

@@ -507,5 +507,32 @@ TEST(CiStages, AFunctionStageRunsInTheScriptsShell) {
   EXPECT_NE(run.out().find("waited 0\n"), std::string::npos) << run.out() << run.err();
 }
 
+// A script that is a stage of .ci/run and names its own stage the same (check-sanitizers.sh) prints
+// the heading and the verdict once, the enclosing stage's; a stage of another name inside it keeps
+// its own, and the inner command's exit status still reaches its caller.
+TEST(CiStages, AStageInsideAStageOfItsNamePrintsOnce) {
+  test::ScratchFolder scratch("ci_stage_nested");
+  const std::string inner = fmt::format(
+      R"(source '{}'; stage same bash -c 'echo inner-work; exit 3'; echo "inner returned $?"; stage other true)",
+      (test::source_dir() / "deploy/lib/stage.sh").string());
+  const fs::path inner_script = scratch.path() / "inner.sh";
+  std::ofstream(inner_script) << inner << "\n";
+  const std::string script = fmt::format(R"(source '{}'; stage same bash '{}'; echo "outer returned $?")",
+                                         (test::source_dir() / "deploy/lib/stage.sh").string(), inner_script.string());
+  test::Process run("/bin/bash", {"-c", script}, scratch.path() / "run");
+  ASSERT_EQ(run.wait(std::chrono::seconds(60)), 0) << run.err();
+  const std::string out = run.out();
+  const auto count = [&out](const std::string& what) {
+    std::size_t n = 0;
+    for (std::size_t at = out.find(what); at != std::string::npos; at = out.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count("== same\n"), 1U) << out;
+  EXPECT_EQ(count("== same: "), 1U) << out;
+  EXPECT_EQ(count("== other\n"), 1U) << out;
+  EXPECT_NE(out.find("inner-work\ninner returned 3\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("outer returned 0\n"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace rths::test_repository
