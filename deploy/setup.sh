@@ -22,6 +22,16 @@ console_packages() {
   fi
 }
 
+# names_a_compiler OPTION...: true when the cmake options choose the compiler themselves (the compiler
+# or a toolchain file, in any -D spelling, or an initial cache file with -C).
+names_a_compiler() {
+  local o
+  for o in "$@"; do
+    [[ $o =~ ^-D[[:space:]]*CMAKE_(CXX_COMPILER|TOOLCHAIN_FILE)(:[A-Z]+)?= || $o == -C* ]] && return 0
+  done
+  return 1
+}
+
 targets=()
 build_dir=""
 cmake_options=()
@@ -66,7 +76,7 @@ fi
 # "The compiler"). g++ stays installed: clang uses its C++ library, and the TSan stage compiles with it. A folder
 # configured before keeps its compiler; -DCMAKE_CXX_COMPILER=... or CXX=... chooses another.
 compiler_options=()
-if [[ ! -f $build_dir/CMakeCache.txt && -z ${CXX:-} && " ${cmake_options[*]+"${cmake_options[*]}"} " != *" -DCMAKE_CXX_COMPILER="* ]]; then
+if [[ ! -f $build_dir/CMakeCache.txt && -z ${CXX:-} ]] && ! names_a_compiler "${cmake_options[@]+"${cmake_options[@]}"}"; then
   install_missing --no-install-recommends clang-14
   compiler_options=(-DCMAKE_CXX_COMPILER=clang++-14)
 fi

@@ -27,7 +27,7 @@ STAGE_TAIL_LINES=${STAGE_TAIL_LINES:-30}
 # that is a program fails, its last lines are kept for stage_summary. Returns COMMAND's exit status.
 # A stage of the name of the one that runs it (a script that is itself a stage of .ci/run, as
 # check-sanitizers.sh is) only runs COMMAND: the enclosing stage prints the heading, the time and the
-# verdict once.
+# verdict once. RTHS_STAGE, the enclosing stage's name, reaches every process COMMAND starts.
 stage() {
   local name=$1
   shift

@@ -475,7 +475,7 @@ TEST(Repository, EveryTestIsRegisteredOnceWithTheLabelOfItsFolder) {
 TEST(CiStages, AFailedStagesLastLinesComeBeforeTheTable) {
   test::ScratchFolder scratch("ci_stages");
   const std::string script = fmt::format(
-      "STAGE_TAIL_LINES=2; source '{}'; "
+      "unset RTHS_STAGE; STAGE_TAIL_LINES=2; source '{}'; "
       "stage fine echo fine-output; "
       "stage broken bash -c 'echo one; echo two; echo three; echo the-reason >&2; exit 3'; echo \"returned $?\"; "
       "echo '== stages'; stage_summary",
@@ -500,7 +500,7 @@ TEST(CiStages, AFailedStagesLastLinesComeBeforeTheTable) {
 TEST(CiStages, AFunctionStageRunsInTheScriptsShell) {
   test::ScratchFolder scratch("ci_stage_function");
   const std::string script = fmt::format(
-      R"(source '{}'; sleep 0.1 & job=$!; waiter() {{ wait "$job"; }}; stage waits waiter; echo "waited $?")",
+      R"(unset RTHS_STAGE; source '{}'; sleep 0.1 & job=$!; waiter() {{ wait "$job"; }}; stage waits waiter; echo "waited $?")",
       (test::source_dir() / "deploy/lib/stage.sh").string());
   test::Process run("/bin/bash", {"-c", script}, scratch.path() / "run");
   ASSERT_EQ(run.wait(std::chrono::seconds(60)), 0) << run.err();
@@ -517,8 +517,9 @@ TEST(CiStages, AStageInsideAStageOfItsNamePrintsOnce) {
       (test::source_dir() / "deploy/lib/stage.sh").string());
   const fs::path inner_script = scratch.path() / "inner.sh";
   std::ofstream(inner_script) << inner << "\n";
-  const std::string script = fmt::format(R"(source '{}'; stage same bash '{}'; echo "outer returned $?")",
-                                         (test::source_dir() / "deploy/lib/stage.sh").string(), inner_script.string());
+  const std::string script =
+      fmt::format(R"(unset RTHS_STAGE; source '{}'; stage same bash '{}'; echo "outer returned $?")",
+                  (test::source_dir() / "deploy/lib/stage.sh").string(), inner_script.string());
   test::Process run("/bin/bash", {"-c", script}, scratch.path() / "run");
   ASSERT_EQ(run.wait(std::chrono::seconds(60)), 0) << run.err();
   const std::string out = run.out();
