@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -11,6 +12,17 @@ namespace {
 // Written as !(|x| <= limit) so that a NaN, which compares false with everything, trips it too.
 bool beyond(double value, double limit) {
   return limit > 0.0 && !(std::abs(value) <= limit);
+}
+
+// The first of a target's or a command's displacement, velocity and acceleration that is not finite,
+// or none. All three, not the displacement alone: a plant may act on the velocity or the acceleration
+// (a damper, an ideal actuator), and a controller that differentiates a huge but finite target
+// overflows them to infinity.
+std::optional<double> not_finite_part(const InterfaceMotion& m) {
+  for (const double v : {m.displacement_m, m.velocity_m_per_s, m.acceleration_m_per_s2}) {
+    if (!std::isfinite(v)) return v;
+  }
+  return std::nullopt;
 }
 }  // namespace
 
@@ -58,11 +70,9 @@ bool Interlock::admit(std::span<const InterfaceMotion> wanted, std::span<Interfa
   for (std::size_t c = 0; c < limits_.size(); ++c) {
     const InterfaceMotion& w = wanted[c];
     const ChannelLimits& l = limits_[c];
-    for (const double v : {w.displacement_m, w.velocity_m_per_s, w.acceleration_m_per_s2}) {
-      if (!std::isfinite(v)) {
-        std::copy(last_.begin(), last_.end(), admitted.begin());
-        return fail(W::kTargetNotFinite, c, v, 0.0);
-      }
+    if (const std::optional<double> v = not_finite_part(w)) {
+      std::copy(last_.begin(), last_.end(), admitted.begin());
+      return fail(W::kTargetNotFinite, c, *v, 0.0);
     }
     if (beyond(w.displacement_m, l.stroke_m) || beyond(w.velocity_m_per_s, l.velocity_m_per_s)) {
       std::copy(last_.begin(), last_.end(), admitted.begin());
@@ -86,15 +96,10 @@ bool Interlock::admit(std::span<const InterfaceMotion> wanted, std::span<Interfa
   return true;
 }
 
-// All three parts of a command, not its displacement alone: a plant may act on its velocity or
-// acceleration (a damper, an ideal actuator), and a controller that differentiates a huge but finite
-// target overflows them to infinity.
 bool Interlock::check_command(std::size_t channel, const InterfaceMotion& command) {
   using W = InterlockTrip::What;
-  for (const double v : {command.displacement_m, command.velocity_m_per_s, command.acceleration_m_per_s2}) {
-    if (!std::isfinite(v)) {
-      return fail(W::kCommandNotFinite, channel, v, 0.0);
-    }
+  if (const std::optional<double> v = not_finite_part(command)) {
+    return fail(W::kCommandNotFinite, channel, *v, 0.0);
   }
   if (beyond(command.displacement_m, limits_[channel].stroke_m)) {
     return fail(W::kCommandStroke, channel, command.displacement_m, limits_[channel].stroke_m);
@@ -103,8 +108,7 @@ bool Interlock::check_command(std::size_t channel, const InterfaceMotion& comman
 }
 
 bool Interlock::command_inside(std::size_t channel, const InterfaceMotion& command) const {
-  return std::isfinite(command.displacement_m) && std::isfinite(command.velocity_m_per_s) &&
-         std::isfinite(command.acceleration_m_per_s2) && !beyond(command.displacement_m, limits_[channel].stroke_m);
+  return !not_finite_part(command) && !beyond(command.displacement_m, limits_[channel].stroke_m);
 }
 
 bool Interlock::check_measurement(std::size_t channel, const Measurement& measured) {
