@@ -3,8 +3,8 @@
 # clang-tidy on every project .cpp of the build's compile database. Any finding fails (exit 1).
 # Usage: deploy/lint.sh [--build DIR] [--jobs N] [--cache DIR] [--tidy-sources-only]
 #   --build DIR  build folder whose compile_commands.json clang-tidy reads (default build-lint;
-#                configured without precompiled headers, which clang-tidy cannot read from a compiler, and
-#                without unity batches, and its generated protobuf headers built when missing)
+#                configured without precompiled headers, which clang-tidy cannot read, and without
+#                unity batches, and its generated protobuf headers built when missing)
 #   --jobs N     clang-tidy processes at once (default: nproc)
 #   --cache DIR  remember the files clang-tidy passed, by a hash of everything its verdict depends on,
 #                and pass them again without a run (default .cache/clang-tidy; "none": no cache)
@@ -61,8 +61,9 @@ fi
 
 # ---- clang-tidy -----------------------------------------------------------------------------------
 # Configured (again: seconds when nothing changed) without precompiled headers, which clang-tidy
-# cannot read from g++ or from another clang, and without the unity build's batches, so that the database names each file; and the
-# generated protobuf headers, which clang-tidy reads where the project includes them.
+# cannot read (g++'s, or another clang's), and without the unity build's batches, so that the
+# database names each file; and the generated protobuf headers, which clang-tidy reads where the
+# project includes them.
 # A folder given with --build is configured only when it has no database.
 if [[ $build == build-lint || ! -f $build/compile_commands.json ]]; then
   [[ -f $build/compile_commands.json ]] || note "no $build/compile_commands.json: configuring $build"

@@ -73,13 +73,15 @@ fi
 
 # A new build folder compiles with Debian's clang 14: it builds this tree in about two thirds of g++
 # 12's CPU time, and the real-time steps it compiles cost about what g++'s do (docs/performance.md,
-# "The compiler"). g++ stays installed: clang uses its C++ library, and the TSan stage compiles with it. A folder
-# configured before keeps its compiler; -DCMAKE_CXX_COMPILER=... or CXX=... chooses another.
+# "The compiler"). g++ stays installed: clang uses its C++ library, and the TSan stage compiles with
+# it. A folder configured before keeps its compiler; CXX=... or a compiler in the options (see
+# names_a_compiler) chooses another.
 compiler_options=()
-if [[ ! -f $build_dir/CMakeCache.txt && -z ${CXX:-} ]] && ! names_a_compiler "${cmake_options[@]+"${cmake_options[@]}"}"; then
+if [[ ! -f $build_dir/CMakeCache.txt && -z ${CXX:-} ]] && ! names_a_compiler "${cmake_options[@]}"; then
   install_missing --no-install-recommends clang-14
   compiler_options=(-DCMAKE_CXX_COMPILER=clang++-14)
 fi
 
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "${compiler_options[@]+"${compiler_options[@]}"}" "${cmake_options[@]+"${cmake_options[@]}"}" >/dev/null
+cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release "${compiler_options[@]+"${compiler_options[@]}"}" \
+  "${cmake_options[@]}" >/dev/null
 cmake --build "$build_dir" -j "${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}" "${targets[@]+"${targets[@]}"}"
