@@ -191,10 +191,43 @@ inline bool nodes_kept_time_of(const std::filesystem::path& run_summary, const s
       100.0 * kSpringBridgeMaxMissedShare);
   return false;
 }
-// Of the spring's site in a relayed run's attempt folder (run/, site/).
-inline bool nodes_kept_time(const std::filesystem::path& attempt_dir, double forward_s, double backward_s) {
-  return nodes_kept_time_of(attempt_dir / "run/summary.json", attempt_dir / "site/site_spring.json", "spring",
-                            forward_s, backward_s);
+
+// The spring's link in both real-time comparisons: 25 ms each way, imposed by rths-relay.
+constexpr double kSpringBridgeDelayS = 0.025;
+inline std::vector<std::string> spring_bridge_link_sets() {
+  return {"site[spring].link.forward.delay_s=" + std::to_string(kSpringBridgeDelayS),
+          "site[spring].link.backward.delay_s=" + std::to_string(kSpringBridgeDelayS)};
+}
+
+// How a real-time run of the spring bridge ended, on 127.0.0.1 or across namespaces: the two nodes'
+// exit codes, what the site printed, and where its summaries are.
+struct SpringBridgeRun {
+  int numerical = -1;
+  int site = -1;
+  std::string site_err;
+  std::filesystem::path run_summary;
+  std::filesystem::path site_summary;
+};
+
+// Whether the run stopped because the machine could not keep the bridge's time: the numerical node
+// ended for its peer, and the site for replies missed in a row, or by its interlock on a machine that
+// did not keep the bridge's or the link's time (interlock_on_an_overloaded_machine). Any other ending
+// is rths's, and the test fails on it.
+inline bool spring_bridge_stopped_by_the_machine(const SpringBridgeRun& run) {
+  if (run.numerical != kExitPeerAborted) return false;
+  if (run.site == kExitEquipment) return missed_replies_abort(run.site_err);
+  if (run.site != kExitLimit) return false;
+  return interlock_on_an_overloaded_machine(run.site_err, run.site_summary, [&] {
+    return !std::filesystem::exists(run.run_summary) ||
+           nodes_kept_time_of(run.run_summary, run.site_summary, "spring", kSpringBridgeDelayS, kSpringBridgeDelayS);
+  });
+}
+
+// Whether a completed run kept the bridge's time and the link's, so that comparing it with virtual
+// time speaks of rths (bridge_kept_time, nodes_kept_time_of).
+inline bool spring_bridge_kept_time(const SpringBridgeRun& run) {
+  return bridge_kept_time(read_site_summary(run.site_summary)) &&
+         nodes_kept_time_of(run.run_summary, run.site_summary, "spring", kSpringBridgeDelayS, kSpringBridgeDelayS);
 }
 
 // Every step was answered in time or counted (never ten in a row missed); the ramps ran; the

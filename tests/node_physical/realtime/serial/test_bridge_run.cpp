@@ -34,7 +34,7 @@ TEST_F(BridgeRun, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
                   "within the step, so the comparison is meaningless here; the plain suite runs it";
 #endif
   calibrate();
-  // A machine that could not keep the target's time gets a second run (test::bridge_kept_time).
+  // A machine that could not keep the target's time gets a second run (test::spring_bridge_kept_time).
   std::vector<std::string> sets;
   std::optional<Process> target;
   std::filesystem::path attempt_dir;
@@ -43,25 +43,18 @@ TEST_F(BridgeRun, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
     std::filesystem::create_directories(attempt_dir);
     const std::string target_at = start_target(target, "0.02", attempt_dir / "target");
     ASSERT_FALSE(target_at.empty()) << target->err();
-    sets = {calibration_set(), "site[spring].driver.udp_bridge.target=" + target_at,
-            "site[spring].link.forward.delay_s=0.025", "site[spring].link.backward.delay_s=0.025"};
+    sets = {calibration_set(), "site[spring].driver.udp_bridge.target=" + target_at};
+    for (const auto& link : test::spring_bridge_link_sets()) sets.push_back(link);
     const test::RelayRun run =
         test::run_through_relay_outcome(attempt_dir, config(), kSite, sets, test::kSpringBridgeSeconds);
     target->signal(SIGINT);
     ASSERT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
-    const bool overloaded =
-        run.numerical == kExitPeerAborted &&
-        ((run.site == kExitEquipment && test::missed_replies_abort(run.site_err)) ||
-         (run.site == kExitLimit &&
-          test::interlock_on_an_overloaded_machine(run.site_err, attempt_dir / "site/site_spring.json", [&] {
-            return !std::filesystem::exists(attempt_dir / "run/summary.json") ||
-                   test::nodes_kept_time(attempt_dir, 0.025, 0.025);
-          })));
-    if (!overloaded) {
+    const test::SpringBridgeRun ended{run.numerical, run.site, run.site_err, attempt_dir / "run/summary.json",
+                                      attempt_dir / "site/site_spring.json"};
+    if (!test::spring_bridge_stopped_by_the_machine(ended)) {
       ASSERT_EQ(run.numerical, kExitCompleted) << run.numerical_err;
       ASSERT_EQ(run.site, kExitCompleted) << run.site_err;
-      if (test::bridge_kept_time(test::read_site_summary(attempt_dir / "site/site_spring.json")) &&
-          test::nodes_kept_time(attempt_dir, 0.025, 0.025)) {
+      if (test::spring_bridge_kept_time(ended)) {
         break;
       }
     }

@@ -84,7 +84,7 @@ TEST_F(MarthsBridge, TheFramePlantThroughTheBridgeAndTheTargetMatchesTheSimulate
     ASSERT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
     const std::filesystem::path site_summary = attempt_dir / "run/site_iisl.json";
     // A completed run is the machine's too when the nodes held steps the virtual reference does not
-    // (test::nodes_kept_time): in a fresh root without real-time priority a run whose bridge missed
+    // (test::nodes_kept_time_of): in a fresh root without real-time priority a run whose bridge missed
     // under 0.5 % of the replies put the floors' peaks 0.12-0.14 % off.
     const bool overloaded =
         exit_code == kExitCompleted
