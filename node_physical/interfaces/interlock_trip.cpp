@@ -11,18 +11,18 @@ std::string InterlockTrip::describe() const {
     case W::kNone:
       return "no interlock tripped";
     case W::kTargetNotFinite:
-      return fmt::format("channel {}: a target that is not finite ({})", n, value);
+      return fmt::format("channel {}: a target whose {} is not finite ({})", n, quantity, value);
     case W::kTargetStroke:
       return fmt::format("channel {}: target {} m beyond the stroke limit {} m", n, value, limit);
     case W::kTargetVelocity:
       return fmt::format("channel {}: target velocity {} m/s beyond the velocity limit {} m/s", n, value, limit);
     case W::kCommandNotFinite:
-      return fmt::format("channel {}: the controller's actuator command is not finite ({})", n, value);
+      return fmt::format("channel {}: the controller's actuator command's {} is not finite ({})", n, quantity, value);
     case W::kCommandStroke:
       return fmt::format("channel {}: the controller's actuator command {} m is beyond the stroke limit {} m", n, value,
                          limit);
     case W::kMeasurementNotFinite:
-      return fmt::format("channel {}: a measurement that is not finite ({})", n, value);
+      return fmt::format("channel {}: a measured {} that is not finite ({})", n, quantity, value);
     case W::kMeasuredStroke:
       return fmt::format("channel {}: measured displacement {} m beyond the stroke limit {} m", n, value, limit);
     case W::kMeasuredForce:

@@ -36,6 +36,8 @@ struct InterlockTrip {
   double value = 0.0;
   double limit = 0.0;
   std::uint32_t steps = 0;  // kTrackingError: the consecutive steps it took
+  // k...NotFinite: which quantity was not (a string literal: a trip inside the step allocates nothing).
+  const char* quantity = "";
 
   [[nodiscard]] bool tripped() const { return what != What::kNone; }
   // "channel 1: target 0.5 m beyond the stroke limit 0.05 m; the actuator holds its last target".

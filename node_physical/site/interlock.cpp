@@ -18,9 +18,14 @@ bool beyond(double value, double limit) {
 // or none. All three, not the displacement alone: a plant may act on the velocity or the acceleration
 // (a damper, an ideal actuator), and a controller that differentiates a huge but finite target
 // overflows them to infinity.
-std::optional<double> not_finite_part(const InterfaceMotion& m) {
-  for (const double v : {m.displacement_m, m.velocity_m_per_s, m.acceleration_m_per_s2}) {
-    if (!std::isfinite(v)) return v;
+struct NotFinite {
+  const char* quantity;
+  double value;
+};
+std::optional<NotFinite> not_finite_part(const InterfaceMotion& m) {
+  for (const NotFinite part : {NotFinite{"displacement", m.displacement_m}, NotFinite{"velocity", m.velocity_m_per_s},
+                               NotFinite{"acceleration", m.acceleration_m_per_s2}}) {
+    if (!std::isfinite(part.value)) return part;
   }
   return std::nullopt;
 }
@@ -32,6 +37,13 @@ Interlock::Interlock(std::vector<ChannelLimits> limits, double dt_s)
 bool Interlock::fail(InterlockTrip::What what, std::size_t channel, double value, double limit) {
   if (!trip_.tripped()) {
     trip_ = {what, channel, value, limit};
+  }
+  return false;
+}
+
+bool Interlock::fail_not_finite(InterlockTrip::What what, std::size_t channel, const char* quantity, double value) {
+  if (!trip_.tripped()) {
+    trip_ = {.what = what, .channel = channel, .value = value, .quantity = quantity};
   }
   return false;
 }
@@ -70,9 +82,9 @@ bool Interlock::admit(std::span<const InterfaceMotion> wanted, std::span<Interfa
   for (std::size_t c = 0; c < limits_.size(); ++c) {
     const InterfaceMotion& w = wanted[c];
     const ChannelLimits& l = limits_[c];
-    if (const std::optional<double> v = not_finite_part(w)) {
+    if (const std::optional<NotFinite> part = not_finite_part(w)) {
       std::copy(last_.begin(), last_.end(), admitted.begin());
-      return fail(W::kTargetNotFinite, c, *v, 0.0);
+      return fail_not_finite(W::kTargetNotFinite, c, part->quantity, part->value);
     }
     if (beyond(w.displacement_m, l.stroke_m) || beyond(w.velocity_m_per_s, l.velocity_m_per_s)) {
       std::copy(last_.begin(), last_.end(), admitted.begin());
@@ -98,8 +110,8 @@ bool Interlock::admit(std::span<const InterfaceMotion> wanted, std::span<Interfa
 
 bool Interlock::check_command(std::size_t channel, const InterfaceMotion& command) {
   using W = InterlockTrip::What;
-  if (const std::optional<double> v = not_finite_part(command)) {
-    return fail(W::kCommandNotFinite, channel, *v, 0.0);
+  if (const std::optional<NotFinite> part = not_finite_part(command)) {
+    return fail_not_finite(W::kCommandNotFinite, channel, part->quantity, part->value);
   }
   if (beyond(command.displacement_m, limits_[channel].stroke_m)) {
     return fail(W::kCommandStroke, channel, command.displacement_m, limits_[channel].stroke_m);
@@ -113,9 +125,11 @@ bool Interlock::command_inside(std::size_t channel, const InterfaceMotion& comma
 
 bool Interlock::check_measurement(std::size_t channel, const Measurement& measured) {
   using W = InterlockTrip::What;
-  for (const double v : {measured.displacement_m, measured.velocity_m_per_s, measured.force_n}) {
-    if (!std::isfinite(v)) {
-      return fail(W::kMeasurementNotFinite, channel, v, 0.0);
+  for (const NotFinite part :
+       {NotFinite{"displacement", measured.displacement_m}, NotFinite{"velocity", measured.velocity_m_per_s},
+        NotFinite{"force", measured.force_n}}) {
+    if (!std::isfinite(part.value)) {
+      return fail_not_finite(W::kMeasurementNotFinite, channel, part.quantity, part.value);
     }
   }
   const ChannelLimits& l = limits_[channel];

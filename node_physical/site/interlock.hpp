@@ -58,6 +58,7 @@ class Interlock {
 
  private:
   bool fail(InterlockTrip::What what, std::size_t channel, double value, double limit);
+  bool fail_not_finite(InterlockTrip::What what, std::size_t channel, const char* quantity, double value);
 
   std::vector<ChannelLimits> limits_;
   std::vector<InterfaceMotion> last_;           // last admitted targets (at rest before the first)

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/core/exit_codes.hpp"
@@ -167,8 +168,12 @@ TEST(InterlockTracking, TripsAfterItsStepsInARowAboveTheLimitAndNotBefore) {
 TEST(InterlockCommand, EveryPartOfACommandMustBeFinite) {
   const double inf = std::numeric_limits<double>::infinity();
   const InterfaceMotion fine{-3.9e307, 0.0, 0.0};
-  for (const InterfaceMotion& bad : {InterfaceMotion{std::nan(""), 0.0, 0.0}, InterfaceMotion{-3.9e307, -inf, 0.0},
-                                     InterfaceMotion{-3.9e307, 0.0, -inf}, InterfaceMotion{0.0, 0.0, std::nan("")}}) {
+  const std::vector<std::pair<InterfaceMotion, std::string>> bad_commands{
+      {{std::nan(""), 0.0, 0.0}, "command's displacement is not finite"},
+      {{-3.9e307, -inf, 0.0}, "command's velocity is not finite"},
+      {{-3.9e307, 0.0, -inf}, "command's acceleration is not finite"},
+      {{0.0, 0.0, std::nan("")}, "command's acceleration is not finite"}};
+  for (const auto& [bad, named] : bad_commands) {
     Interlock interlock({{0.1, 0.5, 1e4}, {}}, 1.0 / 1024);
     EXPECT_TRUE(interlock.command_inside(1, fine));  // no stroke limit on channel 1
     EXPECT_FALSE(interlock.command_inside(1, bad));
@@ -178,7 +183,25 @@ TEST(InterlockCommand, EveryPartOfACommandMustBeFinite) {
     ASSERT_TRUE(interlock.tripped());
     EXPECT_EQ(interlock.trip().what, InterlockTrip::What::kCommandNotFinite);
     EXPECT_EQ(interlock.trip().channel, 1U);
+    EXPECT_NE(interlock.trip().describe().find(named), std::string::npos) << interlock.trip().describe();
   }
+}
+
+// A target's and a measurement's trip name the quantity that was not finite, as a command's does.
+TEST(InterlockTarget, ATripNamesTheQuantityThatWasNotFinite) {
+  const double inf = std::numeric_limits<double>::infinity();
+  Interlock targets({{0.1, 0.5, 1e4}}, 1.0 / 1024);
+  std::vector<InterfaceMotion> admitted(1);
+  const std::vector<InterfaceMotion> wanted{{0.0, inf, 0.0}};
+  EXPECT_FALSE(targets.admit(wanted, admitted));
+  EXPECT_EQ(targets.trip().what, InterlockTrip::What::kTargetNotFinite);
+  EXPECT_NE(targets.trip().describe().find("a target whose velocity is not finite (inf)"), std::string::npos)
+      << targets.trip().describe();
+
+  Interlock measurements({{0.1, 0.5, 1e4}}, 1.0 / 1024);
+  EXPECT_FALSE(measurements.check_measurement(0, Measurement{0.0, 0.0, std::nan("")}));
+  EXPECT_NE(measurements.trip().describe().find("a measured force that is not finite (nan)"), std::string::npos)
+      << measurements.trip().describe();
 }
 
 // Behind the uncompensated IISL actuator (seed 004 Eq. 7, 13.67 ms of lag) the seed 002 spring's
