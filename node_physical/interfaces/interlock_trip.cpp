@@ -1,5 +1,7 @@
 #include "node_physical/interfaces/interlock_trip.hpp"
 
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace rths {
@@ -45,12 +47,22 @@ std::string InterlockTrip::describe() const {
           "the equipment applied {} m on its channel {} (from 0: the bridge's, a setup's actuator), not the {} m the "
           "site sent with the same counter: another sender drives it",
           value, channel, limit);
+    case W::kActuatorNotFinite:
+      return fmt::format("actuator {} of the setup: the command's {} is not finite ({})", channel, quantity, value);
     case W::kOutsideSetup:
       return fmt::format(
           "the commands leave the setup transformation's valid range (docs/setup-transformations.md): no actuator "
           "stroke reaches them");
   }
   return "interlock tripped";
+}
+
+std::optional<NotFinite> not_finite_part(const InterfaceMotion& m) {
+  for (const NotFinite part : {NotFinite{"displacement", m.displacement_m}, NotFinite{"velocity", m.velocity_m_per_s},
+                               NotFinite{"acceleration", m.acceleration_m_per_s2}}) {
+    if (!std::isfinite(part.value)) return part;
+  }
+  return std::nullopt;
 }
 
 }  // namespace rths

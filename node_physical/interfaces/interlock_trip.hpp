@@ -2,7 +2,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+
+#include "smith_predictor/interfaces/prediction_model.hpp"
 
 namespace rths {
 
@@ -23,6 +26,9 @@ struct InterlockTrip {
     // setup transformation, from 0.
     kActuatorStroke,  // the stroke a setup computes from the commands is beyond the actuator's limit
     kOutsideSetup,    // the commands leave the setup's valid range: no stroke can be computed
+    // An actuator's command (a setup's stroke, rate and acceleration, or its controller's) that is not
+    // finite: channel the actuator, quantity which part, value its value.
+    kActuatorNotFinite,
     // The actuator does not do what the site asks:
     kTrackingError,  // |target - measured| above the tracking limit for its steps in a row
     // The equipment's reply says it holds another command than the one just sent (PlantDriver::refused):
@@ -43,5 +49,17 @@ struct InterlockTrip {
   // "channel 1: target 0.5 m beyond the stroke limit 0.05 m; the actuator holds its last target".
   [[nodiscard]] std::string describe() const;
 };
+
+// A part of a motion or a reading that is not finite: which (a string literal) and its value.
+struct NotFinite {
+  const char* quantity;
+  double value;
+};
+
+// The first of a target's or a command's displacement, velocity and acceleration that is not finite,
+// or none. All three, not the displacement alone: a plant may act on the velocity or the acceleration
+// (a damper, an ideal actuator), and a controller that differentiates a huge but finite target
+// overflows them to infinity.
+[[nodiscard]] std::optional<NotFinite> not_finite_part(const InterfaceMotion& m);
 
 }  // namespace rths

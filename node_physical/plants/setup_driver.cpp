@@ -114,20 +114,28 @@ bool SetupDriver::step(std::span<const InterfaceMotion> commands, std::span<Meas
     actuator_targets_[i] = InterfaceMotion{strokes_[i], stroke_v_[i], stroke_a_[i]};
   }
   if (controller_ && controlled) {
-    // The controller's commands from the targets and the reading of the step before; each is checked
-    // before anything is sent, so that a wild controller stops the site instead of an actuator.
+    // The controller's commands from the targets and the reading of the step before.
     controller_->command(actuator_targets_, actuator_measured_, actuator_commands_, dt_s);
-    for (std::size_t i = 0; i < actuator_commands_.size(); ++i) {
-      const InterfaceMotion& c = actuator_commands_[i];
-      if (!(std::abs(c.displacement_m) <= stroke_limits_m_[i]) || !std::isfinite(c.velocity_m_per_s) ||
-          !std::isfinite(c.acceleration_m_per_s2)) {
-        refused_ = InterlockTrip{InterlockTrip::What::kActuatorStroke, i, c.displacement_m, stroke_limits_m_[i]};
-        std::copy(last_.begin(), last_.end(), measured.begin());
-        return false;
-      }
-    }
   } else {
     std::copy(actuator_targets_.begin(), actuator_targets_.end(), actuator_commands_.begin());
+  }
+  // Each actuator's command is checked before anything is sent, the controller's and the setup's own
+  // alike: a wild controller, or a rate or an acceleration that the geometry overflowed (its dJ/dt
+  // term), stops the site instead of an actuator.
+  for (std::size_t i = 0; i < actuator_commands_.size(); ++i) {
+    const InterfaceMotion& c = actuator_commands_[i];
+    if (const std::optional<NotFinite> part = not_finite_part(c)) {
+      refused_ = InterlockTrip{.what = InterlockTrip::What::kActuatorNotFinite,
+                               .channel = i,
+                               .value = part->value,
+                               .quantity = part->quantity};
+    } else if (!(std::abs(c.displacement_m) <= stroke_limits_m_[i])) {
+      refused_ = InterlockTrip{InterlockTrip::What::kActuatorStroke, i, c.displacement_m, stroke_limits_m_[i]};
+    }
+    if (refused_.tripped()) {
+      std::copy(last_.begin(), last_.end(), measured.begin());
+      return false;
+    }
   }
   const bool alive = actuators_->exchange(actuator_commands_, actuator_measured_, dt_s);
   if (!alive) {

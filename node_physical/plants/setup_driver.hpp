@@ -61,8 +61,8 @@ class SetupDriver final : public PlantDriver, public ActuatorSpace {
   bool exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) override;
   // A ramp's step: the strokes go to the actuators without the actuator controller.
   bool move(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double dt_s) override;
-  // The actuator controller's command that the last exchange() refused (kActuatorStroke: beyond its
-  // stroke limit or not finite); nothing was sent.
+  // The actuator command that the last exchange() or move() refused (kActuatorStroke: beyond its
+  // stroke limit; kActuatorNotFinite: a part not finite); nothing was sent.
   [[nodiscard]] InterlockTrip refused() const override { return refused_; }
   std::string disarm() override { return actuators_->disarm(); }
   // Any actuator's bits: every actuator of a setup can move every channel.

@@ -14,21 +14,6 @@ bool beyond(double value, double limit) {
   return limit > 0.0 && !(std::abs(value) <= limit);
 }
 
-// The first of a target's or a command's displacement, velocity and acceleration that is not finite,
-// or none. All three, not the displacement alone: a plant may act on the velocity or the acceleration
-// (a damper, an ideal actuator), and a controller that differentiates a huge but finite target
-// overflows them to infinity.
-struct NotFinite {
-  const char* quantity;
-  double value;
-};
-std::optional<NotFinite> not_finite_part(const InterfaceMotion& m) {
-  for (const NotFinite part : {NotFinite{"displacement", m.displacement_m}, NotFinite{"velocity", m.velocity_m_per_s},
-                               NotFinite{"acceleration", m.acceleration_m_per_s2}}) {
-    if (!std::isfinite(part.value)) return part;
-  }
-  return std::nullopt;
-}
 }  // namespace
 
 Interlock::Interlock(std::vector<ChannelLimits> limits, double dt_s)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <memory>
 #include <numbers>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -271,13 +272,14 @@ class ScaledController final : public SiteController {
     (void)previous;
     (void)dt_s;
     ++calls;
-    commands[0] = InterfaceMotion{gain_ * targets[0].displacement_m, 0.0, 0.0};
+    commands[0] = InterfaceMotion{gain_ * targets[0].displacement_m, velocity_out, 0.0};
   }
   void report(std::size_t actuator, results::ControllerReport& out) const override {
     (void)actuator;
     out.mutable_pass_through();
   }
   int calls = 0;
+  double velocity_out = 0.0;  // the velocity it commands
 
  private:
   double gain_;
@@ -345,6 +347,73 @@ TEST(SetupDriver, AControllerCommandBeyondTheStrokeLimitIsNeverSentAndTripsTheIn
   EXPECT_TRUE(rig.driver->move(back, measured, kDtS));
   EXPECT_EQ(rig.actuators->exchanges, 1);
   EXPECT_FALSE(rig.driver->refused().tripped());
+}
+
+// A controller command whose velocity is not finite is refused as such, whatever its displacement.
+TEST(SetupDriver, AControllerCommandThatIsNotFiniteIsNeverSentAndNamesThePart) {
+  ControlledRig rig = controlled_rig(1.0);
+  rig.controller->velocity_out = std::nan("");
+  std::vector<InterfaceMotion> command{{0.02, 0.0, 0.0}};
+  std::vector<Measurement> measured(1);
+  EXPECT_FALSE(rig.driver->exchange(command, measured, kDtS));
+  EXPECT_EQ(rig.actuators->exchanges, 0) << "the refused command reached the actuators";
+  const InterlockTrip refused = rig.driver->refused();
+  EXPECT_EQ(refused.what, InterlockTrip::What::kActuatorNotFinite);
+  EXPECT_EQ(refused.describe(), "actuator 0 of the setup: the command's velocity is not finite (nan)");
+}
+
+// A geometry whose every result is finite but whose Jacobian flips between -1e308 and 1e308 across
+// u = 0.03: the stroke acceleration's dJ/dt term, (J(u + v h) v - J(u - v h) v) / 2h, overflows there
+// though each J v is finite. Strokes are u itself; only what the driver adds up is tested.
+class SteepGeometry final : public SetupTransform {
+ public:
+  SteepGeometry() : SetupTransform(1, 1) {}
+  [[nodiscard]] bool strokes(std::span<const double> u, std::span<double> s) override {
+    s[0] = u[0];
+    return true;
+  }
+  [[nodiscard]] bool stroke_velocities(std::span<const double> u, std::span<const double> v,
+                                       std::span<double> sv) override {
+    sv[0] = (u[0] < 0.03 ? -1e308 : 1e308) * v[0];
+    return std::isfinite(sv[0]);
+  }
+  [[nodiscard]] bool interface_displacements(std::span<const double> s, std::span<double> u) override {
+    u[0] = s[0];
+    return true;
+  }
+  [[nodiscard]] bool interface_forces(std::span<const double> s, std::span<const double> f,
+                                      std::span<double> fi) override {
+    (void)s;
+    fi[0] = f[0];
+    return true;
+  }
+  [[nodiscard]] bool actuator_forces(std::span<const double> s, std::span<const double> fi,
+                                     std::span<double> f) override {
+    (void)s;
+    f[0] = fi[0];
+    return true;
+  }
+  [[nodiscard]] std::string valid_range() const override { return "everywhere"; }
+};
+
+// Without a controller the setup's own stroke rate and acceleration go to the actuator; an acceleration
+// that the dJ/dt term overflowed is refused before anything is sent, naming the part.
+TEST(SetupDriver, AStrokeAccelerationTheGeometryOverflowsIsNeverSent) {
+  auto owned = std::make_unique<ScriptedActuators>(1);
+  ScriptedActuators& actuators = *owned;
+  SetupDriver driver(std::make_unique<SteepGeometry>(), {kLimitM}, std::move(owned));
+  std::vector<InterfaceMotion> command{{0.03, 1.0, 0.0}};
+  ASSERT_FALSE(driver.check(command).tripped());
+  std::vector<Measurement> measured(1);
+  EXPECT_FALSE(driver.exchange(command, measured, kDtS));
+  EXPECT_EQ(actuators.exchanges, 0) << "the overflowed acceleration reached the actuators";
+  const InterlockTrip refused = driver.refused();
+  EXPECT_EQ(refused.what, InterlockTrip::What::kActuatorNotFinite);
+  EXPECT_EQ(refused.describe(), "actuator 0 of the setup: the command's acceleration is not finite (inf)");
+  // Away from the flip the same velocity goes through, its J v finite.
+  command[0].displacement_m = 0.06;
+  EXPECT_TRUE(driver.exchange(command, measured, kDtS)) << driver.fault();
+  EXPECT_EQ(actuators.exchanges, 1);
 }
 
 }  // namespace
