@@ -24,8 +24,7 @@ class BridgeRun : public RunFolderTest {
   void calibrate() const { calibrate_spring_bridge(dir_ / "calibration.textproto"); }
   // rths-target on a free port, at a real-time priority as a lab's controller has its own machine;
   // its address ("" when it did not come up).
-  // watchdog_s: the target's; the comparison gives it 20 ms, as this VM's host stalls reach several
-  // milliseconds (a stall of the site is not what that test is about).
+  // watchdog_s: the target's; the comparison gives it kSpringBridgeRunWatchdogS.
   // out: its run folder.
   std::string start_target(std::optional<Process>& target, const std::string& watchdog_s,
                            const std::filesystem::path& out) const {

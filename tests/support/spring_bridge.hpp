@@ -6,6 +6,7 @@
 // across network namespaces (test_netns_bridge.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -192,6 +193,11 @@ inline bool nodes_kept_time_of(const std::filesystem::path& run_summary, const s
   return false;
 }
 
+// The target's watchdog in both real-time comparisons: 20 ms, shorter than the default, so that a
+// run in which the site stops sending ends soon (target_watchdog_on_a_stalled_site says when that was
+// the machine's doing).
+constexpr const char* kSpringBridgeRunWatchdogS = "0.02";
+
 // The spring's link in both real-time comparisons: 25 ms each way, imposed by rths-relay.
 constexpr double kSpringBridgeDelayS = 0.025;
 inline std::vector<std::string> spring_bridge_link_sets() {
@@ -200,22 +206,48 @@ inline std::vector<std::string> spring_bridge_link_sets() {
 }
 
 // How a real-time run of the spring bridge ended, on 127.0.0.1 or across namespaces: the two nodes'
-// exit codes, what the site printed, and where its summaries are.
+// exit codes, what the site and the target printed, and where the nodes' summaries are.
 struct SpringBridgeRun {
   int numerical = -1;
   int site = -1;
   std::string site_err;
+  std::string target_out;
   std::filesystem::path run_summary;
   std::filesystem::path site_summary;
 };
 
+// Whether rths-target's watchdog tripped because the site's own step loop stood still for about as
+// long: a host stall of the site, which the target rightly reads as a lost site. The site sends a
+// command every step, so a silence of W on the target's side needs a wake-up or a step of the site
+// about W - 2 periods late (its loop's lateness_max_us, compute_max_us); a silence with the site's
+// loop on time would be rths's own, and fails the test. A delay of the path instead would have
+// stopped the site first, for missed replies (10 steps, half of W). Says so when it was the machine.
+inline bool target_watchdog_on_a_stalled_site(const SpringBridgeRun& run) {
+  if (run.target_out.find("watchdog: no new command for ") == std::string::npos ||
+      !std::filesystem::exists(run.site_summary)) {
+    return false;
+  }
+  const results::LoopTiming& loop = read_site_summary(run.site_summary).loop();
+  const double stall_us = std::max(loop.lateness_max_us(), loop.compute_max_us());
+  const double watchdog_us = 1e6 * std::stod(kSpringBridgeRunWatchdogS);
+  if (!(stall_us >= watchdog_us - 2e6 / 1024)) {
+    return false;
+  }
+  std::printf(
+      "[ overload ] the target's watchdog tripped while the site's step loop stood still for %.1f ms (a stall of "
+      "this machine, not of the bridge)\n",
+      stall_us / 1e3);
+  return true;
+}
+
 // Whether the run stopped because the machine could not keep the bridge's time: the numerical node
-// ended for its peer, and the site for replies missed in a row, or by its interlock on a machine that
-// did not keep the bridge's or the link's time (interlock_on_an_overloaded_machine). Any other ending
+// ended for its peer, and the site for replies missed in a row, for the target's watchdog on a stall
+// of the site (target_watchdog_on_a_stalled_site), or by its interlock on a machine that did not keep
+// the bridge's or the link's time (interlock_on_an_overloaded_machine). Any other ending
 // is rths's, and the test fails on it.
 inline bool spring_bridge_stopped_by_the_machine(const SpringBridgeRun& run) {
   if (run.numerical != kExitPeerAborted) return false;
-  if (run.site == kExitEquipment) return missed_replies_abort(run.site_err);
+  if (run.site == kExitEquipment) return missed_replies_abort(run.site_err) || target_watchdog_on_a_stalled_site(run);
   if (run.site != kExitLimit) return false;
   return interlock_on_an_overloaded_machine(run.site_err, run.site_summary, [&] {
     return !std::filesystem::exists(run.run_summary) ||

@@ -1,8 +1,9 @@
 // A site driving equipment over the UDP bridge, end to end on 127.0.0.1, in the runs whose timing
 // assumes the cores are their own: the seed 002 Case II spring behind the seed 004 actuator with the
 // RLS controller, 50 ms round trip through rths-relay, the actuator and specimen in rths-target at
-// 4096 Hz, against the simulated plant; and a killed site, which only the target's watchdog stops (the
-// other ways a rig must refuse or stop: realtime/test_bridge_run.cpp).
+// 4096 Hz, against the simulated plant; a killed site, which only the target's watchdog stops; and a
+// stalled one, whose own loop records the stall (the other ways a rig must refuse or stop:
+// realtime/test_bridge_run.cpp).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,6 +16,7 @@
 
 #include "common/config/config.hpp"
 #include "common/core/exit_codes.hpp"
+#include "common/records/results.hpp"
 #include "support/bridge_run.hpp"
 #include "support/process.hpp"
 #include "support/spring_bridge.hpp"
@@ -41,7 +43,7 @@ TEST_F(BridgeRun, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
   for (int attempt = 1;; ++attempt) {
     attempt_dir = dir_ / ("attempt" + std::to_string(attempt));
     std::filesystem::create_directories(attempt_dir);
-    const std::string target_at = start_target(target, "0.02", attempt_dir / "target");
+    const std::string target_at = start_target(target, test::kSpringBridgeRunWatchdogS, attempt_dir / "target");
     ASSERT_FALSE(target_at.empty()) << target->err();
     sets = {calibration_set(), "site[spring].driver.udp_bridge.target=" + target_at};
     for (const auto& link : test::spring_bridge_link_sets()) sets.push_back(link);
@@ -49,7 +51,11 @@ TEST_F(BridgeRun, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
         test::run_through_relay_outcome(attempt_dir, config(), kSite, sets, test::kSpringBridgeSeconds);
     target->signal(SIGINT);
     ASSERT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
-    const test::SpringBridgeRun ended{run.numerical, run.site, run.site_err, attempt_dir / "run/summary.json",
+    const test::SpringBridgeRun ended{run.numerical,
+                                      run.site,
+                                      run.site_err,
+                                      target->out(),
+                                      attempt_dir / "run/summary.json",
                                       attempt_dir / "site/site_spring.json"};
     if (!test::spring_bridge_stopped_by_the_machine(ended)) {
       ASSERT_EQ(run.numerical, kExitCompleted) << run.numerical_err;
@@ -120,5 +126,52 @@ TEST_F(BridgeRun, KilledSiteTripsTheTargetsWatchdogWithinItsTimeAndTwoTicks) {
     break;
   }
 }
+// A site stopped for 60 ms (SIGSTOP, as a host stall would) sends nothing for that long: the target's
+// watchdog trips, the site stops for the fault bit (exit code 10, the numerical node 5), and the site's
+// loop records the stall (lateness_max_us), which is what test::target_watchdog_on_a_stalled_site
+// reads to tell a machine's stall from a site that stopped sending on its own.
+TEST_F(BridgeRun, AStalledSiteTripsTheTargetsWatchdogAndItsLoopRecordsTheStall) {
+#ifdef RTHS_SANITIZED
+  GTEST_SKIP() << "a sanitized build's own stalls of the site trip the watchdog before the one made here; the "
+                  "plain suite runs it";
+#endif
+  calibrate();
+  std::optional<Process> target;
+  const std::string target_at = start_target(target, test::kSpringBridgeRunWatchdogS, dir_ / "target");
+  ASSERT_FALSE(target_at.empty()) << target->err();
+  SiteAndNumerical run = start_site_and_numerical(target_at, dir_, 20.0);
+  // The start delay (1.2 s) and the start ramp (1 s), then 2 s of the test.
+  std::this_thread::sleep_for(std::chrono::milliseconds(4200));
+  if (target->out().find("watchdog: ") != std::string::npos) {
+    target->signal(SIGINT);
+    target->wait(std::chrono::seconds(10));
+    GTEST_SKIP() << "the target's watchdog tripped before the stall was made: this machine stalled the site on "
+                    "its own";
+  }
+  run.site->signal(SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  run.site->signal(SIGCONT);
+  EXPECT_EQ(run.numerical->wait(std::chrono::seconds(30)), kExitPeerAborted) << run.numerical->err();
+  const int site = run.site->wait(std::chrono::seconds(30));
+  target->signal(SIGINT);
+  ASSERT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
+  ASSERT_EQ(site, kExitEquipment) << run.site->err();
+  EXPECT_NE(run.site->err().find("a fault bit"), std::string::npos) << run.site->err();
+  const test::SpringBridgeRun ended{kExitPeerAborted,          site,
+                                    run.site->err(),           target->out(),
+                                    dir_ / "run/summary.json", dir_ / "site/site_spring.json"};
+  EXPECT_TRUE(test::target_watchdog_on_a_stalled_site(ended)) << target->out();
+  EXPECT_GE(test::read_site_summary(ended.site_summary).loop().lateness_max_us(), 55e3);
+  // The same trip with the site's loop on time would be rths's own: the rule does not excuse it.
+  results::SiteSummary summary = test::read_site_summary(ended.site_summary);
+  summary.mutable_loop()->set_lateness_max_us(900.0);
+  summary.mutable_loop()->set_compute_max_us(900.0);
+  test::SpringBridgeRun on_time = ended;
+  on_time.site_summary = dir_ / "site_on_time.json";
+  write_results_json(on_time.site_summary, summary);
+  EXPECT_FALSE(test::target_watchdog_on_a_stalled_site(on_time));
+  EXPECT_FALSE(test::spring_bridge_stopped_by_the_machine(on_time));
+}
+
 }  // namespace
 }  // namespace rths::test_bridge_run
