@@ -145,8 +145,8 @@ TEST_F(BridgeRun, AStalledSiteTripsTheTargetsWatchdogAndItsLoopRecordsTheStall) 
   if (target->out().find("watchdog: ") != std::string::npos) {
     target->signal(SIGINT);
     target->wait(std::chrono::seconds(10));
-    GTEST_SKIP() << "the target's watchdog tripped before the stall was made: this machine stalled the site on "
-                    "its own";
+    GTEST_SKIP() << "the target's watchdog tripped before the stall was made: this machine cannot keep the "
+                    "site's steps within the target's watchdog";
   }
   run.site->signal(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
