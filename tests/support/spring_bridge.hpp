@@ -216,21 +216,21 @@ struct SpringBridgeRun {
   std::filesystem::path site_summary;
 };
 
-// Whether rths-target's watchdog tripped because the site's own step loop stood still for about as
-// long: a host stall of the site, which the target rightly reads as a lost site. The site sends a
-// command every step, so a silence of W on the target's side needs a wake-up or a step of the site
-// about W - 2 periods late (its loop's lateness_max_us, compute_max_us); a silence with the site's
-// loop on time would be rths's own, and fails the test. A delay of the path instead would have
-// stopped the site first, for missed replies (10 steps, half of W). Says so when it was the machine.
-inline bool target_watchdog_on_a_stalled_site(const SpringBridgeRun& run) {
-  if (run.target_out.find("watchdog: no new command for ") == std::string::npos ||
-      !std::filesystem::exists(run.site_summary)) {
+// Whether rths-target's watchdog (watchdog_s) tripped because the site's own step loop stood still for
+// about as long: a host stall of the site, which the target rightly reads as a lost site. The site
+// sends a command every step, so a silence of W on the target's side needs a wake-up or a step of the
+// site about W - 2 periods late (its loop's lateness_max_us, compute_max_us); a silence with the site's
+// loop on time would be rths's own, and fails the test. A delay of the path instead would have stopped
+// the site first, for missed replies (10 steps, at most half of W). target_out: what the target
+// printed. Says so when it was the machine.
+inline bool target_watchdog_on_a_stalled_site(const std::string& target_out, const std::filesystem::path& site_summary,
+                                              double watchdog_s) {
+  if (target_out.find("watchdog: no new command for ") == std::string::npos || !std::filesystem::exists(site_summary)) {
     return false;
   }
-  const results::LoopTiming& loop = read_site_summary(run.site_summary).loop();
+  const results::LoopTiming& loop = read_site_summary(site_summary).loop();
   const double stall_us = std::max(loop.lateness_max_us(), loop.compute_max_us());
-  const double watchdog_us = 1e6 * std::stod(kSpringBridgeRunWatchdogS);
-  if (!(stall_us >= watchdog_us - 2e6 / 1024)) {
+  if (!(stall_us >= 1e6 * watchdog_s - 2e6 / 1024)) {
     return false;
   }
   std::printf(
@@ -238,6 +238,10 @@ inline bool target_watchdog_on_a_stalled_site(const SpringBridgeRun& run) {
       "this machine, not of the bridge)\n",
       stall_us / 1e3);
   return true;
+}
+// Of a spring bridge run, whose target's watchdog is kSpringBridgeRunWatchdogS.
+inline bool target_watchdog_on_a_stalled_site(const SpringBridgeRun& run) {
+  return target_watchdog_on_a_stalled_site(run.target_out, run.site_summary, std::stod(kSpringBridgeRunWatchdogS));
 }
 
 // Whether the run stopped because the machine could not keep the bridge's time: the numerical node

@@ -58,8 +58,9 @@ TEST_F(MarthsBridge, TheFramePlantThroughTheBridgeAndTheTargetMatchesTheSimulate
   for (const auto& s : sets) target_args.insert(target_args.end(), {"--set", s});
   std::vector<std::string> virtual_args{"run", config(), "--out", (dir_ / "virtual").string(), "--quiet"};
   for (const auto& s : sets) virtual_args.insert(virtual_args.end(), {"--set", s});
-  // As the spring's bridge tests: a run that missed more replies than the comparison assumes measured
-  // the machine, and is made again; after kSpringBridgeAttempts such runs the test skips saying so.
+  // As the spring's bridge tests: a run that missed more replies than the comparison assumes, or whose
+  // target's watchdog a stall of the site tripped, measured the machine, and is made again; after
+  // kSpringBridgeAttempts such runs the test skips saying so.
   std::filesystem::path attempt_dir;
   std::optional<Process> target;
   for (int attempt = 1;; ++attempt) {
@@ -91,6 +92,8 @@ TEST_F(MarthsBridge, TheFramePlantThroughTheBridgeAndTheTargetMatchesTheSimulate
             ? !test::bridge_kept_time(test::read_site_summary(site_summary)) ||
                   !test::nodes_kept_time_of(attempt_dir / "run/summary.json", site_summary, "iisl", 0.0, 0.0)
             : test::missed_replies_abort(run.err()) ||
+                  test::target_watchdog_on_a_stalled_site(target->out(), site_summary,
+                                                          std::stod(test::kSpringBridgeWatchdogS)) ||
                   test::interlock_on_an_overloaded_machine(run.err(), site_summary);
     if (!overloaded) {
       ASSERT_EQ(exit_code, kExitCompleted) << run.err();
