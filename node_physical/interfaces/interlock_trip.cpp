@@ -1,6 +1,7 @@
 #include "node_physical/interfaces/interlock_trip.hpp"
 
 #include <cmath>
+#include <initializer_list>
 
 #include <fmt/format.h>
 
@@ -57,12 +58,23 @@ std::string InterlockTrip::describe() const {
   return "interlock tripped";
 }
 
-std::optional<NotFinite> not_finite_part(const InterfaceMotion& m) {
-  for (const NotFinite part : {NotFinite{"displacement", m.displacement_m}, NotFinite{"velocity", m.velocity_m_per_s},
-                               NotFinite{"acceleration", m.acceleration_m_per_s2}}) {
+namespace {
+std::optional<NotFinite> first_not_finite(std::initializer_list<NotFinite> parts) {
+  for (const NotFinite part : parts) {
     if (!std::isfinite(part.value)) return part;
   }
   return std::nullopt;
+}
+}  // namespace
+
+std::optional<NotFinite> not_finite_part(const InterfaceMotion& m) {
+  return first_not_finite({{"displacement", m.displacement_m},
+                           {"velocity", m.velocity_m_per_s},
+                           {"acceleration", m.acceleration_m_per_s2}});
+}
+
+std::optional<NotFinite> not_finite_part(const Measurement& m) {
+  return first_not_finite({{"displacement", m.displacement_m}, {"velocity", m.velocity_m_per_s}, {"force", m.force_n}});
 }
 
 }  // namespace rths

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "node_physical/interfaces/measurement.hpp"
 #include "smith_predictor/interfaces/prediction_model.hpp"
 
 namespace rths {
@@ -61,5 +62,7 @@ struct NotFinite {
 // (a damper, an ideal actuator), and a controller that differentiates a huge but finite target
 // overflows them to infinity.
 [[nodiscard]] std::optional<NotFinite> not_finite_part(const InterfaceMotion& m);
+// The first of a reading's displacement, velocity and force that is not finite, or none.
+[[nodiscard]] std::optional<NotFinite> not_finite_part(const Measurement& m);
 
 }  // namespace rths

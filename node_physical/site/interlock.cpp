@@ -13,24 +13,20 @@ namespace {
 bool beyond(double value, double limit) {
   return limit > 0.0 && !(std::abs(value) <= limit);
 }
-
 }  // namespace
 
 Interlock::Interlock(std::vector<ChannelLimits> limits, double dt_s)
     : limits_(std::move(limits)), last_(limits_.size()), beyond_tracking_(limits_.size(), 0), dt_s_(dt_s) {}
 
-bool Interlock::fail(InterlockTrip::What what, std::size_t channel, double value, double limit) {
+bool Interlock::fail(InterlockTrip::What what, std::size_t channel, double value, double limit, const char* quantity) {
   if (!trip_.tripped()) {
-    trip_ = {what, channel, value, limit};
+    trip_ = {.what = what, .channel = channel, .value = value, .limit = limit, .quantity = quantity};
   }
   return false;
 }
 
-bool Interlock::fail_not_finite(InterlockTrip::What what, std::size_t channel, const char* quantity, double value) {
-  if (!trip_.tripped()) {
-    trip_ = {.what = what, .channel = channel, .value = value, .quantity = quantity};
-  }
-  return false;
+bool Interlock::fail(InterlockTrip::What what, std::size_t channel, const NotFinite& part) {
+  return fail(what, channel, part.value, 0.0, part.quantity);
 }
 
 bool Interlock::trip_on(const InterlockTrip& breach) {
@@ -69,7 +65,7 @@ bool Interlock::admit(std::span<const InterfaceMotion> wanted, std::span<Interfa
     const ChannelLimits& l = limits_[c];
     if (const std::optional<NotFinite> part = not_finite_part(w)) {
       std::copy(last_.begin(), last_.end(), admitted.begin());
-      return fail_not_finite(W::kTargetNotFinite, c, part->quantity, part->value);
+      return fail(W::kTargetNotFinite, c, *part);
     }
     if (beyond(w.displacement_m, l.stroke_m) || beyond(w.velocity_m_per_s, l.velocity_m_per_s)) {
       std::copy(last_.begin(), last_.end(), admitted.begin());
@@ -96,7 +92,7 @@ bool Interlock::admit(std::span<const InterfaceMotion> wanted, std::span<Interfa
 bool Interlock::check_command(std::size_t channel, const InterfaceMotion& command) {
   using W = InterlockTrip::What;
   if (const std::optional<NotFinite> part = not_finite_part(command)) {
-    return fail_not_finite(W::kCommandNotFinite, channel, part->quantity, part->value);
+    return fail(W::kCommandNotFinite, channel, *part);
   }
   if (beyond(command.displacement_m, limits_[channel].stroke_m)) {
     return fail(W::kCommandStroke, channel, command.displacement_m, limits_[channel].stroke_m);
@@ -110,12 +106,8 @@ bool Interlock::command_inside(std::size_t channel, const InterfaceMotion& comma
 
 bool Interlock::check_measurement(std::size_t channel, const Measurement& measured) {
   using W = InterlockTrip::What;
-  for (const NotFinite part :
-       {NotFinite{"displacement", measured.displacement_m}, NotFinite{"velocity", measured.velocity_m_per_s},
-        NotFinite{"force", measured.force_n}}) {
-    if (!std::isfinite(part.value)) {
-      return fail_not_finite(W::kMeasurementNotFinite, channel, part.quantity, part.value);
-    }
+  if (const std::optional<NotFinite> part = not_finite_part(measured)) {
+    return fail(W::kMeasurementNotFinite, channel, *part);
   }
   const ChannelLimits& l = limits_[channel];
   if (beyond(measured.displacement_m, l.stroke_m)) {

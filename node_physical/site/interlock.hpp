@@ -57,8 +57,9 @@ class Interlock {
   [[nodiscard]] const std::vector<ChannelLimits>& limits() const { return limits_; }
 
  private:
-  bool fail(InterlockTrip::What what, std::size_t channel, double value, double limit);
-  bool fail_not_finite(InterlockTrip::What what, std::size_t channel, const char* quantity, double value);
+  // Records the first breach; false, as every check that trips.
+  bool fail(InterlockTrip::What what, std::size_t channel, double value, double limit, const char* quantity = "");
+  bool fail(InterlockTrip::What what, std::size_t channel, const NotFinite& part);
 
   std::vector<ChannelLimits> limits_;
   std::vector<InterfaceMotion> last_;           // last admitted targets (at rest before the first)
