@@ -151,16 +151,17 @@ TEST_F(BridgeRun, AStalledSiteTripsTheTargetsWatchdogAndItsLoopRecordsTheStall) 
   run.site->signal(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::milliseconds(60));
   run.site->signal(SIGCONT);
-  EXPECT_EQ(run.numerical->wait(std::chrono::seconds(30)), kExitPeerAborted) << run.numerical->err();
+  const int numerical = run.numerical->wait(std::chrono::seconds(30));
+  EXPECT_EQ(numerical, kExitPeerAborted) << run.numerical->err();
   const int site = run.site->wait(std::chrono::seconds(30));
   target->signal(SIGINT);
   ASSERT_EQ(target->wait(std::chrono::seconds(10)), kExitCompleted) << target->err();
   ASSERT_EQ(site, kExitEquipment) << run.site->err();
   EXPECT_NE(run.site->err().find("a fault bit"), std::string::npos) << run.site->err();
-  const test::SpringBridgeRun ended{kExitPeerAborted,          site,
-                                    run.site->err(),           target->out(),
-                                    dir_ / "run/summary.json", dir_ / "site/site_spring.json"};
+  const test::SpringBridgeRun ended{
+      numerical, site, run.site->err(), target->out(), dir_ / "run/summary.json", dir_ / "site/site_spring.json"};
   EXPECT_TRUE(test::target_watchdog_on_a_stalled_site(ended)) << target->out();
+  EXPECT_TRUE(test::spring_bridge_stopped_by_the_machine(ended));
   EXPECT_GE(test::read_site_summary(ended.site_summary).loop().lateness_max_us(), 55e3);
   // The same trip with the site's loop on time would be rths's own: the rule does not excuse it.
   results::SiteSummary summary = test::read_site_summary(ended.site_summary);
