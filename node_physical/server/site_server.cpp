@@ -234,9 +234,10 @@ std::vector<double> displacements(std::span<const Motion> motions) {
   return x;
 }
 
-// Hold, then move to the safe positions (SafeMotion), on a loop of its own: the test's loop timing
-// stays the test's. Not interruptible: a second signal must not leave the actuator mid-way (kill -9
-// leaves it to the target's own watchdog).
+}  // namespace
+
+// On a loop of its own: the test's loop timing stays the test's. Not interruptible: a second signal
+// must not leave the actuator mid-way (kill -9 leaves it to the target's own watchdog).
 void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site, const RealtimeOptions& rt,
                    results::SafeMotionReport& report) {
   if (substructure.driver_failed()) {
@@ -249,26 +250,31 @@ void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site,
   RampTick ramp(substructure, plan, 1.0 / rt.rate_hz);
   const std::atomic<bool> never{false};
   const RunResult done = loop.run(monotonic_ns() + loop.step_offset_ns(1), 0, plan.steps(), ramp, never);
+  // The site had the actuators to the end: it tells the equipment the test is over, so that its
+  // watchdog does not trip on the silence that follows (a trip then always means a site lost). At
+  // once, before anything that can wait: a log line waits for the log file's lock, which the logger's
+  // flushing thread holds while the kernel makes it wait for a loaded disk, and the equipment's
+  // watchdog counts the silence from the ramp's last command. A failed ramp: the actuators are not
+  // where the site put them, the equipment's watchdog takes over. Simulated plants: nothing to disarm.
+  const bool disarming = !ramp.failed() && site.has_driver();
+  const std::string disarm_failure = disarming ? substructure.disarm() : std::string();
   report.set_stop_ramp_steps(done.steps_run);
+  *report.mutable_stop_ramp_loop() = to_results(loop.stats());
   for (const double x : displacements(substructure.measured())) report.add_final_position_m(x);
   report.set_stop_ramp(ramp.failed() ? "stopped: " + substructure.stop_reason() : std::string("completed"));
   spdlog::info("site {}: held {:g} s, then to the safe position at {:g} m/s: {} steps", site.name(),
                site.safe_motion().stop_hold_s(), site.safe_motion().stop_velocity_m_per_s(), done.steps_run);
   (ramp.failed() ? spdlog::error("site {}: stop ramp {}", site.name(), report.stop_ramp())
                  : spdlog::info("site {}: at the safe position after {} steps", site.name(), done.steps_run));
-  if (ramp.failed() || !site.has_driver()) {
-    // A failed ramp: the actuators are not where the site put them, the equipment's watchdog takes
-    // over. Simulated plants: nothing to disarm.
-    return;
-  }
-  // The site had the actuators to the end: it tells the equipment the test is over, so that its
-  // watchdog does not trip on the silence that follows (a trip then always means a site lost).
-  if (const std::string why = substructure.disarm(); why.empty()) {
+  if (!disarming) return;
+  if (disarm_failure.empty()) {
     spdlog::info("site {}: the equipment is disarmed (it holds the safe position)", site.name());
   } else {
-    spdlog::error("site {}: the equipment's disarm was {}; expect its watchdog to trip", site.name(), why);
+    spdlog::error("site {}: the equipment's disarm was {}; expect its watchdog to trip", site.name(), disarm_failure);
   }
 }
+
+namespace {
 
 // Why a site refuses to start after the handshake, and its exit code.
 struct Refusal {
@@ -306,6 +312,7 @@ std::optional<Refusal> run_start_ramp(PhysicalSubstructure& plants, const config
   RampTick ramp(plants, plan, 1.0 / rate_hz);
   const RunResult done = loop.run(ramp_start, 0, plan.steps(), ramp, stop_flag);
   report.set_start_ramp_steps(done.steps_run);
+  *report.mutable_start_ramp_loop() = to_results(loop.stats());
   moved = done.steps_run > 0;
   if (ramp.failed()) {
     const bool told = plants.driver_failed() || plants.interlock().tripped();

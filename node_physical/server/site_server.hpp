@@ -6,7 +6,10 @@
 
 #include "common/config/config.hpp"
 #include "common/core/address.hpp"
+#include "common/realtime/realtime_loop.hpp"
 #include "common/records/telemetry.hpp"
+#include "node_physical/site/physical_substructure.hpp"
+#include "results.pb.h"
 
 namespace rths {
 
@@ -27,5 +30,13 @@ struct SiteServerOptions {
 // wall clock, and stops safely on a stop/abort, a silent peer, a stroke-limit breach or stop_flag.
 // Writes site_<name>.csv and site_<name>.json into out_dir in every case. Returns an ExitCode.
 int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, const std::atomic<bool>& stop_flag);
+
+// After a test that moved the actuators, whatever stopped it: hold, then move to the site's safe
+// positions (SafeMotion) on the wall clock at rt's rate, and, when the ramp ran to its end on
+// equipment (a driver), disarm it (PhysicalSubstructure::disarm) at once after the ramp's last
+// command, before anything that can wait (a log line), so that its watchdog does not count that wait
+// as a lost site. report: what the ramp did and where it ended, and the disarm's outcome is logged.
+void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site, const RealtimeOptions& rt,
+                   results::SafeMotionReport& report);
 
 }  // namespace rths

@@ -3,16 +3,26 @@
 // plans and checks: unit/test_safe_motion.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <mutex>
 #include <numbers>
+#include <span>
 #include <string>
 #include <vector>
 
+#include <google/protobuf/text_format.h>
+#include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
+
 #include "common/core/exit_codes.hpp"
+#include "node_physical/controllers/pass_through.hpp"
+#include "node_physical/server/site_server.hpp"
 #include "node_physical/site/safe_motion.hpp"
 #include "support/process.hpp"
 #include "support/safe_motion.hpp"
@@ -62,6 +72,84 @@ TEST_F(SafeMotionSite, RampsBeforeAndAfterTheTestAndEndsAtTheSafePosition) {
                                           std::llround(kStopSettleS * kRate));
   ASSERT_EQ(motion.final_position_m_size(), 1);
   EXPECT_EQ(motion.final_position_m(0), 0.002);  // the ideal actuator reads the command exactly
+}
+
+// What happened at the end of a stop ramp, in order: the ramp's commands, the disarm and the log lines.
+struct Events {
+  std::mutex mutex;
+  std::vector<std::string> list;
+  void add(std::string event) {
+    const std::lock_guard lock(mutex);
+    list.push_back(std::move(event));
+  }
+};
+
+// Equipment whose actuators read their commands, and which says when it was disarmed.
+class DisarmedEquipment final : public PlantDriver {
+ public:
+  explicit DisarmedEquipment(Events& events) : events_(events) {}
+  [[nodiscard]] std::size_t channels() const override { return 1; }
+  bool exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double /*dt_s*/) override {
+    measured[0] = {commands[0].displacement_m, 0.0, 0.0};
+    events_.add("command");
+    return true;
+  }
+  std::string disarm() override {
+    events_.add("disarm");
+    return {};
+  }
+  void report(std::size_t /*channel*/, results::PlantReport& out) const override { out.mutable_ideal(); }
+
+ private:
+  Events& events_;
+};
+
+// A log that writes its lines into the events.
+class LogIntoEvents final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  explicit LogIntoEvents(Events& events) : events_(events) {}
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    events_.add("log: " + std::string(msg.payload.data(), msg.payload.size()));
+  }
+  void flush_() override {}
+
+ private:
+  Events& events_;
+};
+
+// The equipment's watchdog counts the silence after the stop ramp's last command until the disarm: a
+// site that logged in between (a log line waits for the log file's lock, held while a loaded disk
+// makes the logger's flushing thread wait) would let that watchdog trip on a site that is there. So
+// the disarm comes right after the last command, and every log line of the ramp after it.
+TEST(StopRamp, TheEquipmentIsDisarmedRightAfterTheRampsLastCommandBeforeAnyLogLine) {
+  config::Site site;
+  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"(name: "lab" driver { udp_bridge { target: "127.0.0.1:9" } }
+         safe_motion { stop_hold_s: 0.02 safe_position_m: [0.001] stop_velocity_m_per_s: 0.02 })",
+      &site));
+  Events events;
+  std::vector<std::unique_ptr<ActuatorController>> controllers;
+  controllers.push_back(std::make_unique<PassThroughController>());
+  PhysicalSubstructure substructure(std::move(controllers), std::make_unique<DisarmedEquipment>(events),
+                                    Interlock({{0.05, 0.1, 1e4}}, 1.0 / kRate));
+  const std::shared_ptr<spdlog::logger> before = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>("stop ramp", std::make_shared<LogIntoEvents>(events)));
+  results::SafeMotionReport report;
+  run_stop_ramp(substructure, site, RealtimeOptions{}, report);
+  spdlog::set_default_logger(before);
+
+  EXPECT_EQ(report.stop_ramp(), "completed");
+  const std::vector<std::string>& list = events.list;
+  const auto last_command = std::find(list.rbegin(), list.rend(), "command");
+  ASSERT_NE(last_command, list.rend());
+  const auto after = last_command.base();
+  ASSERT_NE(after, list.end()) << "nothing after the ramp's last command";
+  EXPECT_EQ(*after, "disarm") << "the first thing after the ramp's last command";
+  EXPECT_EQ(std::count(list.begin(), list.end(), "disarm"), 1);
+  // The ramp's lines and the disarm's outcome are still logged, after it.
+  EXPECT_GE(std::count_if(after, list.end(), [](const std::string& e) { return e.starts_with("log: "); }), 3);
 }
 
 }  // namespace
