@@ -24,7 +24,7 @@ class BridgeRun : public RunFolderTest {
   void calibrate() const { calibrate_spring_bridge(dir_ / "calibration.textproto"); }
   // rths-target on a free port, at a real-time priority as a lab's controller has its own machine;
   // its address ("" when it did not come up).
-  // watchdog_s: the target's; the comparison gives it kSpringBridgeRunWatchdogS.
+  // watchdog_s: the target's; the comparisons give it the default, kSpringBridgeWatchdogS.
   // out: its run folder.
   std::string start_target(std::optional<Process>& target, const std::string& watchdog_s,
                            const std::filesystem::path& out) const {

@@ -25,7 +25,8 @@ namespace rths::test {
 constexpr double kSpringBridgeSeconds = 10.0;
 
 // rths-target's default watchdog (--watchdog-s, node_physical/target/main.cpp), which the end-to-end
-// runs use as a lab would: docs/performance.md has the measurement it comes from.
+// runs use as a lab would: docs/performance.md has the measurement it comes from. A run in which the
+// site stops sending ends that much later.
 constexpr const char* kSpringBridgeWatchdogS = "0.05";
 
 // The floors through the bridge agree with the same experiment on the simulated plant. Tolerance:
@@ -193,11 +194,6 @@ inline bool nodes_kept_time_of(const std::filesystem::path& run_summary, const s
   return false;
 }
 
-// The target's watchdog in both real-time comparisons: 20 ms, shorter than the default, so that a
-// run in which the site stops sending ends soon (target_watchdog_on_a_stalled_site says when that was
-// the machine's doing).
-constexpr const char* kSpringBridgeRunWatchdogS = "0.02";
-
 // The spring's link in both real-time comparisons: 25 ms each way, imposed by rths-relay.
 constexpr double kSpringBridgeDelayS = 0.025;
 inline std::vector<std::string> spring_bridge_link_sets() {
@@ -216,20 +212,30 @@ struct SpringBridgeRun {
   std::filesystem::path site_summary;
 };
 
+// The longest stall of a site's step loops, in microseconds: the test's, and its start and stop ramps'
+// (a wake-up that late, or a step that long).
+inline double site_stall_max_us(const results::SiteSummary& site) {
+  double stall_us = 0.0;
+  for (const results::LoopTiming* loop :
+       {&site.loop(), &site.safe_motion().start_ramp_loop(), &site.safe_motion().stop_ramp_loop()}) {
+    stall_us = std::max({stall_us, loop->lateness_max_us(), loop->compute_max_us()});
+  }
+  return stall_us;
+}
+
 // Whether rths-target's watchdog (watchdog_s) tripped because the site's own step loop stood still for
 // about as long: a host stall of the site, which the target rightly reads as a lost site. The site
 // sends a command every step, so a silence of W on the target's side needs a wake-up or a step of the
-// site about W - 2 periods late (its loop's lateness_max_us, compute_max_us); a silence with the site's
-// loop on time would be rths's own, and fails the test. A delay of the path instead would have stopped
-// the site first, for missed replies (10 steps, at most half of W). target_out: what the target
+// site about W - 2 periods late (site_stall_max_us: the test's loop or a ramp's); a silence with the
+// site's loops on time would be rths's own, and fails the test. A delay of the path instead would have
+// stopped the site first, for missed replies (10 steps, at most half of W). target_out: what the target
 // printed. Says so when it was the machine.
 inline bool target_watchdog_on_a_stalled_site(const std::string& target_out, const std::filesystem::path& site_summary,
                                               double watchdog_s) {
   if (target_out.find("watchdog: no new command for ") == std::string::npos || !std::filesystem::exists(site_summary)) {
     return false;
   }
-  const results::LoopTiming& loop = read_site_summary(site_summary).loop();
-  const double stall_us = std::max(loop.lateness_max_us(), loop.compute_max_us());
+  const double stall_us = site_stall_max_us(read_site_summary(site_summary));
   if (!(stall_us >= 1e6 * watchdog_s - 2e6 / 1024)) {
     return false;
   }
@@ -239,17 +245,19 @@ inline bool target_watchdog_on_a_stalled_site(const std::string& target_out, con
       stall_us / 1e3);
   return true;
 }
-// Of a spring bridge run, whose target's watchdog is kSpringBridgeRunWatchdogS.
+// Of a spring bridge run, whose target's watchdog is kSpringBridgeWatchdogS.
 inline bool target_watchdog_on_a_stalled_site(const SpringBridgeRun& run) {
-  return target_watchdog_on_a_stalled_site(run.target_out, run.site_summary, std::stod(kSpringBridgeRunWatchdogS));
+  return target_watchdog_on_a_stalled_site(run.target_out, run.site_summary, std::stod(kSpringBridgeWatchdogS));
 }
 
 // Whether the run stopped because the machine could not keep the bridge's time: the numerical node
 // ended for its peer, and the site for replies missed in a row, for the target's watchdog on a stall
 // of the site (target_watchdog_on_a_stalled_site), or by its interlock on a machine that did not keep
-// the bridge's or the link's time (interlock_on_an_overloaded_machine). Any other ending
+// the bridge's or the link's time (interlock_on_an_overloaded_machine); or the test completed and a
+// stall of the site's stop ramp tripped the target's watchdog before the disarm. Any other ending
 // is rths's, and the test fails on it.
 inline bool spring_bridge_stopped_by_the_machine(const SpringBridgeRun& run) {
+  if (run.numerical == kExitCompleted && run.site == kExitCompleted) return target_watchdog_on_a_stalled_site(run);
   if (run.numerical != kExitPeerAborted) return false;
   if (run.site == kExitEquipment) return missed_replies_abort(run.site_err) || target_watchdog_on_a_stalled_site(run);
   if (run.site != kExitLimit) return false;
@@ -275,6 +283,15 @@ inline void expect_bridge_ran_cleanly(const results::SiteSummary& site, const st
               static_cast<unsigned long long>(bridge.replies()), static_cast<unsigned long long>(bridge.missed()),
               static_cast<unsigned long long>(bridge.longest_missed_run()), bridge.round_trip_p50_us(),
               bridge.round_trip_p99_us());
+  // The target's own verdict (its watchdog, the longest silence of the site, its tick lateness), and the
+  // site's loop: what a failure below is read against.
+  const std::size_t clamps = target_report.find(" stroke clamps; ");
+  const std::size_t from = clamps == std::string::npos ? clamps : target_report.rfind("; ", clamps) + 2;
+  std::printf("target: %s\n", from == std::string::npos
+                                  ? "no summary line"
+                                  : target_report.substr(from, target_report.find('\n', from) - from).c_str());
+  std::printf("site loop: lateness max %.1f us, compute max %.1f us\n", site.loop().lateness_max_us(),
+              site.loop().compute_max_us());
   EXPECT_LT(bridge.longest_missed_run(), 10U);  // the example's max_missed_replies: the run did not stop
   EXPECT_EQ(site.safe_motion().stop_ramp(), "completed");
   EXPECT_EQ(site.safe_motion().start_ramp_steps(), 1024);

@@ -34,14 +34,14 @@ class NetnsBridge : public test::NetnsTopologyTest {
 
   // The spring bridge example across num -> relay -> site -> target namespaces, on a subnet of its own
   // (the other namespace tests use 10.78 and 10.81); the script's exit code. The target's watchdog is
-  // test::kSpringBridgeRunWatchdogS, as on 127.0.0.1.
+  // test::kSpringBridgeWatchdogS (the default), as on 127.0.0.1.
   int run_topology(const std::vector<std::string>& sets, const fs::path& out) {
     std::vector<std::string> args{"--site",
                                   "spring",
                                   "--relay",
                                   "--target",
                                   "--target-watchdog-s",
-                                  test::kSpringBridgeRunWatchdogS,
+                                  test::kSpringBridgeWatchdogS,
                                   "--prefix",
                                   prefix(),
                                   "--subnet",

@@ -43,7 +43,7 @@ TEST_F(BridgeRun, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
   for (int attempt = 1;; ++attempt) {
     attempt_dir = dir_ / ("attempt" + std::to_string(attempt));
     std::filesystem::create_directories(attempt_dir);
-    const std::string target_at = start_target(target, test::kSpringBridgeRunWatchdogS, attempt_dir / "target");
+    const std::string target_at = start_target(target, test::kSpringBridgeWatchdogS, attempt_dir / "target");
     ASSERT_FALSE(target_at.empty()) << target->err();
     sets = {calibration_set(), "site[spring].driver.udp_bridge.target=" + target_at};
     for (const auto& link : test::spring_bridge_link_sets()) sets.push_back(link);
@@ -126,8 +126,8 @@ TEST_F(BridgeRun, KilledSiteTripsTheTargetsWatchdogWithinItsTimeAndTwoTicks) {
     break;
   }
 }
-// A site stopped for 60 ms (SIGSTOP, as a host stall would) sends nothing for that long: the target's
-// watchdog trips, the site stops for the fault bit (exit code 10, the numerical node 5), and the site's
+// A site stopped for 80 ms (SIGSTOP, as a host stall would) sends nothing for that long: the target's
+// 50 ms watchdog trips, the site stops for the fault bit (exit code 10, the numerical node 5), and the site's
 // loop records the stall (lateness_max_us), which is what test::target_watchdog_on_a_stalled_site
 // reads to tell a machine's stall from a site that stopped sending on its own.
 TEST_F(BridgeRun, AStalledSiteTripsTheTargetsWatchdogAndItsLoopRecordsTheStall) {
@@ -137,7 +137,7 @@ TEST_F(BridgeRun, AStalledSiteTripsTheTargetsWatchdogAndItsLoopRecordsTheStall) 
 #endif
   calibrate();
   std::optional<Process> target;
-  const std::string target_at = start_target(target, test::kSpringBridgeRunWatchdogS, dir_ / "target");
+  const std::string target_at = start_target(target, test::kSpringBridgeWatchdogS, dir_ / "target");
   ASSERT_FALSE(target_at.empty()) << target->err();
   SiteAndNumerical run = start_site_and_numerical(target_at, dir_, 20.0);
   // The start delay (1.2 s) and the start ramp (1 s), then 2 s of the test.
@@ -149,7 +149,7 @@ TEST_F(BridgeRun, AStalledSiteTripsTheTargetsWatchdogAndItsLoopRecordsTheStall) 
                     "site's steps within the target's watchdog";
   }
   run.site->signal(SIGSTOP);
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
   run.site->signal(SIGCONT);
   const int numerical = run.numerical->wait(std::chrono::seconds(30));
   EXPECT_EQ(numerical, kExitPeerAborted) << run.numerical->err();
@@ -162,16 +162,33 @@ TEST_F(BridgeRun, AStalledSiteTripsTheTargetsWatchdogAndItsLoopRecordsTheStall) 
       numerical, site, run.site->err(), target->out(), dir_ / "run/summary.json", dir_ / "site/site_spring.json"};
   EXPECT_TRUE(test::target_watchdog_on_a_stalled_site(ended)) << target->out();
   EXPECT_TRUE(test::spring_bridge_stopped_by_the_machine(ended));
-  EXPECT_GE(test::read_site_summary(ended.site_summary).loop().lateness_max_us(), 55e3);
-  // The same trip with the site's loop on time would be rths's own: the rule does not excuse it.
+  EXPECT_GE(test::read_site_summary(ended.site_summary).loop().lateness_max_us(), 75e3);
+  // The same trip with the site's loops on time would be rths's own: the rule does not excuse it.
   results::SiteSummary summary = test::read_site_summary(ended.site_summary);
-  summary.mutable_loop()->set_lateness_max_us(900.0);
-  summary.mutable_loop()->set_compute_max_us(900.0);
+  results::SafeMotionReport& ramps = *summary.mutable_safe_motion();
+  for (results::LoopTiming* loop :
+       {summary.mutable_loop(), ramps.mutable_start_ramp_loop(), ramps.mutable_stop_ramp_loop()}) {
+    loop->set_lateness_max_us(900.0);
+    loop->set_compute_max_us(900.0);
+  }
   test::SpringBridgeRun on_time = ended;
   on_time.site_summary = dir_ / "site_on_time.json";
   write_results_json(on_time.site_summary, summary);
   EXPECT_FALSE(test::target_watchdog_on_a_stalled_site(on_time));
   EXPECT_FALSE(test::spring_bridge_stopped_by_the_machine(on_time));
+  // A stall in a ramp's loop is a silence for the target as well: the stop ramp's one here.
+  ramps.mutable_stop_ramp_loop()->set_lateness_max_us(75e3);
+  test::SpringBridgeRun ramp_stalled = ended;
+  ramp_stalled.site_summary = dir_ / "site_ramp_stalled.json";
+  write_results_json(ramp_stalled.site_summary, summary);
+  EXPECT_TRUE(test::target_watchdog_on_a_stalled_site(ramp_stalled));
+  // So is a trip after a completed test, in the stop ramp: when the ramp's loop stalled, not when it kept time.
+  test::SpringBridgeRun completed = ramp_stalled;
+  completed.numerical = kExitCompleted;
+  completed.site = kExitCompleted;
+  EXPECT_TRUE(test::spring_bridge_stopped_by_the_machine(completed));
+  completed.site_summary = on_time.site_summary;
+  EXPECT_FALSE(test::spring_bridge_stopped_by_the_machine(completed));
 }
 
 }  // namespace
