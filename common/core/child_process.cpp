@@ -11,6 +11,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -36,6 +37,30 @@ class FileActions {
 
  private:
   posix_spawn_file_actions_t actions_{};
+};
+
+// posix_spawn's attributes: every child starts with normal scheduling (SCHED_OTHER), whatever the
+// thread that starts it runs at. A child of a real-time thread (gnuplot after a run) would otherwise
+// inherit its SCHED_FIFO priority and hold a CPU against the real-time loops of the host; a node that
+// needs a real-time priority asks for its own (acquire_realtime).
+class NormalScheduling {
+ public:
+  NormalScheduling() {
+    posix_spawnattr_init(&attributes_);
+    const sched_param normal{};
+    posix_spawnattr_setschedpolicy(&attributes_, SCHED_OTHER);
+    posix_spawnattr_setschedparam(&attributes_, &normal);
+    posix_spawnattr_setflags(&attributes_, POSIX_SPAWN_SETSCHEDULER);
+  }
+  ~NormalScheduling() { posix_spawnattr_destroy(&attributes_); }
+  NormalScheduling(const NormalScheduling&) = delete;
+  NormalScheduling& operator=(const NormalScheduling&) = delete;
+  NormalScheduling(NormalScheduling&&) = delete;
+  NormalScheduling& operator=(NormalScheduling&&) = delete;
+  const posix_spawnattr_t* get() const { return &attributes_; }
+
+ private:
+  posix_spawnattr_t attributes_{};
 };
 
 // The waitpid status of pid once it has ended, waiting at most timeout (0: only a look).
@@ -119,7 +144,8 @@ ChildProcess::ChildProcess(const std::vector<std::string>& argv, const SpawnOpti
   } else if (!err_file.empty()) {
     posix_spawn_file_actions_addopen(actions.get(), STDERR_FILENO, err_file.c_str(), flags, 0644);
   }
-  const int rc = posix_spawn(&pid_, pointers[0], actions.get(), nullptr, pointers.data(), environ);
+  const NormalScheduling scheduling;
+  const int rc = posix_spawn(&pid_, pointers[0], actions.get(), scheduling.get(), pointers.data(), environ);
   if (options.stdout_to_pipe) {
     close(pipe_fds[1]);
     pipe_fd_ = pipe_fds[0];

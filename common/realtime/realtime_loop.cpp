@@ -169,6 +169,16 @@ std::vector<std::string> acquire_realtime(const RealtimeOptions& options) {
   return warnings;
 }
 
+void release_realtime() {
+  int policy = SCHED_OTHER;
+  sched_param param{};
+  if (pthread_getschedparam(pthread_self(), &policy, &param) != 0 || (policy != SCHED_FIFO && policy != SCHED_RR)) {
+    return;
+  }
+  param.sched_priority = 0;
+  pthread_setschedparam(pthread_self(), SCHED_OTHER, &param);  // dropping a privilege is never refused
+}
+
 const char* to_string(LoopEnd end) noexcept {
   switch (end) {
     case LoopEnd::kCompleted:

@@ -46,6 +46,12 @@ RealtimeOptions realtime_options(const config::Experiment& experiment);
 // priority outside the scheduler's range.
 std::vector<std::string> acquire_realtime(const RealtimeOptions& options);
 
+// Gives the calling thread back normal scheduling (SCHED_OTHER) once its real-time loop is over, so
+// that what a node does after it (a reference run, evaluation, outputs, plots) competes with the other
+// processes of the host as any program does instead of holding a CPU against a site's stop ramp or a
+// target on the same machine. Nothing to do for a thread that is not real-time.
+void release_realtime();
+
 // One step of a node, called once per period by RealtimeLoop.
 class TickHandler {
  public:

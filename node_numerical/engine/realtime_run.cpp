@@ -320,6 +320,8 @@ const RunReport& Experiment::run_realtime(const std::atomic<bool>& stop, bool li
   } else {
     spdlog::error("{} after {} of {} steps", report_.stop_reason, result.steps_run, steps_);
   }
+  // The sites are told; the reference run, evaluation, outputs and plots are not real-time work.
+  release_realtime();
   run_reference(result.steps_run);
   evaluate();
   stopped();

@@ -495,6 +495,7 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   } else if (site->has_safe_motion()) {
     motion.set_stop_ramp("not run: nothing moved");
   }
+  release_realtime();  // the actuators are at rest and disarmed: what is left is writing the records
   (outcome.exit_code == kExitCompleted ? spdlog::info("{} after {} steps", outcome.reason, result.steps_run)
                                        : spdlog::error("{} after {} steps", outcome.reason, result.steps_run));
   node.substructure().log_warnings(site->name());

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/core/child_process.hpp"
 #include "common/realtime/latency_histogram.hpp"
 #include "common/realtime/realtime_loop.hpp"
 #include "support/alloc_counter.hpp"
@@ -376,6 +377,53 @@ TEST(AcquireRealtime, MissingCpuIsAWarning) {
   worker.join();
   ASSERT_EQ(warnings.size(), 1U);
   EXPECT_NE(warnings[0].find("CPU 100000"), std::string::npos);
+}
+
+// What a worker thread that was given SCHED_FIFO 10 finds: whether it got it (else the kernel forbids
+// it here), and the policy of the thread after `then` ran in it.
+struct AfterRealtime {
+  bool granted = false;
+  int policy_after = -1;
+};
+template <typename Then>
+AfterRealtime after_realtime(Then then) {
+  AfterRealtime seen;
+  std::thread worker([&] {
+    RealtimeOptions options;
+    options.min_timer_slack = false;
+    options.priority = 10;
+    seen.granted = acquire_realtime(options).empty();
+    then();
+    sched_param param{};
+    pthread_getschedparam(pthread_self(), &seen.policy_after, &param);
+  });
+  worker.join();
+  return seen;
+}
+
+TEST(ReleaseRealtime, GivesTheThreadNormalSchedulingBack) {
+  const AfterRealtime seen = after_realtime([] { release_realtime(); });
+  if (!seen.granted) GTEST_SKIP() << "the kernel forbids SCHED_FIFO to this process";
+  EXPECT_EQ(seen.policy_after, SCHED_OTHER);
+  // Without the release the thread keeps its priority: what the test above changes.
+  EXPECT_EQ(after_realtime([] {}).policy_after, SCHED_FIFO);
+}
+
+// gnuplot started by a node whose loop thread is real-time must not run at its priority: every child
+// starts with normal scheduling (the scheduling policy is field 41 of /proc/PID/stat: 0 SCHED_OTHER,
+// 1 SCHED_FIFO).
+TEST(ReleaseRealtime, AChildOfARealtimeThreadStartsWithNormalScheduling) {
+  std::string child_policy;
+  const AfterRealtime seen = after_realtime([&] {
+    SpawnOptions options;
+    options.stdout_to_pipe = true;
+    ChildProcess child({"/bin/sh", "-c", "cut -d ' ' -f 41 /proc/$$/stat"}, options);
+    child_policy = child.read_line(std::chrono::seconds(10));
+    child.wait();
+  });
+  if (!seen.granted) GTEST_SKIP() << "the kernel forbids SCHED_FIFO to this process";
+  EXPECT_EQ(seen.policy_after, SCHED_FIFO);  // the parent thread kept its own
+  EXPECT_EQ(child_policy, std::to_string(SCHED_OTHER));
 }
 
 }  // namespace
