@@ -196,19 +196,23 @@ TEST(UdpHub, AFullPoolLeavesTheRestInTheKernel) {
   EXPECT_EQ(hub.counters().foreign, 0U);
 }
 
-// The arrival time is the kernel's stamp when the datagram came, not when the step read it.
+// The arrival time is the kernel's stamp when the datagram came, not when the step read it. The
+// kernel stamps a datagram when it takes it off its queue of received packets, which on a loaded
+// machine its softirq thread may do milliseconds after the send (seen here: 29 ms while the suite ran
+// beside it); a stamp taken when the step reads is never earlier than the read. So: between the send
+// and the read, with the read 100 ms after the send.
 TEST(UdpHub, TheArrivalTimeIsWhenTheDatagramCameNotWhenItWasRead) {
   Star star(1);
   const std::int64_t before = realtime_ns();
   star.sites[0]->send(bytes_of("feedback"));
-  const std::int64_t sent = realtime_ns();
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  const std::int64_t read_at = realtime_ns();
   star.hub.begin_step();
   ASSERT_EQ(drain(*star.ends[0]).size(), 1U);
   star.hub.end_step();
   ASSERT_TRUE(star.ends[0]->last_receive_kernel_stamped());
   EXPECT_GE(star.ends[0]->last_receive_ns(), before);
-  EXPECT_LE(star.ends[0]->last_receive_ns(), sent + 1'000'000) << "stamped when read, 30 ms later";
+  EXPECT_LT(star.ends[0]->last_receive_ns(), read_at) << "stamped when read, 100 ms after it came";
 }
 
 // A flood cannot hold the step: one begin_step() reads at most its bound of batches (two here, so
