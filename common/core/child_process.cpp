@@ -57,7 +57,7 @@ class NormalScheduling {
   NormalScheduling& operator=(const NormalScheduling&) = delete;
   NormalScheduling(NormalScheduling&&) = delete;
   NormalScheduling& operator=(NormalScheduling&&) = delete;
-  const posix_spawnattr_t* get() const { return &attributes_; }
+  [[nodiscard]] const posix_spawnattr_t* get() const { return &attributes_; }
 
  private:
   posix_spawnattr_t attributes_{};
