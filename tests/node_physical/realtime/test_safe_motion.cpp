@@ -79,7 +79,7 @@ struct Events {
   std::mutex mutex;
   std::vector<std::string> list;
   void add(std::string event) {
-    const std::lock_guard lock(mutex);
+    const std::scoped_lock lock(mutex);
     list.push_back(std::move(event));
   }
 };
