@@ -535,5 +535,64 @@ TEST(CiStages, AStageInsideAStageOfItsNamePrintsOnce) {
   EXPECT_NE(out.find("outer returned 0\n"), std::string::npos) << out;
 }
 
+// What .ci/run prints last when a stage failed (deploy/failure-digest.sh): a failed test's assertion
+// with the lines after it, and the figures a real-time comparison prints; nothing of a test that passed.
+TEST(CiStages, TheFailureDigestKeepsAFailedTestsAssertionAndFiguresAndNothingOfAPass) {
+  test::ScratchFolder scratch("ci_failure_digest");
+  const fs::path log = scratch.path() / "build/Testing/Temporary/LastTest.log";
+  fs::create_directories(log.parent_path());
+  std::ofstream(log) << R"(1/2 Testing: A.Passes
+"A.Passes" start time: Nov 30 11:58 UTC
+Output:
+----------------------------------------------------------
+/x/a.cpp:1: Failure
+bridge: passed-test-figures
+<end of output>
+Test time =   0.01 sec
+----------------------------------------------------------
+Test Passed.
+2/2 Testing: B.Fails
+"B.Fails" start time: Nov 30 11:59 UTC
+Output:
+----------------------------------------------------------
+[ RUN      ] B.Fails
+held steps beyond the link's start: numerical node 3, site 60 of 10241
+noise line
+/x/b.cpp:42: Failure
+Expected equality of these values:
+  code
+    Which is: 0
+  kExitCompleted
+target: 0 stroke clamps; watchdog tripped at t=12.6 s
+<end of output>
+Test time =  13.00 sec
+----------------------------------------------------------
+Test Failed.
+)";
+  test::Process run((test::source_dir() / "deploy/failure-digest.sh").string(), {(scratch.path() / "build").string()},
+                    scratch.path() / "run");
+  ASSERT_EQ(run.wait(std::chrono::seconds(30)), 0) << run.err();
+  const std::string out = run.out();
+  EXPECT_EQ(out.find("failed B.Fails:\n"), 0U) << out;
+  EXPECT_NE(out.find("held steps beyond the link's start: numerical node 3, site 60"), std::string::npos) << out;
+  EXPECT_NE(out.find("/x/b.cpp:42: Failure\n    Expected equality"), std::string::npos) << out;
+  EXPECT_NE(out.find("    Which is: 0"), std::string::npos) << out;
+  EXPECT_NE(out.find("watchdog tripped"), std::string::npos) << out;
+  EXPECT_EQ(out.find("noise line"), std::string::npos) << out;
+  EXPECT_EQ(out.find("A.Passes"), std::string::npos) << out;
+  EXPECT_EQ(out.find("passed-test-figures"), std::string::npos) << out;
+  EXPECT_EQ(out.find("a.cpp"), std::string::npos) << out;
+}
+
+// deploy/ holds what deploys (scripts, topologies, recipes, packaging): every executable's code lives
+// with its domain (docs/architecture.md).
+TEST(Repository, DeployHoldsNoCode) {
+  for (const auto& entry : fs::recursive_directory_iterator(test::source_dir() / "deploy")) {
+    const std::string extension = entry.path().extension().string();
+    EXPECT_FALSE(extension == ".cpp" || extension == ".hpp" || extension == ".h" || extension == ".cc")
+        << entry.path().string();
+  }
+}
+
 }  // namespace
 }  // namespace rths::test_repository
