@@ -223,20 +223,21 @@ inline double site_stall_max_us(const results::SiteSummary& site) {
   return stall_us;
 }
 
-// Whether rths-target's watchdog (watchdog_s) tripped because the site's own step loop stood still for
-// about as long: a host stall of the site, which the target rightly reads as a lost site. The site
-// sends a command every step, so a silence of W on the target's side needs a wake-up or a step of the
-// site about W - 2 periods late (site_stall_max_us: the test's loop or a ramp's); a silence with the
-// site's loops on time would be rths's own, and fails the test. A delay of the path instead would have
-// stopped the site first, for missed replies (10 steps, at most half of W). target_out: what the target
-// printed. Says so when it was the machine.
-inline bool target_watchdog_on_a_stalled_site(const std::string& target_out, const std::filesystem::path& site_summary,
-                                              double watchdog_s) {
+// Whether rths-target's watchdog (W = kSpringBridgeWatchdogS, as every bridge comparison gives it)
+// tripped because the site's own step loop stood still for about as long: a host stall of the site,
+// which the target rightly reads as a lost site. The site sends a command every step, so a silence of
+// W on the target's side needs a wake-up or a step of the site about W - 2 periods late
+// (site_stall_max_us: the test's loop or a ramp's); a silence with the site's loops on time would be
+// rths's own, and fails the test. A delay of the path instead would have stopped the site first, for
+// missed replies (10 steps, at most half of W). target_out: what the target printed. Says so when it
+// was the machine.
+inline bool target_watchdog_on_a_stalled_site(const std::string& target_out,
+                                              const std::filesystem::path& site_summary) {
   if (target_out.find("watchdog: no new command for ") == std::string::npos || !std::filesystem::exists(site_summary)) {
     return false;
   }
   const double stall_us = site_stall_max_us(read_site_summary(site_summary));
-  if (!(stall_us >= 1e6 * watchdog_s - 2e6 / 1024)) {
+  if (!(stall_us >= 1e6 * std::stod(kSpringBridgeWatchdogS) - 2e6 / 1024)) {
     return false;
   }
   std::printf(
@@ -245,9 +246,9 @@ inline bool target_watchdog_on_a_stalled_site(const std::string& target_out, con
       stall_us / 1e3);
   return true;
 }
-// Of a spring bridge run, whose target's watchdog is kSpringBridgeWatchdogS.
+// Of a spring bridge run.
 inline bool target_watchdog_on_a_stalled_site(const SpringBridgeRun& run) {
-  return target_watchdog_on_a_stalled_site(run.target_out, run.site_summary, std::stod(kSpringBridgeWatchdogS));
+  return target_watchdog_on_a_stalled_site(run.target_out, run.site_summary);
 }
 
 // Whether the run stopped because the machine could not keep the bridge's time: the numerical node
@@ -290,8 +291,8 @@ inline void expect_bridge_ran_cleanly(const results::SiteSummary& site, const st
   std::printf("target: %s\n", from == std::string::npos
                                   ? "no summary line"
                                   : target_report.substr(from, target_report.find('\n', from) - from).c_str());
-  std::printf("site loop: lateness max %.1f us, compute max %.1f us\n", site.loop().lateness_max_us(),
-              site.loop().compute_max_us());
+  std::printf("site loop: lateness max %.1f us, compute max %.1f us; longest stall with the ramps %.1f us\n",
+              site.loop().lateness_max_us(), site.loop().compute_max_us(), site_stall_max_us(site));
   EXPECT_LT(bridge.longest_missed_run(), 10U);  // the example's max_missed_replies: the run did not stop
   EXPECT_EQ(site.safe_motion().stop_ramp(), "completed");
   EXPECT_EQ(site.safe_motion().start_ramp_steps(), 1024);

@@ -92,8 +92,7 @@ TEST_F(MarthsBridge, TheFramePlantThroughTheBridgeAndTheTargetMatchesTheSimulate
             ? !test::bridge_kept_time(test::read_site_summary(site_summary)) ||
                   !test::nodes_kept_time_of(attempt_dir / "run/summary.json", site_summary, "iisl", 0.0, 0.0)
             : test::missed_replies_abort(run.err()) ||
-                  test::target_watchdog_on_a_stalled_site(target->out(), site_summary,
-                                                          std::stod(test::kSpringBridgeWatchdogS)) ||
+                  test::target_watchdog_on_a_stalled_site(target->out(), site_summary) ||
                   test::interlock_on_an_overloaded_machine(run.err(), site_summary);
     if (!overloaded) {
       ASSERT_EQ(exit_code, kExitCompleted) << run.err();
