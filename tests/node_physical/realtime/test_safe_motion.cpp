@@ -74,15 +74,9 @@ TEST_F(SafeMotionSite, RampsBeforeAndAfterTheTestAndEndsAtTheSafePosition) {
   EXPECT_EQ(motion.final_position_m(0), 0.002);  // the ideal actuator reads the command exactly
 }
 
-// What happened at the end of a stop ramp, in order: the ramp's commands, the disarm and the log lines.
-struct Events {
-  std::mutex mutex;
-  std::vector<std::string> list;
-  void add(std::string event) {
-    const std::scoped_lock lock(mutex);
-    list.push_back(std::move(event));
-  }
-};
+// What happened at the end of a stop ramp, in order: the ramp's commands, the disarm and the log lines
+// (run_stop_ramp steps, disarms and logs on the calling thread).
+using Events = std::vector<std::string>;
 
 // Equipment whose actuators read their commands, and which says when it was disarmed.
 class DisarmedEquipment final : public PlantDriver {
@@ -91,11 +85,11 @@ class DisarmedEquipment final : public PlantDriver {
   [[nodiscard]] std::size_t channels() const override { return 1; }
   bool exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double /*dt_s*/) override {
     measured[0] = {commands[0].displacement_m, 0.0, 0.0};
-    events_.add("command");
+    events_.emplace_back("command");
     return true;
   }
   std::string disarm() override {
-    events_.add("disarm");
+    events_.emplace_back("disarm");
     return {};
   }
   void report(std::size_t /*channel*/, results::PlantReport& out) const override { out.mutable_ideal(); }
@@ -111,7 +105,7 @@ class LogIntoEvents final : public spdlog::sinks::base_sink<std::mutex> {
 
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    events_.add("log: " + std::string(msg.payload.data(), msg.payload.size()));
+    events_.push_back("log: " + std::string(msg.payload.data(), msg.payload.size()));
   }
   void flush_() override {}
 
@@ -141,7 +135,7 @@ TEST(StopRamp, TheEquipmentIsDisarmedRightAfterTheRampsLastCommandBeforeAnyLogLi
   spdlog::set_default_logger(before);
 
   EXPECT_EQ(report.stop_ramp(), "completed");
-  const std::vector<std::string>& list = events.list;
+  const Events& list = events;
   const auto last_command = std::find(list.rbegin(), list.rend(), "command");
   ASSERT_NE(last_command, list.rend());
   const auto after = last_command.base();
