@@ -24,6 +24,8 @@ awk -v max_lines="$max_lines" '
   /^Output:$/ { output = 1; getline; next }
   /^<end of output>$/ { output = 0; next }
   output && / Failure$/ { keep($0); after = 7; next }
+  # The lines of a failure end at the next bracketed marker ([  FAILED  ], [   kept   ], [ overload ]).
+  output && after > 0 && /^\[/ { after = 0 }
   output && after > 0 { keep("  " $0); after--; next }
   output && /^\[ overload \]|exit codes:|: error: |^held steps|^x[0-9]_m: peak|^bridge: |^target: |^site loop: / { keep($0); next }
   /^Test Failed\.?$|^Test Passed\.?$|^Test Timeout|^Test Exception|\*\*\*/ {

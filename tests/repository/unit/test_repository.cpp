@@ -564,6 +564,7 @@ Expected equality of these values:
     Which is: 0
   kExitCompleted
 target: 0 stroke clamps; watchdog tripped at t=12.6 s
+[  FAILED  ] B.Fails (13000 ms)
 <end of output>
 Test time =  13.00 sec
 ----------------------------------------------------------
@@ -579,6 +580,7 @@ Test Failed.
   EXPECT_NE(out.find("    Which is: 0"), std::string::npos) << out;
   EXPECT_NE(out.find("watchdog tripped"), std::string::npos) << out;
   EXPECT_EQ(out.find("noise line"), std::string::npos) << out;
+  EXPECT_EQ(out.find("[  FAILED  ]"), std::string::npos) << out;  // GoogleTest's marker ends a failure's lines
   EXPECT_EQ(out.find("A.Passes"), std::string::npos) << out;
   EXPECT_EQ(out.find("passed-test-figures"), std::string::npos) << out;
   EXPECT_EQ(out.find("a.cpp"), std::string::npos) << out;
