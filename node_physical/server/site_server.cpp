@@ -250,12 +250,10 @@ void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site,
   RampTick ramp(substructure, plan, 1.0 / rt.rate_hz);
   const std::atomic<bool> never{false};
   const RunResult done = loop.run(monotonic_ns() + loop.step_offset_ns(1), 0, plan.steps(), ramp, never);
-  // The site had the actuators to the end: it tells the equipment the test is over, so that its
-  // watchdog does not trip on the silence that follows (a trip then always means a site lost). At
-  // once, before anything that can wait: a log line waits for the log file's lock, which the logger's
-  // flushing thread holds while the kernel makes it wait for a loaded disk, and the equipment's
-  // watchdog counts the silence from the ramp's last command. A failed ramp: the actuators are not
-  // where the site put them, the equipment's watchdog takes over. Simulated plants: nothing to disarm.
+  // The disarm at once (site_server.hpp says why): a log line waits for the log file's lock, which
+  // the logger's flushing thread holds while the kernel makes it wait for a loaded disk. A failed
+  // ramp: the actuators are not where the site put them, the equipment's watchdog takes over.
+  // Simulated plants: nothing to disarm.
   const bool disarming = !ramp.failed() && site.has_driver();
   const std::string disarm_failure = disarming ? substructure.disarm() : std::string();
   report.set_stop_ramp_steps(done.steps_run);
