@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/process.hpp"
@@ -66,6 +67,18 @@ class BridgeRun : public RunFolderTest {
     numerical_args.insert(numerical_args.end(), sets.begin(), sets.end());
     run.numerical.emplace("rths-numerical", numerical_args, dir / "numerical");
     return run;
+  }
+  // Waits until the site's log (in dir, as start_site_and_numerical was given it) says the start ramp
+  // is over, then lets `into_test` of the test's own steps run: what the caller does next (a stall, a
+  // kill) lands in the test's loop and not in a ramp, however late a loaded machine started the
+  // processes. False when the site never reached the test.
+  static bool wait_into_the_test(const std::filesystem::path& dir, std::chrono::milliseconds into_test) {
+    if (!wait_for_text(dir / "site" / ("site_" + kSite + ".log"), " steps from the agreed start",
+                       std::chrono::seconds(20))) {
+      return false;
+    }
+    std::this_thread::sleep_for(into_test);
+    return true;
   }
 };
 

@@ -38,6 +38,18 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
+// Waits until the file at p holds text (a program's log, written as it runs); false on timeout.
+inline bool wait_for_text(const std::filesystem::path& p, const std::string& text, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (slurp(p).find(text) != std::string::npos) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 // The last line of a text: a script's one-line reason for a skip (exit 77) at the end of its stderr.
 inline std::string last_line(std::string text) {
   while (!text.empty() && text.back() == '\n') {

@@ -363,7 +363,12 @@ TEST_F(Campaign, ASiteResumedAfterAStallRampsToTheNewestCommand) {
       "run", kSpring, "--realtime", "--set", "site[0].address=" + where, "--out", (dir_ / "run").string(), "--quiet"};
   numerical_args.insert(numerical_args.end(), sets.begin(), sets.end());
   Process numerical("rths-numerical", numerical_args, dir_ / "numerical");
-  std::this_thread::sleep_for(std::chrono::milliseconds(2300));  // the frame is moving at 2 s
+  // Into the test's own loop (the frame is moving 1 s after its start), however late a loaded machine
+  // started the processes: a stall in the start ramp would leave the rule untried.
+  ASSERT_TRUE(
+      test::wait_for_text(dir_ / "site/site_spring.log", " steps from the agreed start", std::chrono::seconds(20)))
+      << site.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
   site.signal(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   site.signal(SIGCONT);

@@ -90,8 +90,7 @@ TEST_F(BridgeRun, AStrangersCommandsNeverMoveTheActuator) {
     const std::string target_at = start_target(target, test::kSpringBridgeWatchdogS, at / "target");
     ASSERT_FALSE(target_at.empty()) << target->err();
     SiteAndNumerical run = start_site_and_numerical(target_at, at, 5.0);
-    // The start delay (1.2 s) and the start ramp (1 s): the test is under way after 2.2 s.
-    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    ASSERT_TRUE(wait_into_the_test(at, std::chrono::milliseconds(800))) << run.site->err();
     Stranger stranger(target_at);
     stranger.send(1'000'000, 0.09);
     stranger.send(1'000'000 + (1U << 31) - 1U, 0.09);
