@@ -238,12 +238,12 @@ std::vector<double> displacements(std::span<const Motion> motions) {
 
 // On a loop of its own: the test's loop timing stays the test's. Not interruptible: a second signal
 // must not leave the actuator mid-way (kill -9 leaves it to the target's own watchdog).
-void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site, const RealtimeOptions& rt,
-                   results::SafeMotionReport& report) {
+std::optional<StopRampFault> run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site,
+                                           const RealtimeOptions& rt, results::SafeMotionReport& report) {
   if (substructure.driver_failed()) {
     report.set_stop_ramp("not run: " + substructure.stop_reason());
     spdlog::error("site {}: no stop ramp ({})", site.name(), substructure.stop_reason());
-    return;
+    return StopRampFault{kExitEquipment, "no stop ramp: " + substructure.stop_reason()};
   }
   const RampPlan plan = stop_ramp(site.safe_motion(), displacements(substructure.commands()), rt.rate_hz);
   RealtimeLoop loop(rt);
@@ -264,12 +264,17 @@ void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site,
                site.safe_motion().stop_hold_s(), site.safe_motion().stop_velocity_m_per_s(), done.steps_run);
   (ramp.failed() ? spdlog::error("site {}: stop ramp {}", site.name(), report.stop_ramp())
                  : spdlog::info("site {}: at the safe position after {} steps", site.name(), done.steps_run));
-  if (!disarming) return;
-  if (disarm_failure.empty()) {
-    spdlog::info("site {}: the equipment is disarmed (it holds the safe position)", site.name());
-  } else {
-    spdlog::error("site {}: the equipment's disarm was {}; expect its watchdog to trip", site.name(), disarm_failure);
+  if (ramp.failed()) {
+    return StopRampFault{substructure.driver_failed() ? kExitEquipment : kExitLimit,
+                         "the stop ramp " + report.stop_ramp()};
   }
+  if (!disarming) return std::nullopt;
+  if (!disarm_failure.empty()) {
+    spdlog::error("site {}: the equipment's disarm was {}; expect its watchdog to trip", site.name(), disarm_failure);
+    return StopRampFault{kExitEquipment, "the equipment's disarm after the stop ramp was " + disarm_failure};
+  }
+  spdlog::info("site {}: the equipment is disarmed (it holds the safe position)", site.name());
+  return std::nullopt;
 }
 
 namespace {
@@ -489,7 +494,11 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
   }
   // At once: the equipment's own watchdog stops an actuator whose commands pause for milliseconds.
   if (site->has_safe_motion() && moved) {
-    run_stop_ramp(plants, *site, rt, motion);
+    const std::optional<StopRampFault> fault = run_stop_ramp(plants, *site, rt, motion);
+    if (fault && outcome.exit_code == kExitCompleted) {
+      outcome.exit_code = fault->exit_code;
+      outcome.reason = "the test completed, but " + fault->reason;
+    }
   } else if (site->has_safe_motion()) {
     motion.set_stop_ramp("not run: nothing moved");
   }

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "common/config/config.hpp"
@@ -36,7 +37,14 @@ int serve_site(const LoadedConfig& loaded, const SiteServerOptions& options, con
 // equipment (a driver), disarm it (PhysicalSubstructure::disarm) at once after the ramp's last
 // command, before anything that can wait (a log line), so that its watchdog does not count that wait
 // as a lost site. report: what the ramp did and where it ended, and the disarm's outcome is logged.
-void run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site, const RealtimeOptions& rt,
-                   results::SafeMotionReport& report);
+// Returns what went wrong, if anything: a ramp the equipment or the interlock stopped, or a disarm the
+// equipment did not confirm. After a test that completed, that is the site's exit: the actuators are
+// not known to be at rest where the site put them, and such a run must not report success.
+struct StopRampFault {
+  int exit_code = 0;  // an ExitCode: kExitEquipment or kExitLimit
+  std::string reason;
+};
+[[nodiscard]] std::optional<StopRampFault> run_stop_ramp(PhysicalSubstructure& substructure, const config::Site& site,
+                                                         const RealtimeOptions& rt, results::SafeMotionReport& report);
 
 }  // namespace rths

@@ -72,8 +72,8 @@ bool PhysicalSubstructure::move(std::span<const InterfaceMotion> commands, doubl
     }
     commands_[c] = commands[c];
   }
-  if (plants_->check(commands_).tripped()) {
-    return false;
+  if (const InterlockTrip breach = plants_->check(commands_); breach.tripped()) {
+    return interlock_.trip_on(breach);  // as in a step: the stop says which actuator and why
   }
   if (!plants_->move(commands_, moved_, dt_s)) {
     if (const InterlockTrip refused = plants_->refused(); refused.tripped()) {

@@ -255,10 +255,11 @@ inline bool target_watchdog_on_a_stalled_site(const SpringBridgeRun& run) {
 // ended for its peer, and the site for replies missed in a row, for the target's watchdog on a stall
 // of the site (target_watchdog_on_a_stalled_site), or by its interlock on a machine that did not keep
 // the bridge's or the link's time (interlock_on_an_overloaded_machine); or the test completed and a
-// stall of the site's stop ramp tripped the target's watchdog before the disarm. Any other ending
-// is rths's, and the test fails on it.
+// stall of the site's stop ramp tripped the target's watchdog before the disarm (the site then ends for
+// the fault bit, exit 10: a stop ramp gone wrong is never success). Any other ending is rths's, and the
+// test fails on it.
 inline bool spring_bridge_stopped_by_the_machine(const SpringBridgeRun& run) {
-  if (run.numerical == kExitCompleted && run.site == kExitCompleted) return target_watchdog_on_a_stalled_site(run);
+  if (run.numerical == kExitCompleted) return run.site == kExitEquipment && target_watchdog_on_a_stalled_site(run);
   if (run.numerical != kExitPeerAborted) return false;
   if (run.site == kExitEquipment) return missed_replies_abort(run.site_err) || target_watchdog_on_a_stalled_site(run);
   if (run.site != kExitLimit) return false;

@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <numbers>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -131,9 +132,10 @@ TEST(StopRamp, TheEquipmentIsDisarmedRightAfterTheRampsLastCommandBeforeAnyLogLi
   const std::shared_ptr<spdlog::logger> before = spdlog::default_logger();
   spdlog::set_default_logger(std::make_shared<spdlog::logger>("stop ramp", std::make_shared<LogIntoEvents>(events)));
   results::SafeMotionReport report;
-  run_stop_ramp(substructure, site, RealtimeOptions{}, report);
+  const std::optional<StopRampFault> fault = run_stop_ramp(substructure, site, RealtimeOptions{}, report);
   spdlog::set_default_logger(before);
 
+  EXPECT_FALSE(fault.has_value()) << fault->reason;
   EXPECT_EQ(report.stop_ramp(), "completed");
   const Events& list = events;
   const auto last_command = std::find(list.rbegin(), list.rend(), "command");
@@ -144,6 +146,69 @@ TEST(StopRamp, TheEquipmentIsDisarmedRightAfterTheRampsLastCommandBeforeAnyLogLi
   EXPECT_EQ(std::count(list.begin(), list.end(), "disarm"), 1);
   // The ramp's lines and the disarm's outcome are still logged, after it.
   EXPECT_GE(std::count_if(after, list.end(), [](const std::string& e) { return e.starts_with("log: "); }), 3);
+}
+
+// Equipment that goes wrong in the stop ramp, one way each.
+enum class Fault : std::uint8_t { kNoReplyMidRamp, kActuatorBeyondItsStroke, kRefusesTheDisarm };
+class FaultyEquipment final : public PlantDriver {
+ public:
+  explicit FaultyEquipment(Fault fault) : fault_(fault) {}
+  [[nodiscard]] std::size_t channels() const override { return 1; }
+  bool exchange(std::span<const InterfaceMotion> commands, std::span<Measurement> measured, double /*dt_s*/) override {
+    if (++exchanges_ == 10 && fault_ == Fault::kNoReplyMidRamp) return false;
+    measured[0] = {commands[0].displacement_m, 0.0, 0.0};
+    return true;
+  }
+  // As a setup's actuator whose stroke leaves its limit mid-ramp.
+  [[nodiscard]] InterlockTrip check(std::span<const InterfaceMotion> /*commands*/) override {
+    if (fault_ != Fault::kActuatorBeyondItsStroke || exchanges_ < 10) return {};
+    return InterlockTrip{.what = InterlockTrip::What::kActuatorStroke, .channel = 0, .value = 0.07, .limit = 0.05};
+  }
+  std::string disarm() override { return fault_ == Fault::kRefusesTheDisarm ? "refused (fault bit set)" : ""; }
+  void report(std::size_t /*channel*/, results::PlantReport& out) const override { out.mutable_ideal(); }
+
+ private:
+  Fault fault_;
+  int exchanges_ = 0;
+};
+
+std::optional<StopRampFault> stop_ramp_on(Fault fault, results::SafeMotionReport& report) {
+  config::Site site;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"(name: "lab" driver { udp_bridge { target: "127.0.0.1:9" } }
+         safe_motion { stop_hold_s: 0.02 safe_position_m: [0.001] stop_velocity_m_per_s: 0.02 })",
+      &site));
+  std::vector<std::unique_ptr<ActuatorController>> controllers;
+  controllers.push_back(std::make_unique<PassThroughController>());
+  PhysicalSubstructure substructure(std::move(controllers), std::make_unique<FaultyEquipment>(fault),
+                                    Interlock({{0.05, 0.1, 1e4}}, 1.0 / kRate));
+  return run_stop_ramp(substructure, site, RealtimeOptions{}, report);
+}
+
+// A stop ramp that did not put the actuators at rest where the site meant, or whose disarm the equipment
+// did not confirm, is a fault: after a completed test it is the site's exit, never success.
+TEST(StopRamp, EquipmentThatStopsAnsweringMidRampIsAnEquipmentFault) {
+  results::SafeMotionReport report;
+  const std::optional<StopRampFault> fault = stop_ramp_on(Fault::kNoReplyMidRamp, report);
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->exit_code, kExitEquipment);
+  EXPECT_TRUE(fault->reason.starts_with("the stop ramp stopped: ")) << fault->reason;
+  EXPECT_TRUE(report.stop_ramp().starts_with("stopped: ")) << report.stop_ramp();
+}
+TEST(StopRamp, AnActuatorBeyondItsStrokeMidRampTripsTheInterlock) {
+  results::SafeMotionReport report;
+  const std::optional<StopRampFault> fault = stop_ramp_on(Fault::kActuatorBeyondItsStroke, report);
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->exit_code, kExitLimit);
+  EXPECT_NE(fault->reason.find("stroke"), std::string::npos) << fault->reason;
+}
+TEST(StopRamp, ADisarmTheEquipmentRefusesIsAnEquipmentFault) {
+  results::SafeMotionReport report;
+  const std::optional<StopRampFault> fault = stop_ramp_on(Fault::kRefusesTheDisarm, report);
+  EXPECT_EQ(report.stop_ramp(), "completed");
+  ASSERT_TRUE(fault.has_value());
+  EXPECT_EQ(fault->exit_code, kExitEquipment);
+  EXPECT_NE(fault->reason.find("refused (fault bit set)"), std::string::npos) << fault->reason;
 }
 
 }  // namespace

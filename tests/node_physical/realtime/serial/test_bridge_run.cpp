@@ -184,9 +184,13 @@ TEST_F(BridgeRun, AStalledSiteTripsTheTargetsWatchdogAndItsLoopRecordsTheStall) 
   // So is a trip after a completed test, in the stop ramp: when the ramp's loop stalled, not when it kept time.
   test::SpringBridgeRun completed = ramp_stalled;
   completed.numerical = kExitCompleted;
-  completed.site = kExitCompleted;
+  completed.site = kExitEquipment;  // the site's stop ramp ended for the target's fault bit
   EXPECT_TRUE(test::spring_bridge_stopped_by_the_machine(completed));
   completed.site_summary = on_time.site_summary;
+  EXPECT_FALSE(test::spring_bridge_stopped_by_the_machine(completed));
+  // A site that reported success while the target tripped is wrong, whatever its loops recorded.
+  completed.site_summary = ramp_stalled.site_summary;
+  completed.site = kExitCompleted;
   EXPECT_FALSE(test::spring_bridge_stopped_by_the_machine(completed));
 }
 
