@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "support/process.hpp"
@@ -68,17 +67,13 @@ class BridgeRun : public RunFolderTest {
     run.numerical.emplace("rths-numerical", numerical_args, dir / "numerical");
     return run;
   }
-  // Waits until the site's log (in dir, as start_site_and_numerical was given it) says the start ramp
-  // is over, then lets `into_test` of the test's own steps run: what the caller does next (a stall, a
-  // kill) lands in the test's loop and not in a ramp, however late a loaded machine started the
-  // processes. False when the site never reached the test.
+  // Waits until the site's record (in dir, as start_site_and_numerical was given it) holds `into_test` of
+  // the test's own steps, so that what the caller does next (a stall, a kill) lands in the test's loop
+  // and not in a ramp, however late a loaded machine started the processes. False when the site never
+  // got that far.
   static bool wait_into_the_test(const std::filesystem::path& dir, std::chrono::milliseconds into_test) {
-    if (!wait_for_text(dir / "site" / ("site_" + kSite + ".log"), " steps from the agreed start",
-                       std::chrono::seconds(20))) {
-      return false;
-    }
-    std::this_thread::sleep_for(into_test);
-    return true;
+    const auto steps = static_cast<std::size_t>(into_test.count() * 1024 / 1000);
+    return wait_for_rows(dir / "site" / ("site_" + kSite + ".csv"), steps, std::chrono::seconds(30));
   }
 };
 

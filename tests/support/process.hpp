@@ -38,18 +38,6 @@ inline std::string slurp(const std::filesystem::path& p) {
   return ss.str();
 }
 
-// Waits until the file at p holds text (a program's log, written as it runs); false on timeout.
-inline bool wait_for_text(const std::filesystem::path& p, const std::string& text, std::chrono::seconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (slurp(p).find(text) != std::string::npos) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return false;
-}
-
 // The last line of a text: a script's one-line reason for a skip (exit 77) at the end of its stderr.
 inline std::string last_line(std::string text) {
   while (!text.empty() && text.back() == '\n') {
@@ -200,6 +188,20 @@ inline std::vector<double> csv_column(const std::filesystem::path& file, const s
     out.push_back(std::stod(row.at(*index)));
   }
   return out;
+}
+
+// Whether the record `csv` holds at least `rows` complete rows within `timeout` (a node's writer flushes
+// every 0.25 s while its run goes on): to act a stated time into a test however late a loaded machine
+// started it.
+inline bool wait_for_rows(const std::filesystem::path& csv, std::size_t rows, std::chrono::seconds timeout) {
+  const auto until = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < until) {
+    if (std::filesystem::exists(csv) && csv_column(csv, "t_s").size() >= rows) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
 }
 
 // A fresh pre-shared key for site (dir/<site>.key, mode 0600) and the override that names it; both

@@ -243,19 +243,6 @@ struct SignalCase {
   int site_exit;
 };
 
-// Whether `csv` holds at least `rows` complete rows within `timeout` (its writer flushes every
-// 0.25 s while the run goes on).
-bool wait_for_rows(const std::filesystem::path& csv, std::size_t rows, std::chrono::seconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < until) {
-    if (std::filesystem::exists(csv) && csv_column(csv, "t_s").size() >= rows) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
-}
-
 void PrintTo(const SignalCase& c, std::ostream* os) {
   *os << c.name << ": numerical node exits " << c.numerical_exit << ", site " << c.site_exit;
 }
@@ -284,8 +271,8 @@ TEST_P(SignalCampaign, EndsInItsDocumentedStateWithCompleteRecords) {
   numerical_args.insert(numerical_args.end(), sets.begin(), sets.end());
   Process numerical("rths-numerical", numerical_args, dir_ / "numerical");
   // The signal lands 2.3 s into the test however long this build takes to start (sanitizers).
-  ASSERT_TRUE(
-      wait_for_rows(dir_ / "site/site_spring.csv", static_cast<std::size_t>(2.3 * 1024), std::chrono::seconds(30)))
+  ASSERT_TRUE(test::wait_for_rows(dir_ / "site/site_spring.csv", static_cast<std::size_t>(2.3 * 1024),
+                                  std::chrono::seconds(30)))
       << numerical.err() << site.err();
 
   Process& victim = c.victim == Victim::kNumerical ? numerical : c.victim == Victim::kSite ? site : relay;
@@ -363,12 +350,9 @@ TEST_F(Campaign, ASiteResumedAfterAStallRampsToTheNewestCommand) {
       "run", kSpring, "--realtime", "--set", "site[0].address=" + where, "--out", (dir_ / "run").string(), "--quiet"};
   numerical_args.insert(numerical_args.end(), sets.begin(), sets.end());
   Process numerical("rths-numerical", numerical_args, dir_ / "numerical");
-  // Into the test's own loop (the frame is moving 1 s after its start), however late a loaded machine
-  // started the processes: a stall in the start ramp would leave the rule untried.
-  ASSERT_TRUE(
-      test::wait_for_text(dir_ / "site/site_spring.log", " steps from the agreed start", std::chrono::seconds(20)))
-      << site.err();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  // 1 s into the test, where the frame is moving, however late a loaded machine started it: a stall in
+  // the start ramp would leave the rule untried.
+  ASSERT_TRUE(test::wait_for_rows(dir_ / "site/site_spring.csv", 1024, std::chrono::seconds(30))) << site.err();
   site.signal(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   site.signal(SIGCONT);

@@ -125,7 +125,8 @@ TEST_F(Realtime, KilledSiteStopsTheNumericalNodeWithinTheTimeout) {
   Process& site = *site_process;
   const auto numerical = start_numerical_against(site);
   ASSERT_TRUE(numerical) << site.err();
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  // 1.5 s into the test, however late a loaded machine started it: the record must hold more than 1 s.
+  ASSERT_TRUE(test::wait_for_rows(dir_ / "run/numerical.csv", 1536, std::chrono::seconds(30))) << numerical->err();
   site.signal(SIGKILL);
   EXPECT_EQ(numerical->wait(std::chrono::seconds(20)), kExitPeerLost) << numerical->err();
   EXPECT_NE(numerical->err().find("lost"), std::string::npos) << numerical->err();
@@ -139,7 +140,7 @@ TEST_F(Realtime, KilledNumericalNodeStopsTheSiteWhichHoldsAndWritesItsRecord) {
   Process& site = *site_process;
   const auto numerical = start_numerical_against(site);
   ASSERT_TRUE(numerical) << site.err();
-  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_TRUE(test::wait_for_rows(dir_ / "site/site_spring.csv", 1536, std::chrono::seconds(30))) << site.err();
   numerical->signal(SIGKILL);
   EXPECT_EQ(site.wait(std::chrono::seconds(20)), kExitPeerLost) << site.err();
   // The actuator held its last target from the last command to the stop.
@@ -151,7 +152,7 @@ TEST_F(Realtime, InterruptedNumericalNodeStopsEverySiteSafely) {
   Process numerical("rths-numerical",
                     {"loopback", kSpring, "--set", "duration_s=30", "--out", (dir_ / "run").string(), "--quiet"},
                     dir_ / "numerical");
-  std::this_thread::sleep_for(std::chrono::seconds(3));
+  ASSERT_TRUE(test::wait_for_rows(dir_ / "run/numerical.csv", 1536, std::chrono::seconds(30))) << numerical.err();
   numerical.signal(SIGINT);
   EXPECT_EQ(numerical.wait(std::chrono::seconds(20)), kExitInterrupted) << numerical.err();
   const auto x = csv_column(dir_ / "run/numerical.csv", "x2_m");
