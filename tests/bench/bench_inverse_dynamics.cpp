@@ -1,11 +1,14 @@
 // The maRTHS site controllers of seed 003 (UKF-SS, EKF-SS, EKF-TF, UKF-TF) and seed 000 (LQG), cost per step (the
 // budget: the 976.6 us step at 1024 Hz; seed 003's MATLAB took 0.68 ms per step for its whole
 // simulation). One command() per iteration in closed loop with the maRTHS plant model (exact
-// zero-order hold, tests/support/zoh_frame_plant.hpp, ~0.1 us inside the timing), a 1-5 Hz multi-sine
-// of a few mm and the benchmark's sensor noise, so that every step runs the filter's full prediction
-// and update.
+// zero-order hold, tests/support/zoh_frame_plant.hpp), a 1-5 Hz multi-sine of a few mm and the
+// benchmark's sensor noise, so that every step runs the filter's full prediction and update. The
+// targets and the noise are drawn before the timing (their sines and normal draws cost more than the
+// cheapest controllers' step); what stays inside it, the plant's step and the loop, BM_Harness times
+// with a controller that does nothing.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstddef>
@@ -13,7 +16,9 @@
 #include <memory>
 #include <numbers>
 #include <random>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "experiment.pb.h"
 #include "node_physical/controllers/ekf_controller.hpp"
@@ -54,27 +59,53 @@ rths::InterfaceMotion target(std::size_t k, std::size_t actuator) {
   return {x_mm / 1000.0};
 }
 
+// One run's targets and sensor noise (mm), per step and actuator, drawn once outside the timing.
+struct RunInputs {
+  std::vector<std::array<rths::InterfaceMotion, 2>> targets;
+  std::vector<std::array<double, 2>> noise_mm;
+};
+const RunInputs& run_inputs() {
+  static const RunInputs inputs = [] {
+    RunInputs in;
+    std::mt19937_64 rng(1);
+    std::normal_distribution<double> noise(0.0, 0.0124);
+    for (std::size_t k = 0; k < kRunSteps; ++k) {
+      in.targets.push_back({target(k, 0), target(k, 1)});
+      const double n0 = noise(rng);
+      in.noise_mm.push_back({n0, noise(rng)});
+    }
+    return in;
+  }();
+  return inputs;
+}
+
+// What the timing holds besides the controller: the plant's step and the loop.
+class NoController {
+ public:
+  static void command(std::span<const rths::InterfaceMotion> targets, std::span<const rths::Measurement> /*measured*/,
+                      std::span<rths::InterfaceMotion> commands, double /*dt_s*/) {
+    std::copy(targets.begin(), targets.end(), commands.begin());
+  }
+};
+
 // One command() per iteration of the controller `make` builds (from the model 5 % off the plant).
 template <class Make>
 void run(benchmark::State& state, Make make) {
   const rths::FramePlantModel plant_model = nominal_plant();
+  const RunInputs& inputs = run_inputs();
   auto controller = make();
   auto plant = std::make_unique<rths::test::ZohFramePlant>(plant_model, kDt);
-  std::mt19937_64 rng(1);
-  std::normal_distribution<double> noise(0.0, 0.0124);
-  std::array<rths::InterfaceMotion, 2> targets{};
   std::array<rths::Measurement, 2> previous{};
   std::array<rths::InterfaceMotion, 2> commands{};
   std::size_t k = 0;
   std::int64_t steps = 0;
   std::string failure;
   for (auto _ : state) {
-    targets = {target(k, 0), target(k, 1)};
-    controller->command(targets, previous, commands, kDt);
+    controller->command(inputs.targets[k], previous, commands, kDt);
     const std::array<double, 2> y =
         plant->step({commands[0].displacement_m * 1000.0, commands[1].displacement_m * 1000.0});
-    previous[0].displacement_m = (y[0] + noise(rng)) / 1000.0;
-    previous[1].displacement_m = (y[1] + noise(rng)) / 1000.0;
+    previous[0].displacement_m = (y[0] + inputs.noise_mm[k][0]) / 1000.0;
+    previous[1].displacement_m = (y[1] + inputs.noise_mm[k][1]) / 1000.0;
     benchmark::DoNotOptimize(previous);
     ++steps;
     if (++k == kRunSteps) {
@@ -152,13 +183,20 @@ void BM_LqgBenchmark(benchmark::State& state) {
 }
 BENCHMARK(BM_LqgBenchmark);
 
+// The harness alone: the plant's step and the loop, to subtract from the rows above.
+void BM_Harness(benchmark::State& state) {
+  run(state, [] { return std::make_unique<NoController>(); });
+}
+BENCHMARK(BM_Harness);
+
 // The command law alone (blocks I-III), what a frozen estimate leaves of the step.
 void BM_FrameInverseCommand(benchmark::State& state) {
+  const RunInputs& inputs = run_inputs();
   rths::FrameInverseCommand inverse(nominal_plant(), kDt);
   std::size_t k = 0;
   for (auto _ : state) {
     const std::array<double, 2> u =
-        inverse.step({target(k, 0).displacement_m * 1000.0, target(k, 1).displacement_m * 1000.0});
+        inverse.step({inputs.targets[k][0].displacement_m * 1000.0, inputs.targets[k][1].displacement_m * 1000.0});
     benchmark::DoNotOptimize(u);
     k = (k + 1) % kRunSteps;
   }
