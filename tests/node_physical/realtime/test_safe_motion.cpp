@@ -114,38 +114,43 @@ class LogIntoEvents final : public spdlog::sinks::base_sink<std::mutex> {
   Events& events_;
 };
 
+// run_stop_ramp on one channel of `equipment` (commanded last at 0) for a site with a UDP bridge whose
+// stop ramp holds 20 ms, then moves to 1 mm at 0.02 m/s; the stroke limit 0.05 m.
+std::optional<StopRampFault> stop_ramp_on(std::unique_ptr<PlantDriver> equipment, results::SafeMotionReport& report) {
+  config::Site site;
+  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
+      R"(name: "lab" driver { udp_bridge { target: "127.0.0.1:9" } }
+         safe_motion { stop_hold_s: 0.02 safe_position_m: [0.001] stop_velocity_m_per_s: 0.02 })",
+      &site));
+  std::vector<std::unique_ptr<ActuatorController>> controllers;
+  controllers.push_back(std::make_unique<PassThroughController>());
+  PhysicalSubstructure substructure(std::move(controllers), std::move(equipment),
+                                    Interlock({{0.05, 0.1, 1e4}}, 1.0 / kRate));
+  return run_stop_ramp(substructure, site, RealtimeOptions{}, report);
+}
+
 // The equipment's watchdog counts the silence after the stop ramp's last command until the disarm: a
 // site that logged in between (a log line waits for the log file's lock, held while a loaded disk
 // makes the logger's flushing thread wait) would let that watchdog trip on a site that is there. So
 // the disarm comes right after the last command, and every log line of the ramp after it.
 TEST(StopRamp, TheEquipmentIsDisarmedRightAfterTheRampsLastCommandBeforeAnyLogLine) {
-  config::Site site;
-  ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      R"(name: "lab" driver { udp_bridge { target: "127.0.0.1:9" } }
-         safe_motion { stop_hold_s: 0.02 safe_position_m: [0.001] stop_velocity_m_per_s: 0.02 })",
-      &site));
   Events events;
-  std::vector<std::unique_ptr<ActuatorController>> controllers;
-  controllers.push_back(std::make_unique<PassThroughController>());
-  PhysicalSubstructure substructure(std::move(controllers), std::make_unique<DisarmedEquipment>(events),
-                                    Interlock({{0.05, 0.1, 1e4}}, 1.0 / kRate));
   const std::shared_ptr<spdlog::logger> before = spdlog::default_logger();
   spdlog::set_default_logger(std::make_shared<spdlog::logger>("stop ramp", std::make_shared<LogIntoEvents>(events)));
   results::SafeMotionReport report;
-  const std::optional<StopRampFault> fault = run_stop_ramp(substructure, site, RealtimeOptions{}, report);
+  const std::optional<StopRampFault> fault = stop_ramp_on(std::make_unique<DisarmedEquipment>(events), report);
   spdlog::set_default_logger(before);
 
   EXPECT_FALSE(fault.has_value()) << fault->reason;
   EXPECT_EQ(report.stop_ramp(), "completed");
-  const Events& list = events;
-  const auto last_command = std::find(list.rbegin(), list.rend(), "command");
-  ASSERT_NE(last_command, list.rend());
+  const auto last_command = std::find(events.rbegin(), events.rend(), "command");
+  ASSERT_NE(last_command, events.rend());
   const auto after = last_command.base();
-  ASSERT_NE(after, list.end()) << "nothing after the ramp's last command";
+  ASSERT_NE(after, events.end()) << "nothing after the ramp's last command";
   EXPECT_EQ(*after, "disarm") << "the first thing after the ramp's last command";
-  EXPECT_EQ(std::count(list.begin(), list.end(), "disarm"), 1);
+  EXPECT_EQ(std::count(events.begin(), events.end(), "disarm"), 1);
   // The ramp's lines and the disarm's outcome are still logged, after it.
-  EXPECT_GE(std::count_if(after, list.end(), [](const std::string& e) { return e.starts_with("log: "); }), 3);
+  EXPECT_GE(std::count_if(after, events.end(), [](const std::string& e) { return e.starts_with("log: "); }), 3);
 }
 
 // Equipment that goes wrong in the stop ramp, one way each.
@@ -172,24 +177,12 @@ class FaultyEquipment final : public PlantDriver {
   int exchanges_ = 0;
 };
 
-std::optional<StopRampFault> stop_ramp_on(Fault fault, results::SafeMotionReport& report) {
-  config::Site site;
-  EXPECT_TRUE(google::protobuf::TextFormat::ParseFromString(
-      R"(name: "lab" driver { udp_bridge { target: "127.0.0.1:9" } }
-         safe_motion { stop_hold_s: 0.02 safe_position_m: [0.001] stop_velocity_m_per_s: 0.02 })",
-      &site));
-  std::vector<std::unique_ptr<ActuatorController>> controllers;
-  controllers.push_back(std::make_unique<PassThroughController>());
-  PhysicalSubstructure substructure(std::move(controllers), std::make_unique<FaultyEquipment>(fault),
-                                    Interlock({{0.05, 0.1, 1e4}}, 1.0 / kRate));
-  return run_stop_ramp(substructure, site, RealtimeOptions{}, report);
-}
-
 // A stop ramp that did not put the actuators at rest where the site meant, or whose disarm the equipment
 // did not confirm, is a fault: after a completed test it is the site's exit, never success.
 TEST(StopRamp, EquipmentThatStopsAnsweringMidRampIsAnEquipmentFault) {
   results::SafeMotionReport report;
-  const std::optional<StopRampFault> fault = stop_ramp_on(Fault::kNoReplyMidRamp, report);
+  const std::optional<StopRampFault> fault =
+      stop_ramp_on(std::make_unique<FaultyEquipment>(Fault::kNoReplyMidRamp), report);
   ASSERT_TRUE(fault.has_value());
   EXPECT_EQ(fault->exit_code, kExitEquipment);
   EXPECT_TRUE(fault->reason.starts_with("the stop ramp stopped: ")) << fault->reason;
@@ -197,14 +190,16 @@ TEST(StopRamp, EquipmentThatStopsAnsweringMidRampIsAnEquipmentFault) {
 }
 TEST(StopRamp, AnActuatorBeyondItsStrokeMidRampTripsTheInterlock) {
   results::SafeMotionReport report;
-  const std::optional<StopRampFault> fault = stop_ramp_on(Fault::kActuatorBeyondItsStroke, report);
+  const std::optional<StopRampFault> fault =
+      stop_ramp_on(std::make_unique<FaultyEquipment>(Fault::kActuatorBeyondItsStroke), report);
   ASSERT_TRUE(fault.has_value());
   EXPECT_EQ(fault->exit_code, kExitLimit);
   EXPECT_NE(fault->reason.find("stroke"), std::string::npos) << fault->reason;
 }
 TEST(StopRamp, ADisarmTheEquipmentRefusesIsAnEquipmentFault) {
   results::SafeMotionReport report;
-  const std::optional<StopRampFault> fault = stop_ramp_on(Fault::kRefusesTheDisarm, report);
+  const std::optional<StopRampFault> fault =
+      stop_ramp_on(std::make_unique<FaultyEquipment>(Fault::kRefusesTheDisarm), report);
   EXPECT_EQ(report.stop_ramp(), "completed");
   ASSERT_TRUE(fault.has_value());
   EXPECT_EQ(fault->exit_code, kExitEquipment);
