@@ -262,13 +262,13 @@ std::optional<StopRampFault> run_stop_ramp(PhysicalSubstructure& substructure, c
   report.set_stop_ramp(ramp.failed() ? "stopped: " + substructure.stop_reason() : std::string("completed"));
   spdlog::info("site {}: held {:g} s, then to the safe position at {:g} m/s: {} steps", site.name(),
                site.safe_motion().stop_hold_s(), site.safe_motion().stop_velocity_m_per_s(), done.steps_run);
-  (ramp.failed() ? spdlog::error("site {}: stop ramp {}", site.name(), report.stop_ramp())
-                 : spdlog::info("site {}: at the safe position after {} steps", site.name(), done.steps_run));
   if (ramp.failed()) {
+    spdlog::error("site {}: stop ramp {}", site.name(), report.stop_ramp());
     return StopRampFault{substructure.driver_failed() ? kExitEquipment : kExitLimit,
                          "the stop ramp " + report.stop_ramp()};
   }
-  if (!disarming) return std::nullopt;
+  spdlog::info("site {}: at the safe position after {} steps", site.name(), done.steps_run);
+  if (!disarming) return std::nullopt;  // simulated plants
   if (!disarm_failure.empty()) {
     spdlog::error("site {}: the equipment's disarm was {}; expect its watchdog to trip", site.name(), disarm_failure);
     return StopRampFault{kExitEquipment, "the equipment's disarm after the stop ramp was " + disarm_failure};
