@@ -72,7 +72,7 @@ class BridgeRun : public RunFolderTest {
   // and not in a ramp, however late a loaded machine started the processes. False when the site never
   // got that far.
   static bool wait_into_the_test(const std::filesystem::path& dir, std::chrono::milliseconds into_test) {
-    const auto steps = static_cast<std::size_t>(into_test.count() * 1024 / 1000);
+    const auto steps = static_cast<std::size_t>(static_cast<double>(into_test.count()) * kBridgeRateHz / 1000);
     return wait_for_rows(dir / "site" / ("site_" + kSite + ".csv"), steps, std::chrono::seconds(30));
   }
 };

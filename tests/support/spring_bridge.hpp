@@ -21,6 +21,10 @@
 
 namespace rths::test {
 
+// The step rate of the examples the bridge comparisons run (hardware/spring_bridge.textproto,
+// marths/elcentro_bridge.textproto): rows of their records per second.
+constexpr double kBridgeRateHz = 1024.0;
+
 // Seconds of El Centro each comparison runs: the x2 peak falls in the first 5 s.
 constexpr double kSpringBridgeSeconds = 10.0;
 
@@ -180,8 +184,8 @@ inline bool nodes_kept_time_of(const std::filesystem::path& run_summary, const s
   if (it == run.sites().end()) return false;
   const double steps = static_cast<double>(run.steps());
   const double numerical_extra =
-      static_cast<double>(it->second.numerical_side().held_steps()) - (forward_s + backward_s) * 1024.0;
-  const double site_extra = static_cast<double>(site.held_steps()) - forward_s * 1024.0;
+      static_cast<double>(it->second.numerical_side().held_steps()) - (forward_s + backward_s) * kBridgeRateHz;
+  const double site_extra = static_cast<double>(site.held_steps()) - forward_s * kBridgeRateHz;
   std::printf("held steps beyond the link's start: numerical node %.0f, site %.0f of %.0f\n", numerical_extra,
               site_extra, steps);
   if (std::max(numerical_extra, site_extra) <= kSpringBridgeMaxMissedShare * steps) {
@@ -237,7 +241,7 @@ inline bool target_watchdog_on_a_stalled_site(const std::string& target_out,
     return false;
   }
   const double stall_us = site_stall_max_us(read_site_summary(site_summary));
-  if (!(stall_us >= 1e6 * std::stod(kSpringBridgeWatchdogS) - 2e6 / 1024)) {
+  if (!(stall_us >= 1e6 * std::stod(kSpringBridgeWatchdogS) - 2e6 / kBridgeRateHz)) {
     return false;
   }
   std::printf(

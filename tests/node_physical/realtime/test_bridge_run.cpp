@@ -70,6 +70,15 @@ double largest(const std::filesystem::path& csv, const std::string& column) {
   return m;
 }
 
+// The bridge comparisons read positions in the examples' records as rows at kBridgeRateHz (when to
+// stall or kill a site, the held steps a link's delay makes): it must be the examples' rate.
+TEST(BridgeExamples, RunAtTheRateTheComparisonsCountRowsAt) {
+  for (const char* name : {"hardware/spring_bridge.textproto", "marths/elcentro_bridge.textproto"}) {
+    const LoadedConfig loaded = load_experiment(test::example(name), {}, /*resolve_calibration_files=*/false);
+    EXPECT_EQ(loaded.experiment.rate_hz(), test::kBridgeRateHz) << name;
+  }
+}
+
 // A stranger on the site's host commands rths-target to 90 mm while a site drives it: one datagram
 // with a counter newer than the site's, one 2^31 - 1 ahead (the farthest still newer), then one every
 // millisecond for 2 s with newer and newer counters. The target obeys the site alone (the sender of
