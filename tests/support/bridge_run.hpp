@@ -37,16 +37,18 @@ class BridgeRun : public RunFolderTest {
   }
   // rths-physical serving the site with its bridge aimed at target_at, and rths-numerical running
   // duration_s of the test against it (no relay). Both started; the site's address is checked.
+  // overrides: more PATH=VALUE for both ends.
   struct SiteAndNumerical {
     std::optional<Process> site;
     std::optional<Process> numerical;
   };
   SiteAndNumerical start_site_and_numerical(const std::string& target_at, const std::filesystem::path& dir,
-                                            double duration_s) const {
+                                            double duration_s, const std::vector<std::string>& overrides = {}) const {
     SiteAndNumerical run;
-    const std::vector<std::string> sets{"--set", calibration_set(),
-                                        "--set", "site[spring].driver.udp_bridge.target=" + target_at,
-                                        "--set", site_key_override(dir, kSite)};
+    std::vector<std::string> sets{"--set", calibration_set(),
+                                  "--set", "site[spring].driver.udp_bridge.target=" + target_at,
+                                  "--set", site_key_override(dir, kSite)};
+    for (const std::string& o : overrides) sets.insert(sets.end(), {"--set", o});
     std::vector<std::string> site_args{"serve",    config(),      "--site", kSite,
                                        "--listen", "127.0.0.1:0", "--out",  (dir / "site").string()};
     site_args.insert(site_args.end(), sets.begin(), sets.end());

@@ -139,6 +139,36 @@ TEST_F(BridgeRun, AStrangersCommandsNeverMoveTheActuator) {
   }
 }
 
+// A test that completed is no success when the site then cannot bring the actuators to rest: the
+// target goes away during the stop ramp's hold (5 s here, so that the test's end and the kill need no
+// timing), the site's replies stop, and it ends with the equipment's exit code, not 0.
+TEST_F(BridgeRun, ATargetLostInTheStopRampEndsACompletedTestWithTheEquipmentsExitCode) {
+#ifdef RTHS_SANITIZED
+  GTEST_SKIP() << "a sanitized build runs several times slower: the emulator cannot keep 4096 Hz and answer within "
+                  "the step; the plain suite runs it";
+#endif
+  calibrate();
+  std::optional<Process> target;
+  const std::string target_at = start_target(target, test::kSpringBridgeWatchdogS, dir_ / "target");
+  ASSERT_FALSE(target_at.empty()) << target->err();
+  SiteAndNumerical run = start_site_and_numerical(target_at, dir_, 2.0, {"site[spring].safe_motion.stop_hold_s=5"});
+  // Every row of the 2 s test: the site is in its stop ramp's hold.
+  const bool ended = test::wait_for_rows(dir_ / "site/site_spring.csv", 2049, std::chrono::seconds(30));
+  target->signal(SIGKILL);
+  const int numerical = run.numerical->wait(std::chrono::seconds(30));
+  const int site = run.site->wait(std::chrono::seconds(30));
+  if (numerical == kExitPeerAborted && site == kExitEquipment && test::missed_replies_abort(run.site->err())) {
+    GTEST_SKIP() << test::kSpringBridgeOverload;  // the test itself did not complete
+  }
+  ASSERT_TRUE(ended) << run.site->err();
+  EXPECT_EQ(numerical, kExitCompleted) << run.numerical->err();
+  EXPECT_EQ(site, kExitEquipment) << run.site->err();
+  EXPECT_NE(run.site->err().find("the test completed, but the stop ramp stopped: "), std::string::npos)
+      << run.site->err();
+  EXPECT_TRUE(
+      test::read_site_summary(dir_ / "site/site_spring.json").safe_motion().stop_ramp().starts_with("stopped: "));
+}
+
 // A stranger commanded rths-target first, so it obeys the stranger: the site reads that in the reply
 // to the first step of its start ramp (another counter in force) and stops there, before anything it
 // sends acts, naming why (interlock, exit 8). The target's watchdog is long here: the stranger sends
