@@ -88,8 +88,7 @@ TEST(BridgeExamples, RunAtTheRateTheComparisonsCountRowsAt) {
 // stopped the site (interlock, exit 8): never exit 0 with the actuator following a stranger.
 TEST_F(BridgeRun, AStrangersCommandsNeverMoveTheActuator) {
 #ifdef RTHS_SANITIZED
-  GTEST_SKIP() << "a sanitized build runs several times slower: the emulator cannot keep 4096 Hz and answer within "
-                  "the step; the plain suite runs it";
+  GTEST_SKIP() << test::kSanitizedBridgeSkip;
 #endif
   calibrate();
   for (int attempt = 1;; ++attempt) {
@@ -144,8 +143,7 @@ TEST_F(BridgeRun, AStrangersCommandsNeverMoveTheActuator) {
 // timing), the site's replies stop, and it ends with the equipment's exit code, not 0.
 TEST_F(BridgeRun, ATargetLostInTheStopRampEndsACompletedTestWithTheEquipmentsExitCode) {
 #ifdef RTHS_SANITIZED
-  GTEST_SKIP() << "a sanitized build runs several times slower: the emulator cannot keep 4096 Hz and answer within "
-                  "the step; the plain suite runs it";
+  GTEST_SKIP() << test::kSanitizedBridgeSkip;
 #endif
   calibrate();
   std::optional<Process> target;

@@ -70,8 +70,7 @@ class NetnsBridge : public test::NetnsTopologyTest {
 // microseconds to a 50 ms round trip the Smith predictor already covers.
 TEST_F(NetnsBridge, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
 #ifdef RTHS_SANITIZED
-  GTEST_SKIP() << "a sanitized build runs several times slower: the emulator cannot keep 4096 Hz and answer "
-                  "within the step, so the comparison is meaningless here; the plain suite runs it";
+  GTEST_SKIP() << test::kSanitizedBridgeSkip;
 #endif
   test::calibrate_spring_bridge(dir_ / "calibration.textproto");
   std::vector<std::string> sets{test::spring_bridge_calibration_set(dir_ / "calibration.textproto"),

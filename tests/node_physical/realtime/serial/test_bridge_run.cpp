@@ -32,8 +32,7 @@ using test::Process;
 // test::kSpringBridgeTolerancePct (its derivation is in spring_bridge.hpp).
 TEST_F(BridgeRun, SpringThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
 #ifdef RTHS_SANITIZED
-  GTEST_SKIP() << "a sanitized build runs several times slower: the emulator cannot keep 4096 Hz and answer "
-                  "within the step, so the comparison is meaningless here; the plain suite runs it";
+  GTEST_SKIP() << test::kSanitizedBridgeSkip;
 #endif
   calibrate();
   // A machine that could not keep the target's time gets a second run (test::spring_bridge_kept_time).

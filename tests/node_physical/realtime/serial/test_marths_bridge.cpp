@@ -46,8 +46,7 @@ constexpr double kTolerancePct = 0.1;
 
 TEST_F(MarthsBridge, TheFramePlantThroughTheBridgeAndTheTargetMatchesTheSimulatedPlant) {
 #ifdef RTHS_SANITIZED
-  GTEST_SKIP() << "a sanitized build runs several times slower: the emulator cannot keep 4096 Hz and answer "
-                  "within the step, so the comparison is meaningless here; the plain suite runs it";
+  GTEST_SKIP() << test::kSanitizedBridgeSkip;
 #endif
   const std::vector<std::string> sets{"realtime.insecure=true", "duration_s=8",
                                       "site[iisl].actuator_plant.noise.displacement_sd_m=0",
