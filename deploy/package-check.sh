@@ -16,8 +16,8 @@ usage() {
   cat <<'EOF'
 Usage: deploy/package-check.sh [--build DIR] [--mirror URL] [--fresh-root] [--keep]
 
-1. Builds the tools in DIR (default build; configured with tests off when it does not exist yet)
-   and makes the package there: cpack -G DEB -> DIR/rths_<version>_<arch>.deb. Prints its
+1. Builds the tools in DIR (default build; a new DIR is configured by deploy/setup.sh --nodes-only,
+   which installs the build's missing Debian packages and leaves the tests out) and makes the package there: cpack -G DEB -> DIR/rths_<version>_<arch>.deb. Prints its
    control fields (Depends from dpkg-shlibdeps).
 2. Makes a minimal Debian 12 (bookworm) root with debootstrap, once: it is cached in
    DIR/package-check/bookworm and reused by later runs (--fresh-root makes it again).
@@ -84,13 +84,17 @@ phase_done() {
 }
 
 # ---- 1. the package ------------------------------------------------------------------------------
+readonly TOOLS=(rths-numerical rths-physical rths-relay rths-study rths-bench-loop)
 if [[ ! -f $build/CMakeCache.txt ]]; then
-  note "configuring $build (Release, tests off)"
-  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DRTHS_BUILD_TESTS=OFF >/dev/null
+  # A new folder is made as the README's commands make theirs: the build's Debian packages installed
+  # when missing, the project's compiler and options, the tests not configured.
+  note "configuring $build with deploy/setup.sh --nodes-only"
+  tool_targets=()
+  for tool in "${TOOLS[@]}"; do tool_targets+=(--target "$tool"); done
+  deploy/setup.sh --nodes-only "$build" "${tool_targets[@]}" >/dev/null || die "deploy/setup.sh could not build $build"
 fi
 build=$(cd "$build" && pwd)
-cmake --build "$build" -j "$(nproc)" --target rths-numerical rths-physical rths-relay rths-study rths-bench-loop \
-  >/dev/null
+cmake --build "$build" -j "$(nproc)" --target "${TOOLS[@]}" >/dev/null
 phase_done "build the tools"
 rm -f "$build"/rths_*.deb
 (cd "$build" && cpack -G DEB >/dev/null) || die "cpack -G DEB failed in $build"
