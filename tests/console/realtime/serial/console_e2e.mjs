@@ -29,7 +29,7 @@
 // Usage: node console_e2e.mjs BIN_DIR SOURCE_DIR OUT_DIR. Exit 0 when every check held, 1 naming
 // the first that did not. RTHS_CONSOLE_CPU_S (default 10) sets how long the CPU is measured.
 import { spawn } from "node:child_process";
-import { cpSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import path from "node:path";
 
@@ -40,6 +40,13 @@ if (process.argv.length < 5) {
   process.exit(2);
 }
 const [binDir, sourceDir, outDir] = process.argv.slice(2).map((p) => path.resolve(p));
+// The browser is a Debian package the README's test command installs: without it the test fails in
+// one line that says so, not in a stack trace of a spawn.
+const CHROMIUM = "/usr/bin/chromium";
+if (!existsSync(CHROMIUM)) {
+  console.error(`FAIL: ${CHROMIUM} is missing; deploy/test.sh installs it (apt-get install chromium fonts-liberation)`);
+  process.exit(1);
+}
 
 const SITES = ["purdue", "uconn"];
 const CONFIG = path.join(sourceDir, "examples/multisite/case3_two_sites.textproto");
@@ -114,7 +121,7 @@ let test;
 try {
   const keygen = start("rths-numerical", ["keygen", key], "rths-numerical keygen");
   check((await keygen.exited) === 0, `rths-numerical keygen: ${keygen.err()}`);
-  browser = await launch();
+  browser = await launch({ executable: CHROMIUM });
 
   // ---- 1. live, with a token ----
   const TOKEN = "e2e0123456789abcdef";
