@@ -17,8 +17,9 @@ usage() {
 Usage: deploy/package-check.sh [--build DIR] [--mirror URL] [--fresh-root] [--keep]
 
 1. Builds the tools in DIR (default build; a new DIR is configured by deploy/setup.sh --nodes-only,
-   which installs the build's missing Debian packages and leaves the tests out) and makes the package there: cpack -G DEB -> DIR/rths_<version>_<arch>.deb. Prints its
-   control fields (Depends from dpkg-shlibdeps).
+   which installs the build's missing Debian packages and leaves the tests out) and makes the
+   package there: cpack -G DEB -> DIR/rths_<version>_<arch>.deb. Prints its control fields
+   (Depends from dpkg-shlibdeps).
 2. Makes a minimal Debian 12 (bookworm) root with debootstrap, once: it is cached in
    DIR/package-check/bookworm and reused by later runs (--fresh-root makes it again).
 3. Copies that root to DIR/package-check/root and, chrooted in it (in a private mount namespace,
