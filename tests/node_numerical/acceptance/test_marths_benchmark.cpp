@@ -1,9 +1,8 @@
 // The maRTHS benchmark's robustness campaigns in virtual time (examples/marths/elcentro_rls.textproto):
-// the perturbed plants of seed 001 Table 1, seed 001's decentralised RLS, seed 003's UKF-SS and
-// EKF-SS and seed 000's benchmark controller against their papers' tables (seed 001 Table 2: 100
-// realisations; seed 003 Table 2: 1000; seed 000 Table 3), and the other two records of the
-// benchmark package.
-// (The campaign's own rules, on a few plants: unit/test_marths_benchmark.cpp.)
+// the perturbed plants of seed 001 Table 1, seed 001's decentralised RLS, seed 003's four estimators
+// (UKF-SS, EKF-SS, EKF-TF, UKF-TF) and seed 000's benchmark controller against their papers' tables (seed 001 Table 2:
+// 100 realisations; seed 003 Table 2: 1000; seed 000 Table 3), and the other two records of the benchmark package. (The
+// campaign's own rules, on a few plants: unit/test_marths_benchmark.cpp.)
 #include <gtest/gtest.h>
 
 #include <algorithm>
