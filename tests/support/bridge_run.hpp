@@ -75,7 +75,14 @@ class BridgeRun : public RunFolderTest {
   // got that far.
   static bool wait_into_the_test(const std::filesystem::path& dir, std::chrono::milliseconds into_test) {
     const auto steps = static_cast<std::size_t>(static_cast<double>(into_test.count()) * kBridgeRateHz / 1000);
-    return wait_for_rows(dir / "site" / ("site_" + kSite + ".csv"), steps, std::chrono::seconds(30));
+    return wait_for_rows(site_record(dir), steps, std::chrono::seconds(30));
+  }
+  // The site's record and summary in a run folder of start_site_and_numerical.
+  static std::filesystem::path site_record(const std::filesystem::path& dir) {
+    return dir / "site" / ("site_" + kSite + ".csv");
+  }
+  static std::filesystem::path site_summary(const std::filesystem::path& dir) {
+    return dir / "site" / ("site_" + kSite + ".json");
   }
 };
 

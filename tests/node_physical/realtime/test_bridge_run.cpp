@@ -118,7 +118,7 @@ TEST_F(BridgeRun, AStrangersCommandsNeverMoveTheActuator) {
     ASSERT_EQ(numerical, kExitCompleted) << run.numerical->err();
     const std::string report = target->out();
     std::printf("%s", report.c_str());
-    const double site_largest = largest(at / "site/site_spring.csv", "command_m");
+    const double site_largest = largest(site_record(at), "command_m");
     const double target_largest = largest(at / "target/target_spring.csv", "command0_m");
     std::printf("largest command: %.4f mm sent by the site, %.4f mm in force at the target\n", 1e3 * site_largest,
                 1e3 * target_largest);
@@ -132,8 +132,7 @@ TEST_F(BridgeRun, AStrangersCommandsNeverMoveTheActuator) {
     ASSERT_TRUE(std::regex_search(report, foreign, std::regex(R"(\), ([0-9]+) foreign)"))) << report;
     EXPECT_GE(std::stoi(foreign[1]), 1000) << report;
     EXPECT_NE(report.find("watchdog not tripped, disarmed by the site"), std::string::npos) << report;
-    EXPECT_EQ(test::read_site_summary(at / "site/site_spring.json").channels(0).plant().udp_bridge().disarm(),
-              "confirmed");
+    EXPECT_EQ(test::read_site_summary(site_summary(at)).channels(0).plant().udp_bridge().disarm(), "confirmed");
     break;
   }
 }
@@ -149,9 +148,11 @@ TEST_F(BridgeRun, ATargetLostInTheStopRampEndsACompletedTestWithTheEquipmentsExi
   std::optional<Process> target;
   const std::string target_at = start_target(target, test::kSpringBridgeWatchdogS, dir_ / "target");
   ASSERT_FALSE(target_at.empty()) << target->err();
-  SiteAndNumerical run = start_site_and_numerical(target_at, dir_, 2.0, {"site[spring].safe_motion.stop_hold_s=5"});
-  // Every row of the 2 s test: the site is in its stop ramp's hold.
-  const bool ended = test::wait_for_rows(dir_ / "site/site_spring.csv", 2049, std::chrono::seconds(30));
+  constexpr double kTestS = 2.0;
+  SiteAndNumerical run = start_site_and_numerical(target_at, dir_, kTestS, {"site[spring].safe_motion.stop_hold_s=5"});
+  // Every row of the test (steps 0 to its end): the site is in its stop ramp's hold.
+  const auto rows = static_cast<std::size_t>(kTestS * test::kBridgeRateHz) + 1;
+  const bool ended = test::wait_for_rows(site_record(dir_), rows, std::chrono::seconds(30));
   target->signal(SIGKILL);
   const int numerical = run.numerical->wait(std::chrono::seconds(30));
   const int site = run.site->wait(std::chrono::seconds(30));
@@ -163,8 +164,7 @@ TEST_F(BridgeRun, ATargetLostInTheStopRampEndsACompletedTestWithTheEquipmentsExi
   EXPECT_EQ(site, kExitEquipment) << run.site->err();
   EXPECT_NE(run.site->err().find("the test completed, but the stop ramp stopped: "), std::string::npos)
       << run.site->err();
-  EXPECT_TRUE(
-      test::read_site_summary(dir_ / "site/site_spring.json").safe_motion().stop_ramp().starts_with("stopped: "));
+  EXPECT_TRUE(test::read_site_summary(site_summary(dir_)).safe_motion().stop_ramp().starts_with("stopped: "));
 }
 
 // A stranger commanded rths-target first, so it obeys the stranger: the site reads that in the reply
@@ -189,8 +189,7 @@ TEST_F(BridgeRun, ATargetThatObeysAnotherSenderStopsTheSiteNamingIt) {
                                 std::regex("interlock: the equipment holds command 1000 in force, not command "
                                            "([0-9]+) that the site just sent: it does not obey this site")))
       << err;
-  const results::UdpBridgePlant bridge =
-      test::read_site_summary(dir_ / "site/site_spring.json").channels(0).plant().udp_bridge();
+  const results::UdpBridgePlant bridge = test::read_site_summary(site_summary(dir_)).channels(0).plant().udp_bridge();
   EXPECT_EQ(bridge.replies(), 1U) << "the site stops at the first reply it reads";
   EXPECT_EQ(std::stoull(stopped[1]), bridge.missed() + 1) << err;
   target->signal(SIGINT);
