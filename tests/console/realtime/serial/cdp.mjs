@@ -5,7 +5,10 @@
 import { spawn } from "node:child_process";
 import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 
-export async function launch({ executable = "/usr/bin/chromium", args = [] } = {}) {
+// Debian's chromium, which launch() starts unless told otherwise.
+export const CHROMIUM = "/usr/bin/chromium";
+
+export async function launch({ executable = CHROMIUM, args = [] } = {}) {
   const child = spawn(executable, ["--headless", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
     "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-quic", "--mute-audio", ...args, "about:blank"],

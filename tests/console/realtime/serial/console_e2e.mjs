@@ -33,7 +33,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } fr
 import http from "node:http";
 import path from "node:path";
 
-import { launch } from "./cdp.mjs";
+import { CHROMIUM, launch } from "./cdp.mjs";
 
 if (process.argv.length < 5) {
   console.error("usage: node console_e2e.mjs BIN_DIR SOURCE_DIR OUT_DIR");
@@ -42,7 +42,6 @@ if (process.argv.length < 5) {
 const [binDir, sourceDir, outDir] = process.argv.slice(2).map((p) => path.resolve(p));
 // The browser is a Debian package the README's test command installs: without it the test fails in
 // one line that says so, not in a stack trace of a spawn.
-const CHROMIUM = "/usr/bin/chromium";
 if (!existsSync(CHROMIUM)) {
   console.error(`FAIL: ${CHROMIUM} is missing; deploy/test.sh installs it (apt-get install chromium fonts-liberation)`);
   process.exit(1);
@@ -121,7 +120,7 @@ let test;
 try {
   const keygen = start("rths-numerical", ["keygen", key], "rths-numerical keygen");
   check((await keygen.exited) === 0, `rths-numerical keygen: ${keygen.err()}`);
-  browser = await launch({ executable: CHROMIUM });
+  browser = await launch();
 
   // ---- 1. live, with a token ----
   const TOKEN = "e2e0123456789abcdef";
