@@ -113,6 +113,7 @@ inline void expect_floors_match(const std::filesystem::path& bridged_csv, const 
 constexpr const char* kSanitizedBridgeSkip =
     "a sanitized build runs several times slower: the emulator cannot keep 4096 Hz and answer within the step; the "
     "plain suite runs it";
+
 // The share of steps whose reply the bridge may miss for the comparison to speak of the bridge rather
 // than of the machine. kSpringBridgeTolerancePct's derivation assumes a reply in every step but a
 // few: an idle run of this VM misses 3 to 20 replies of 12 480 (0.02-0.16 %), with an error under
