@@ -94,6 +94,20 @@ inline std::filesystem::path example(const std::string& relative) {
   return source_dir() / "examples" / relative;
 }
 
+// Every experiment under examples/, sorted: its *.textproto but the RLS calibrations that `rths-numerical
+// calibrate` writes beside an example (git ignores them and the package leaves them out).
+inline std::vector<std::filesystem::path> example_experiments() {
+  std::vector<std::filesystem::path> out;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(source_dir() / "examples")) {
+    const std::string name = entry.path().filename().string();
+    if (entry.path().extension() == ".textproto" && !name.ends_with(".calibration.textproto")) {
+      out.push_back(entry.path());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 inline LoadedConfig load_example(const std::string& relative, const std::vector<std::string>& overrides = {}) {
   return load_experiment(example(relative), overrides);
 }

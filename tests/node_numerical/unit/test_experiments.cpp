@@ -28,22 +28,16 @@ TEST(Examples, EveryExampleLoadsAndRuns) {
   // STYLE: one example per feature, and a test that fails when an example no longer loads.
   const test::ScratchFolder scratch("rths_examples");
   std::size_t count = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(test::source_dir() / "examples")) {
-    // An RLS example's calibration, which `rths-numerical calibrate` writes beside it, is not an
-    // experiment (and git ignores it).
-    const std::string name = entry.path().filename().string();
-    if (entry.path().extension() != ".textproto" || name.ends_with(".calibration.textproto")) {
-      continue;
-    }
-    SCOPED_TRACE(entry.path().string());
+  for (const std::filesystem::path& path : test::example_experiments()) {
+    SCOPED_TRACE(path.string());
     // 2 s; 6 s for the maRTHS examples, whose package records begin with 5 s at rest.
-    const bool rests_first = entry.path().parent_path().filename() == "marths";
+    const bool rests_first = path.parent_path().filename() == "marths";
     std::vector<std::string> overrides{rests_first ? "duration_s=6" : "duration_s=2"};
     // An RLS example reads its calibration file, which `rths-numerical calibrate` writes first.
-    const LoadedConfig raw = load_experiment(entry.path(), overrides, /*resolve_calibration_files=*/false);
+    const LoadedConfig raw = load_experiment(path, overrides, /*resolve_calibration_files=*/false);
     if (default_calibration_file(raw) != "calibration.textproto") {
       const auto file = scratch.path() / "calibration.textproto";
-      std::ofstream(file) << calibration_text(calibrate_rls(raw), entry.path().string());
+      std::ofstream(file) << calibration_text(calibrate_rls(raw), path.string());
       for (const auto& site : raw.experiment.site()) {
         for (int c = 0; c < site.channel_size(); ++c) {
           if (!site.channel(c).controller().rls().has_calibration_path()) continue;
@@ -52,7 +46,7 @@ TEST(Examples, EveryExampleLoadsAndRuns) {
         }
       }
     }
-    const auto cfg = load_experiment(entry.path(), overrides);
+    const auto cfg = load_experiment(path, overrides);
     Experiment ex(cfg);
     const RunReport& r = ex.run();
     EXPECT_EQ(r.steps, (rests_first ? 6 : 2) * 1024 + 1);

@@ -59,16 +59,12 @@ TEST(InterlockConfig, AChannelWithAnActuatorNeedsAllThreeLimits) {
 TEST(InterlockConfig, EveryExampleSetsEveryLimitOfEveryChannel) {
   // A lab copies an example: none may teach it to run an actuator without its interlock.
   std::size_t channels = 0;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(test::source_dir() / "examples")) {
-    if (entry.path().extension() != ".textproto" ||
-        entry.path().filename().string().ends_with("calibration.textproto")) {
-      continue;
-    }
-    const LoadedConfig loaded = load_experiment(entry.path(), {}, /*resolve_calibration_files=*/false);
+  for (const std::filesystem::path& path : test::example_experiments()) {
+    const LoadedConfig loaded = load_experiment(path, {}, /*resolve_calibration_files=*/false);
     for (const auto& site : loaded.experiment.site()) {
       for (const auto& channel : site.channel()) {
         EXPECT_TRUE(channel.has_stroke_limit_m() && channel.has_velocity_limit_m_per_s() && channel.has_force_limit_n())
-            << entry.path() << " site " << site.name();
+            << path << " site " << site.name();
         ++channels;
       }
     }
