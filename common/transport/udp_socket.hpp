@@ -38,7 +38,10 @@ asio::ip::udp::endpoint resolve_peer(const asio::any_io_executor& executor, cons
 std::string describe(const asio::ip::udp::endpoint& endpoint);
 
 // When the datagram of msg arrived: the kernel's timestamp (SO_TIMESTAMPNS, CLOCK_REALTIME ns) with
-// true, or clock_gettime(CLOCK_REALTIME) with false when the kernel gave none.
+// true, or clock_gettime(CLOCK_REALTIME) with false when the kernel gave none. The kernel stamps on
+// arrival once receive stamping is on host-wide, which the first socket asking for it turns on through
+// deferred work; a datagram queued in the moment before is stamped when read, still with true (a
+// node's first datagrams at most, on a host where no other socket had it on).
 struct ReceiveTime {
   std::int64_t ns = 0;
   bool kernel_stamped = false;
