@@ -45,6 +45,7 @@ struct Options {
   int plants = 100;
   int first_seed = 1;
   int jobs = 0;
+  bool noise_per_run = false;
   int budget_steps = 4096;
   double share = 0.5;
   int storeys = 0;
@@ -120,6 +121,12 @@ rths::CommandLine command_line(Options& o) {
       .only_for({"campaign"});
   cli.whole("first-seed", "S", o.first_seed, {1, 1000000000, "a seed from 1"},
             "(campaign) The first run's uncertainty seed. Default 1.")
+      .only_for({"campaign"});
+  cli.flag("noise-per-run", o.noise_per_run,
+           "(campaign) Each run draws its own sensor noise, as the benchmark's package does for its\n"
+           "uncertain runs: the run of seed S reads the noise of seed N + S, N the config's\n"
+           "actuator_plant.noise.seed. Default: every run reads the config's noise, the runs differing\n"
+           "by their plants alone.")
       .only_for({"campaign"});
   cli.whole("jobs", "J", o.jobs, {1, 256, "a number of runs at a time from 1"},
             "(campaign) Runs at a time. Default: one per core.")
@@ -338,8 +345,11 @@ int campaign(const std::filesystem::path& config, const Options& o, const std::f
     options.plants = static_cast<std::uint64_t>(o.plants);
     options.first_seed = static_cast<std::uint64_t>(o.first_seed);
     options.jobs = o.jobs > 0 ? static_cast<unsigned>(o.jobs) : std::max(1U, std::thread::hardware_concurrency());
-    spdlog::info("campaign of {}: {} plants from seed {}, {} at a time", config.string(), options.plants,
-                 options.first_seed, options.jobs);
+    options.noise_per_run = o.noise_per_run;
+    spdlog::info("campaign of {}: {} plants from seed {}, {} at a time, {}", config.string(), options.plants,
+                 options.first_seed, options.jobs,
+                 options.noise_per_run ? "each run its own sensor noise (the config's noise seed + the run's seed)"
+                                       : "every run the config's sensor noise");
     const rths::CampaignReport report = rths::run_campaign(loaded, options, [&](std::uint64_t done, std::uint64_t all) {
       if (!o.quiet && (done % 10 == 0 || done == all)) spdlog::info("{} of {} runs done", done, all);
     });

@@ -75,11 +75,13 @@ void refuse_a_reference_at_rest(const LoadedConfig& base) {
                                       ground.start_s() + static_cast<double>(moving - a.begin()) * ground.dt_s())));
 }
 
-CampaignRun run_one(const LoadedConfig& base, std::uint64_t seed) {
+CampaignRun run_one(const LoadedConfig& base, std::uint64_t seed, bool noise_per_run) {
   LoadedConfig loaded = base;
   for (config::Site& site : *loaded.experiment.mutable_site()) {
     if (!site.has_actuator_plant()) continue;
-    site.mutable_actuator_plant()->mutable_two_actuator_frame()->mutable_uncertainty()->set_seed(seed);
+    config::ActuatorPlant& plant = *site.mutable_actuator_plant();
+    plant.mutable_two_actuator_frame()->mutable_uncertainty()->set_seed(seed);
+    if (noise_per_run) plant.mutable_noise()->set_seed(plant.noise().seed() + seed);
   }
   CampaignRun run;
   run.seed = seed;
@@ -128,7 +130,7 @@ CampaignReport run_campaign(const LoadedConfig& base, const CampaignOptions& opt
   std::mutex progress_mutex;
   const auto worker = [&] {
     for (std::uint64_t i = next++; i < options.plants; i = next++) {
-      report.runs[i] = run_one(base, options.first_seed + i);
+      report.runs[i] = run_one(base, options.first_seed + i, options.noise_per_run);
       const std::uint64_t finished = ++done;
       if (progress) {
         const std::scoped_lock lock(progress_mutex);

@@ -20,6 +20,11 @@ struct CampaignOptions {
   std::uint64_t plants = 100;
   std::uint64_t first_seed = 1;
   unsigned jobs = 1;
+  // Every run draws its own sensor noise, as the benchmark's package does for its uncertain runs
+  // (rng('shuffle')): the noise seed of the run of uncertainty seed s is the config's noise seed + s,
+  // so a row is reproduced by a run with both seeds set. Off: every run reads the same noise (the
+  // config's seed), and the runs differ by their plants alone.
+  bool noise_per_run = false;
 };
 
 // One multi-axial site's criteria in one run.

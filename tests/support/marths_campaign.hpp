@@ -19,13 +19,15 @@ namespace rths::test {
 inline constexpr const char* kMarthsLocal = "marths/elcentro_rls.textproto";
 inline constexpr const char* kMarthsDistributed = "marths/elcentro_distributed.textproto";
 
-// plants perturbed plants of an example, uncertainty seeds from first_seed, two at a time.
+// plants perturbed plants of an example, uncertainty seeds from first_seed, two at a time; each run
+// with its own sensor noise when noise_per_run.
 inline CampaignReport marths_campaign(const std::string& example, std::uint64_t plants, std::uint64_t first_seed,
-                                      const std::vector<std::string>& sets = {}) {
+                                      const std::vector<std::string>& sets = {}, bool noise_per_run = false) {
   CampaignOptions options;
   options.plants = plants;
   options.first_seed = first_seed;
   options.jobs = 2;
+  options.noise_per_run = noise_per_run;
   return run_campaign(load_example(example, sets), options);
 }
 

@@ -215,9 +215,9 @@ struct Tool {
 
 const std::vector<Tool>& tools() {
   static const std::vector<Tool> kTools{
-      {"rths-numerical", {"realtime",     "out",      "plants", "first-seed",    "jobs", "steps",   "share",
-                          "storeys",      "bays",     "name",   "ground-motion", "set",  "console", "console-key",
-                          "telemetry-hz", "no-plots", "dof",    "quiet",         "help", "version"}},
+      {"rths-numerical", {"realtime",    "out",          "plants",   "first-seed", "noise-per-run", "jobs", "steps",
+                          "share",       "storeys",      "bays",     "name",       "ground-motion", "set",  "console",
+                          "console-key", "telemetry-hz", "no-plots", "dof",        "quiet",         "help", "version"}},
       {"rths-physical",
        {"site", "listen", "out", "set", "wait", "console", "console-key", "telemetry-hz", "quiet", "help", "version"}},
       {"rths-relay",

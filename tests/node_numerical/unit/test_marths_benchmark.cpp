@@ -91,6 +91,31 @@ TEST(MarthsEvaluation, ARunEndingBeforeTheGroundMovesCompletesWithItsCriteriaUnd
   EXPECT_TRUE(std::isfinite(j.j5_nrms_pct(0)));  // normalised by the hybrid run's own target: defined
 }
 
+// Plants alike (no uncertainty), so that two runs differ by their sensor noise alone: the same noise
+// in every run unless asked, then each run its own, and a row of that campaign is the run of its
+// two seeds.
+TEST(MarthsCampaign, EachRunDrawsItsOwnNoiseOnlyWhenAskedAndARowIsTheRunOfItsSeeds) {
+  const std::vector<std::string> alike{"duration_s=7",
+                                       "site[iisl].actuator_plant.two_actuator_frame.uncertainty={ column1_zero_sd: 0 "
+                                       "column1_pole_sd: 0 column2_sd: 0 frame_pole_sd: 0 }"};
+  const CampaignReport same = test::marths_campaign(kMarthsLocal, 2, 1, alike);
+  const CampaignReport own = test::marths_campaign(kMarthsLocal, 2, 1, alike, true);
+  test::expect_every_run_completed(same);
+  test::expect_every_run_completed(own);
+  ASSERT_TRUE(!HasFailure());
+  EXPECT_EQ(same.runs[0].sites[0].j2_nrms_pct, same.runs[1].sites[0].j2_nrms_pct);
+  EXPECT_NE(own.runs[0].sites[0].j2_nrms_pct, own.runs[1].sites[0].j2_nrms_pct);
+
+  const std::uint64_t config_seed = test::load_example(kMarthsLocal).experiment.site(0).actuator_plant().noise().seed();
+  std::vector<std::string> second_row = alike;  // uncertainty seed 2, noise seed the config's + 2
+  second_row.push_back("site[iisl].actuator_plant.noise.seed=" + std::to_string(config_seed + 2));
+  const CampaignReport again = test::marths_campaign(kMarthsLocal, 1, 2, second_row);
+  test::expect_every_run_completed(again);
+  ASSERT_TRUE(!HasFailure());
+  EXPECT_EQ(again.runs[0].sites[0].j2_nrms_pct, own.runs[1].sites[0].j2_nrms_pct);
+  EXPECT_EQ(again.runs[0].sites[0].j3_peak_pct, own.runs[1].sites[0].j3_peak_pct);
+}
+
 TEST(MarthsCampaign, AnExperimentWithoutAnActuatorPlantIsRefused) {
   CampaignOptions options;
   options.plants = 1;
