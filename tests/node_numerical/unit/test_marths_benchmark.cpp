@@ -116,6 +116,37 @@ TEST(MarthsCampaign, EachRunDrawsItsOwnNoiseOnlyWhenAskedAndARowIsTheRunOfItsSee
   EXPECT_EQ(again.runs[0].sites[0].j3_peak_pct, own.runs[1].sites[0].j3_peak_pct);
 }
 
+// The command's flag reaches the campaign: two alike plants read the same noise without it and each
+// its own with it (their rows of campaign.csv).
+TEST(MarthsCampaign, TheCommandDrawsANoisePerRunOnlyWithItsFlag) {
+  const test::ScratchFolder dir("campaign-noise");
+  for (const bool per_run : {false, true}) {
+    const std::string name = per_run ? "per-run" : "one";
+    std::vector<std::string> args{"campaign",
+                                  test::example(kMarthsLocal).string(),
+                                  "--plants",
+                                  "2",
+                                  "--set",
+                                  "duration_s=7",
+                                  "--set",
+                                  "site[iisl].actuator_plant.two_actuator_frame.uncertainty={ column1_zero_sd: 0 "
+                                  "column1_pole_sd: 0 column2_sd: 0 frame_pole_sd: 0 }",
+                                  "--out",
+                                  (dir.path() / name).string(),
+                                  "--quiet"};
+    if (per_run) args.emplace_back("--noise-per-run");
+    test::Process campaign("rths-numerical", args, dir.path() / (name + "-process"));
+    ASSERT_EQ(campaign.wait(std::chrono::seconds(60)), kExitCompleted) << campaign.err();
+    const std::vector<double> j2 = test::csv_column(dir.path() / name / "campaign.csv", "iisl_J2_a1");
+    ASSERT_EQ(j2.size(), 2U + 2U) << name;  // two runs, then mean and sd
+    if (per_run) {
+      EXPECT_NE(j2[0], j2[1]);
+    } else {
+      EXPECT_EQ(j2[0], j2[1]);
+    }
+  }
+}
+
 TEST(MarthsCampaign, AnExperimentWithoutAnActuatorPlantIsRefused) {
   CampaignOptions options;
   options.plants = 1;
