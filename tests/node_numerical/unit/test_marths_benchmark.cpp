@@ -91,13 +91,15 @@ TEST(MarthsEvaluation, ARunEndingBeforeTheGroundMovesCompletesWithItsCriteriaUnd
   EXPECT_TRUE(std::isfinite(j.j5_nrms_pct(0)));  // normalised by the hybrid run's own target: defined
 }
 
-// Plants alike (no uncertainty), so that two runs differ by their sensor noise alone: the same noise
-// in every run unless asked, then each run its own, and a row of that campaign is the run of its
-// two seeds.
+// Every perturbed plant the nominal one: runs that differ by their sensor noise alone.
+constexpr const char* kPlantsAlike =
+    "site[iisl].actuator_plant.two_actuator_frame.uncertainty={ column1_zero_sd: 0 column1_pole_sd: 0 column2_sd: 0 "
+    "frame_pole_sd: 0 }";
+
+// Plants alike: the same noise in every run unless asked, then each run its own, and a row of that
+// campaign is the run of its two seeds.
 TEST(MarthsCampaign, EachRunDrawsItsOwnNoiseOnlyWhenAskedAndARowIsTheRunOfItsSeeds) {
-  const std::vector<std::string> alike{"duration_s=7",
-                                       "site[iisl].actuator_plant.two_actuator_frame.uncertainty={ column1_zero_sd: 0 "
-                                       "column1_pole_sd: 0 column2_sd: 0 frame_pole_sd: 0 }"};
+  const std::vector<std::string> alike{"duration_s=7", kPlantsAlike};
   const CampaignReport same = test::marths_campaign(kMarthsLocal, 2, 1, alike);
   const CampaignReport own = test::marths_campaign(kMarthsLocal, 2, 1, alike, true);
   test::expect_every_run_completed(same);
@@ -122,17 +124,11 @@ TEST(MarthsCampaign, TheCommandDrawsANoisePerRunOnlyWithItsFlag) {
   const test::ScratchFolder dir("campaign-noise");
   for (const bool per_run : {false, true}) {
     const std::string name = per_run ? "per-run" : "one";
-    std::vector<std::string> args{"campaign",
-                                  test::example(kMarthsLocal).string(),
-                                  "--plants",
-                                  "2",
-                                  "--set",
-                                  "duration_s=7",
-                                  "--set",
-                                  "site[iisl].actuator_plant.two_actuator_frame.uncertainty={ column1_zero_sd: 0 "
-                                  "column1_pole_sd: 0 column2_sd: 0 frame_pole_sd: 0 }",
-                                  "--out",
-                                  (dir.path() / name).string(),
+    std::vector<std::string> args{"campaign", test::example(kMarthsLocal).string(),
+                                  "--plants", "2",
+                                  "--set",    "duration_s=7",
+                                  "--set",    kPlantsAlike,
+                                  "--out",    (dir.path() / name).string(),
                                   "--quiet"};
     if (per_run) args.emplace_back("--noise-per-run");
     test::Process campaign("rths-numerical", args, dir.path() / (name + "-process"));
