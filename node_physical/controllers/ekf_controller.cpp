@@ -6,8 +6,7 @@ namespace rths {
 
 EkfInverseDynamicsController::EkfInverseDynamicsController(const config::EkfInverseDynamics& parameters,
                                                            const FramePlantModel& initial, double rate_hz)
-    : InverseDynamicsController("EKF", initial, rate_hz, parameters.signal_scale(), parameters.filter_order(),
-                                parameters.filter_cutoff_hz()),
+    : InverseDynamicsController("EKF", parameters, initial, rate_hz),
       scheme_(frame_discretisation(parameters.discretisation())),
       process_noise_(parameters.process_noise()),
       measurement_noise_(parameters.measurement_noise()),

@@ -97,8 +97,7 @@ class TfInverseDynamicsController : public InverseDynamicsController {
   template <class Config>
   TfInverseDynamicsController(const char* name, const Config& parameters, const FramePlantModel& initial,
                               double rate_hz)
-      : InverseDynamicsController(name, initial, rate_hz, parameters.signal_scale(), parameters.filter_order(),
-                                  parameters.filter_cutoff_hz()),
+      : InverseDynamicsController(name, parameters, initial, rate_hz),
         tf_(initial, parameters.initial_covariance(), dt_s()),
         process_noise_(parameters.process_noise()),
         measurement_noise_(parameters.measurement_noise()) {}

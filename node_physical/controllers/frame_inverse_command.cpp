@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 #include <Eigen/Core>
+#include <Eigen/LU>
 #include <unsupported/Eigen/AutoDiff>
 
 namespace rths {
@@ -153,13 +154,22 @@ bool FrameInverseCommand::invertible(const FramePlantModel& model) {
   return c.determinant != 0.0 && positive_finite(c.zero) && c.k11 != 0.0;
 }
 
-// Lagrange weights of the cubic through the inputs at s = 0, -1, -2, -3 (in steps, newest first):
-// its value and first three derivatives at s = evaluated_at, the n-th divided by dt^n (choices 2, 3, 5).
+// Weights of the cubic fitted by least squares to the inputs at s = 0, -1, ..., -(window - 1) (in
+// steps, newest first; through them when there are four): its value and first three derivatives in
+// time at s = evaluated_at (choices 2, 3, 5).
 FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt_s, double evaluated_at,
-                                         bool root_sensitivities)
-    : dt_s_(dt_s), model_(model), c_(coefficients_of(model)), root_sensitivities_(root_sensitivities) {
+                                         bool root_sensitivities, int target_window)
+    : dt_s_(dt_s),
+      model_(model),
+      c_(coefficients_of(model)),
+      window_(target_window),
+      root_sensitivities_(root_sensitivities) {
   if (!positive_finite(dt_s)) {
     throw std::invalid_argument(fmt::format("the inverse at a step of {} s; expected a step > 0", dt_s));
+  }
+  if (target_window < kExtrapolationOrder + 1 || target_window > kMaxTargetWindow) {
+    throw std::invalid_argument(fmt::format("the inverse's cubic fitted to {} targets; expected {} to {}",
+                                            target_window, kExtrapolationOrder + 1, kMaxTargetWindow));
   }
   if (!invertible(model)) {
     throw std::invalid_argument(fmt::format(
@@ -168,26 +178,47 @@ FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt
         "> 0 (it is {})",
         fmt::join(model.theta, ", "), fmt::join(model.gain, ", "), transmission_zero(model)));
   }
+  // fit(q, j): the coefficient of (s / span)^q that input j contributes to the cubic. Through four
+  // inputs, Lagrange's basis with span 1 (the weights at the half steps are exact in binary, so a
+  // constant has derivatives of exactly zero); over more, least squares in tau = s / span, span the
+  // window's, which keeps the normal equations well conditioned.
   constexpr int m = kExtrapolationOrder;
-  for (int j = 0; j <= m; ++j) {
-    // L_j(s) = prod_{i != j} (s + i) / (i - j), as coefficients, lowest power first.
-    std::array<double, m + 1> basis{1.0};
-    int degree = 0;
-    for (int i = 0; i <= m; ++i) {
-      if (i == j) continue;
-      const double denominator = i - j;
-      for (int q = degree + 1; q > 0; --q) basis[q] = (basis[q - 1] + i * basis[q]) / denominator;
-      basis[0] = i * basis[0] / denominator;
-      ++degree;
+  using Fit = Eigen::Matrix<double, m + 1, kMaxTargetWindow>;
+  Fit fit = Fit::Zero();
+  double span = 1.0;
+  if (target_window == m + 1) {
+    for (int j = 0; j <= m; ++j) {
+      // L_j(s) = prod_{i != j} (s + i) / (i - j), as coefficients, lowest power first.
+      std::array<double, m + 1> basis{1.0};
+      int degree = 0;
+      for (int i = 0; i <= m; ++i) {
+        if (i == j) continue;
+        const double denominator = i - j;
+        for (int q = degree + 1; q > 0; --q) basis[q] = (basis[q - 1] + i * basis[q]) / denominator;
+        basis[0] = i * basis[0] / denominator;
+        ++degree;
+      }
+      for (int q = 0; q <= m; ++q) fit(q, j) = basis[q];
     }
-    for (int n = 0; n <= 3; ++n) {
+  } else {
+    span = target_window - 1;
+    Fit vt = Fit::Zero();  // V^T, V[j][q] = (-j / span)^q
+    for (int j = 0; j < target_window; ++j) {
+      for (int q = 0; q <= m; ++q) vt(q, j) = std::pow(-j / span, q);
+    }
+    const Eigen::Matrix<double, m + 1, m + 1> normal = vt * vt.transpose();
+    fit = normal.inverse() * vt;
+  }
+  const double at = evaluated_at / span;
+  for (int n = 0; n <= 3; ++n) {
+    for (int j = 0; j < target_window; ++j) {
       double sum = 0.0;
       for (int q = m; q >= n; --q) {
         double factor = 1.0;
         for (int r = 0; r < n; ++r) factor *= q - r;
-        sum = sum * evaluated_at + factor * basis[q];
+        sum = sum * at + factor * fit(q, j);
       }
-      weights_[n][j] = sum / std::pow(dt_s, n);
+      weights_[n][j] = sum / std::pow(span * dt_s, n);
     }
   }
 }
@@ -201,13 +232,11 @@ bool FrameInverseCommand::set_model(const FramePlantModel& model) {
 
 FrameInverseCommand::Derivatives FrameInverseCommand::derivatives(const Vector2& target) const {
   // The history with `target` newest; before the start, the target itself (at rest).
-  std::array<Vector2, kExtrapolationOrder + 1> inputs;
-  inputs.fill(target);
-  if (started_) std::copy(past_.begin(), past_.end() - 1, inputs.begin() + 1);
   Derivatives w{};
-  for (std::size_t ch = 0; ch < 2; ++ch) {
-    for (std::size_t n = 0; n < 4; ++n) {
-      for (std::size_t j = 0; j < inputs.size(); ++j) w[ch][n] += weights_[n][j] * inputs[j][ch];
+  for (int j = 0; j < window_; ++j) {
+    const Vector2& input = j == 0 || !started_ ? target : past_[static_cast<std::size_t>(j - 1)];
+    for (std::size_t ch = 0; ch < 2; ++ch) {
+      for (std::size_t n = 0; n < 4; ++n) w[ch][n] += weights_[n][static_cast<std::size_t>(j)] * input[ch];
     }
   }
   return w;
@@ -232,7 +261,7 @@ FrameInverseCommand::Vector2 FrameInverseCommand::step(const Vector2& target) {
     u = inverse_step(c_, before, w, dt_s_, states_);
   }
   if (!started_) past_.fill(target);
-  for (std::size_t j = past_.size() - 1; j > 0; --j) past_[j] = past_[j - 1];
+  for (auto j = static_cast<std::size_t>(window_ - 1); j > 0; --j) past_[j] = past_[j - 1];
   past_[0] = target;
   started_ = true;
   return u;

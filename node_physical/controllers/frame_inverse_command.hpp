@@ -28,12 +28,16 @@ namespace rths {
 //    a held u_k stands for the continuous inverse at the middle of its step. The command therefore
 //    inverts the target at t_k + dt/2 -- half a step beyond the newest target -- and y_{k+1} meets
 //    x_t(k+1): no step of latency. The residual is the hold's O((w dt)^2 / 24).
-// 3. Derivatives (block I): the cubic through the last four targets, evaluated with its first three
-//    derivatives half a step ahead (fixed Lagrange weights). The targets come from the numerical
-//    substructure, smooth and noise-free to rounding; the cubic's relative error is O((w dt)^(4-n))
-//    in the n-th derivative, and it is the lowest order that has a third derivative (the noise gain
-//    of the inverse grows with the order; the derivative terms cannot lag, since the pole a1 at
-//    2.65 Hz makes them much of the command in the band).
+// 3. Derivatives (block I): the cubic fitted to the last `target_window` targets by least squares
+//    (through the last four when the window is 4, the default), evaluated with its first three
+//    derivatives half a step ahead (fixed weights). A cubic target is differentiated exactly by any
+//    window, so the fit adds no lag; the cubic's relative error is O((w dt)^(4-n)) in the n-th
+//    derivative, and it is the lowest order that has a third derivative (the derivative terms cannot
+//    lag, since the pole a1 at 2.65 Hz makes them much of the command in the band). The window bounds
+//    what the inverse makes of a target's noise: through four targets the third derivative's gain at
+//    half the step rate is 8 / dt^3, and a target that alternates by a micrometre each step (sensor
+//    noise fed back through a massless DOF) becomes commands of 16 mm; fitted to eight targets the
+//    gain is 0.24 / dt^3 and the commands a tenth (docs/marths-ukf.md, choice 3).
 // 4. Discretisation of the inverse's three states: the trapezoidal rule (Tustin) on the sequence of
 //    half-step-advanced targets, re-evaluated every step from the current estimate (no allocation, a
 //    few dozen flops); A-stable whatever the roots, warping O((w dt)^2 / 12) in the band. The states
@@ -57,16 +61,19 @@ class FrameInverseCommand {
   // d(command) / d(roots), row per command.
   using RootJacobian = std::array<Roots, 2>;
   static constexpr int kExtrapolationOrder = 3;
+  // The targets the cubic of choice 3 may be fitted to: from the four it passes through up to this.
+  static constexpr int kMaxTargetWindow = 32;
   // Where the inverse is evaluated, in steps from the newest sample of its input.
   static constexpr double kHalfStepAhead = 0.5;  // the command law (choice 2)
   static constexpr double kHalfStepBack = -0.5;  // the TF estimation model (choice 5)
 
   // Throws std::invalid_argument naming the parameter when the model cannot be inverted stably
-  // (a root not positive and finite, k11 k22 = k12 k21, or a transmission zero z <= 0). With
-  // `root_sensitivities`, each step also carries the derivatives of the states with respect to the
-  // roots (choice 6), which command_under() then uses.
+  // (a root not positive and finite, k11 k22 = k12 k21, or a transmission zero z <= 0) or the window
+  // is outside 4..kMaxTargetWindow. With `root_sensitivities`, each step also carries the derivatives
+  // of the states with respect to the roots (choice 6), which command_under() then uses.
+  // `target_window`: the inputs the cubic of choice 3 is fitted to.
   FrameInverseCommand(const FramePlantModel& model, double dt_s, double evaluated_at = kHalfStepAhead,
-                      bool root_sensitivities = false);
+                      bool root_sensitivities = false, int target_window = kExtrapolationOrder + 1);
 
   // The model of the next step on; the states carry over. False (and the model unchanged) when it
   // cannot be inverted stably (invertible()).
@@ -120,9 +127,11 @@ class FrameInverseCommand {
   double dt_s_;
   FramePlantModel model_;
   Coefficients<double> c_{};  // model_'s
-  // weights_[n][j]: the n-th derivative at the evaluation point of the cubic through inputs j steps back.
-  std::array<std::array<double, kExtrapolationOrder + 1>, 4> weights_{};
-  std::array<Vector2, kExtrapolationOrder + 1> past_{};  // inputs, newest first
+  // weights_[n][j]: the n-th derivative at the evaluation point of the cubic fitted to the window, per
+  // input j steps back (j < window_).
+  std::array<std::array<double, kMaxTargetWindow>, 4> weights_{};
+  int window_;
+  std::array<Vector2, kMaxTargetWindow> past_{};  // inputs, newest first (window_ of them kept)
   bool started_ = false;
   States states_;
   bool root_sensitivities_;

@@ -18,16 +18,17 @@ double non_finite_of(const InverseDynamicsController::Input& v) {
 
 InverseDynamicsController::InverseDynamicsController(const char* name, const FramePlantModel& initial, double rate_hz,
                                                      double signal_scale, std::uint32_t filter_order,
-                                                     double filter_cutoff_hz)
+                                                     double filter_cutoff_hz, std::uint32_t target_window)
     : name_(name),
       initial_(initial),
       model_(initial),
-      inverse_(initial, 1.0 / rate_hz),
+      inverse_(initial, 1.0 / rate_hz, FrameInverseCommand::kHalfStepAhead, false, static_cast<int>(target_window)),
       dt_s_(1.0 / rate_hz),
       signal_scale_(signal_scale),
       stroke_commands_(1.0 / rate_hz) {
-  // The one guard of the config's values this constructor keeps: the filter's order, which its arrays
-  // hold (validate_inverse_dynamics states every rule; the contract tests hold the two to agree).
+  // The guards of the config's values this constructor keeps: the filter's order, which its arrays
+  // hold, and the target window, which the inverse's do (its constructor throws; validate_inverse_dynamics
+  // states every rule, the contract tests hold the two to agree).
   if (filter_order > static_cast<std::uint32_t>(IirFilter::kMaxOrder)) {
     throw std::invalid_argument(fmt::format("{} filter_order {}; expected 0..{} (0: no filter; seed 003: 6)", name,
                                             filter_order, IirFilter::kMaxOrder));
@@ -162,7 +163,7 @@ void InverseDynamicsController::report(std::size_t /*actuator*/, results::Contro
 }
 
 void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_model, double signal_scale,
-                               std::uint32_t filter_order, double filter_cutoff_hz,
+                               std::uint32_t filter_order, double filter_cutoff_hz, std::uint32_t target_window,
                                const std::array<double, 3>& covariances, const ComponentContext& context,
                                const Checker& check) {
   validate_model_source(initial_model, "initial_model", "the model the estimate starts from", context, check);
@@ -175,6 +176,10 @@ void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_mode
                  fmt::format("is {}, expected a cutoff > 0 Hz below half the step rate ({} Hz)", filter_cutoff_hz,
                              context.rate_hz / 2));
   }
+  constexpr int kFewest = FrameInverseCommand::kExtrapolationOrder + 1;
+  check.expect(target_window >= kFewest && target_window <= FrameInverseCommand::kMaxTargetWindow, "target_window",
+               fmt::format("is {}, expected {} (the cubic through the last four targets) to {}", target_window, kFewest,
+                           FrameInverseCommand::kMaxTargetWindow));
   const std::array<const char*, 3> names{"initial_covariance", "process_noise", "measurement_noise"};
   for (std::size_t i = 0; i < names.size(); ++i) {
     const bool zero_allowed = i == 1;  // Q = 0: no process noise (seed 003 Table 1's EKF-SS)

@@ -71,10 +71,15 @@ class InverseDynamicsController : public SiteController {
 
  protected:
   // name: the estimator as the log names it ("UKF", "EKF", "EKF-TF", "UKF-TF"). For a config that
-  // passed its rules (validate_inverse_dynamics); throws std::invalid_argument for a filter order
-  // beyond the filter's arrays or a model that cannot be inverted.
+  // passed its rules (validate_inverse_dynamics); throws std::invalid_argument for a filter order or a
+  // target window beyond their arrays or a model that cannot be inverted.
   InverseDynamicsController(const char* name, const FramePlantModel& initial, double rate_hz, double signal_scale,
-                            std::uint32_t filter_order, double filter_cutoff_hz);
+                            std::uint32_t filter_order, double filter_cutoff_hz, std::uint32_t target_window);
+  // The same from the fields every seed 003 config has alike.
+  template <class Config>
+  InverseDynamicsController(const char* name, const Config& c, const FramePlantModel& initial, double rate_hz)
+      : InverseDynamicsController(name, initial, rate_hz, c.signal_scale(), c.filter_order(), c.filter_cutoff_hz(),
+                                  c.target_window()) {}
 
   void freeze(EstimateFreeze reason, double value);
   // True when an EKF's innovation covariance S (symmetric 2 x 2) is positive definite; else a freeze
@@ -186,17 +191,17 @@ class InverseDynamicsController : public SiteController {
 // The rules every seed 003 compensator's config shares (the messages UkfInverseDynamics,
 // EkfInverseDynamics, EkfTfInverseDynamics and UkfTfInverseDynamics have these fields alike): the
 // model it starts from (`initial_model`; absent: the site's actuator_plant { two_actuator_frame }),
-// the signal scale, the low-pass and the covariances P0, Q and R. Each estimator's validate() adds
-// its own.
+// the signal scale, the low-pass, the command law's target window and the covariances P0, Q and R.
+// Each estimator's validate() adds its own.
 void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_model, double signal_scale,
-                               std::uint32_t filter_order, double filter_cutoff_hz,
+                               std::uint32_t filter_order, double filter_cutoff_hz, std::uint32_t target_window,
                                const std::array<double, 3>& covariances, const ComponentContext& context,
                                const Checker& check);
 template <class Config>
 void validate_inverse_dynamics(const Config& c, const ComponentContext& context, const Checker& check) {
   validate_inverse_dynamics(c.has_initial_model() ? &c.initial_model() : nullptr, c.signal_scale(), c.filter_order(),
-                            c.filter_cutoff_hz(), {c.initial_covariance(), c.process_noise(), c.measurement_noise()},
-                            context, check);
+                            c.filter_cutoff_hz(), c.target_window(),
+                            {c.initial_covariance(), c.process_noise(), c.measurement_noise()}, context, check);
 }
 
 // The model the estimate starts from: the configured one, else the site's plant as identified (its

@@ -6,8 +6,7 @@ namespace rths {
 
 UkfInverseDynamicsController::UkfInverseDynamicsController(const config::UkfInverseDynamics& parameters,
                                                            const FramePlantModel& initial, double rate_hz)
-    : InverseDynamicsController("UKF", initial, rate_hz, parameters.signal_scale(), parameters.filter_order(),
-                                parameters.filter_cutoff_hz()),
+    : InverseDynamicsController("UKF", parameters, initial, rate_hz),
       scheme_(frame_discretisation(parameters.discretisation())),
       process_noise_(parameters.process_noise()),
       measurement_noise_(parameters.measurement_noise()),

@@ -25,6 +25,7 @@
 #include "common/core/problems.hpp"
 #include "experiment.pb.h"
 #include "node_physical/controllers/actuator_controller.hpp"
+#include "node_physical/controllers/frame_inverse_command.hpp"
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "node_physical/controllers/iir_filter.hpp"
 #include "node_physical/controllers/site_controller.hpp"
@@ -347,9 +348,9 @@ TEST(SiteControllerContract, WhatTheRulesAcceptIsBuiltAndStepsFinite) {
 // (the config then exits 2 with that line): every rule of a controller is in its validate, and its
 // constructor keeps only the guards of its memory (below).
 TEST(SiteControllerContract, TheRulesRefuseEachValueOutOfRangeNamingIt) {
-  const std::vector<std::string> estimator{"signal_scale: 0",      "initial_covariance: 0",  "process_noise: -1e-11",
-                                           "measurement_noise: 0", "measurement_noise: nan", "filter_order: 9",
-                                           "filter_cutoff_hz: 512"};
+  const std::vector<std::string> estimator{"signal_scale: 0",       "initial_covariance: 0",  "process_noise: -1e-11",
+                                           "measurement_noise: 0",  "measurement_noise: nan", "filter_order: 9",
+                                           "filter_cutoff_hz: 512", "target_window: 3",       "target_window: 33"};
   const std::vector<std::string> sigma_points{"alpha: 0", "alpha: 1.5", "beta: -1"};
   std::vector<std::pair<std::string, std::string>> cases;
   for (const char* member : {"ukf", "ekf", "ekf_tf", "ukf_tf"}) {
@@ -388,23 +389,27 @@ TEST(SiteControllerContract, ADecentralisedRlsNamesNoCalibrationFile) {
       << problems[0];
 }
 
-// The one guard of a seed 003 controller's constructor (the low-pass's order, which its arrays hold)
-// agrees with the rules on its boundary: the largest order is accepted and built, the next refused by
-// both.
-TEST(SiteControllerContract, TheFilterOrderGuardAgreesWithTheRules) {
+// The guards of a seed 003 controller's constructor (the low-pass's order and the command law's target
+// window, which arrays hold) agree with the rules on their boundaries: the largest value is accepted
+// and built, the next refused by both.
+TEST(SiteControllerContract, TheArrayGuardsAgreeWithTheRules) {
+  const std::array<std::pair<const char*, std::uint32_t>, 2> largest{
+      {{"filter_order", static_cast<std::uint32_t>(IirFilter::kMaxOrder)},
+       {"target_window", static_cast<std::uint32_t>(FrameInverseCommand::kMaxTargetWindow)}}};
   for (const char* member : {"ukf", "ekf", "ekf_tf", "ukf_tf"}) {
-    for (const std::uint32_t order :
-         {static_cast<std::uint32_t>(IirFilter::kMaxOrder), static_cast<std::uint32_t>(IirFilter::kMaxOrder) + 1}) {
-      config::SiteController controller;
-      ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
-          std::string(member) + " { filter_order: " + std::to_string(order) + " }", &controller));
-      const config::Site site = marths_site(controller);
-      const bool valid = site_problems(site).empty();
-      EXPECT_EQ(valid, order <= IirFilter::kMaxOrder) << member << " order " << order;
-      if (valid) {
-        EXPECT_NO_THROW(make_site_controller(site, kRateHz)) << member << " order " << order;
-      } else {
-        EXPECT_THROW(make_site_controller(site, kRateHz), std::invalid_argument) << member << " order " << order;
+    for (const auto& [field, most] : largest) {
+      for (const std::uint32_t value : {most, most + 1}) {
+        config::SiteController controller;
+        const std::string text = fmt::format("{} {{ {}: {} }}", member, field, value);
+        ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(text, &controller)) << text;
+        const config::Site site = marths_site(controller);
+        const bool valid = site_problems(site).empty();
+        EXPECT_EQ(valid, value <= most) << text;
+        if (valid) {
+          EXPECT_NO_THROW(make_site_controller(site, kRateHz)) << text;
+        } else {
+          EXPECT_THROW(make_site_controller(site, kRateHz), std::invalid_argument) << text;
+        }
       }
     }
   }

@@ -1,0 +1,81 @@
+// The command law's derivatives (frame_inverse_command.hpp, choice 3): the cubic fitted to a window
+// of targets differentiates a cubic exactly whatever the window, so a wider window adds no lag, and
+// it cuts what the inverse makes of a target that alternates every step.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+#include "node_physical/controllers/frame_inverse_command.hpp"
+#include "node_physical/controllers/frame_plant_model.hpp"
+#include "support/frame_controller_run.hpp"
+
+namespace test_frame_inverse_command {
+namespace {
+
+using rths::FrameInverseCommand;
+using namespace rths::test::frame;  // the plant, kDt, kSecond
+
+// A cubic in time per channel (mm).
+Strokes cubic_mm(std::size_t k) {
+  const double t = static_cast<double>(k) * kDt;
+  return {1.0 + 2.0 * t - 1.5 * t * t + 0.5 * t * t * t, -0.5 + t + 0.8 * t * t - 0.3 * t * t * t};
+}
+
+// Every window differentiates a cubic exactly, so once the start (the history at rest) has died away
+// in the inverse's slowest state (the pole -z, 31.9 rad/s: e^-64 after 2 s) the commands agree with the
+// four-target interpolation's to rounding. A fit evaluated a step off, or a derivative scaled wrongly,
+// differs by 1e-2 of the command or more.
+TEST(FrameInverseCommand, EveryWindowDifferentiatesACubicTargetExactly) {
+  const rths::FramePlantModel model = nominal_plant();
+  FrameInverseCommand four(model, kDt);
+  for (const int window : {5, 8, 32}) {
+    FrameInverseCommand wide(model, kDt, FrameInverseCommand::kHalfStepAhead, false, window);
+    FrameInverseCommand reference(model, kDt);
+    for (std::size_t k = 0; k < 3 * kSecond; ++k) {
+      const Strokes u = wide.step(cubic_mm(k));
+      const Strokes expected = reference.step(cubic_mm(k));
+      if (k < 2 * kSecond) continue;
+      for (std::size_t ch = 0; ch < 2; ++ch) {
+        ASSERT_NEAR(u[ch], expected[ch], 1e-9 * std::abs(expected[ch])) << "window " << window << " step " << k;
+      }
+    }
+  }
+}
+
+// A target that alternates by 1 micrometre each step (sensor noise fed back through a massless DOF):
+// through four targets the third derivative's gain at half the step rate is 8 / dt^3 and the command
+// swings by 16 mm; fitted to eight (0.24 / dt^3) it swings by a tenth of that, with no lag added
+// (above).
+TEST(FrameInverseCommand, AWiderWindowCutsWhatTheInverseMakesOfATargetAlternatingEachStep) {
+  const rths::FramePlantModel model = nominal_plant();
+  const auto largest_command = [&](int window) {
+    FrameInverseCommand inverse(model, kDt, FrameInverseCommand::kHalfStepAhead, false, window);
+    double largest = 0.0;
+    for (std::size_t k = 0; k < kSecond; ++k) {
+      const double sign = k % 2 == 0 ? 1.0 : -1.0;
+      const Strokes u = inverse.step({1e-3 * sign, -1e-3 * sign});
+      largest = std::max({largest, std::abs(u[0]), std::abs(u[1])});
+    }
+    return largest;
+  };
+  const double four = largest_command(4);
+  const double eight = largest_command(8);
+  EXPECT_GT(four, 10.0) << "mm";
+  EXPECT_LT(eight, four / 8.0) << "four targets: " << four << " mm, eight: " << eight << " mm";
+}
+
+TEST(FrameInverseCommand, RefusesAWindowOutsideItsRange) {
+  const rths::FramePlantModel model = nominal_plant();
+  for (const int window : {3, FrameInverseCommand::kMaxTargetWindow + 1}) {
+    EXPECT_THROW(FrameInverseCommand(model, kDt, FrameInverseCommand::kHalfStepAhead, false, window),
+                 std::invalid_argument)
+        << window;
+  }
+  EXPECT_NO_THROW(FrameInverseCommand(model, kDt, FrameInverseCommand::kHalfStepAhead, false,
+                                      FrameInverseCommand::kMaxTargetWindow));
+}
+
+}  // namespace
+}  // namespace test_frame_inverse_command
