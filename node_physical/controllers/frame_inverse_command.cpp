@@ -10,6 +10,8 @@
 #include <Eigen/LU>
 #include <unsupported/Eigen/AutoDiff>
 
+#include "node_physical/controllers/polynomial_weights.hpp"
+
 namespace rths {
 
 namespace {
@@ -188,16 +190,7 @@ FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt
   double span = 1.0;
   if (target_window == m + 1) {
     for (int j = 0; j <= m; ++j) {
-      // L_j(s) = prod_{i != j} (s + i) / (i - j), as coefficients, lowest power first.
-      std::array<double, m + 1> basis{1.0};
-      int degree = 0;
-      for (int i = 0; i <= m; ++i) {
-        if (i == j) continue;
-        const double denominator = i - j;
-        for (int q = degree + 1; q > 0; --q) basis[q] = (basis[q - 1] + i * basis[q]) / denominator;
-        basis[0] = i * basis[0] / denominator;
-        ++degree;
-      }
+      const auto basis = lagrange_basis<m + 1>(j, m + 1);
       for (int q = 0; q <= m; ++q) fit(q, j) = basis[q];
     }
   } else {
@@ -210,16 +203,10 @@ FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt
     fit = normal.inverse() * vt;
   }
   const double at = evaluated_at / span;
-  for (int n = 0; n <= 3; ++n) {
-    for (int j = 0; j < target_window; ++j) {
-      double sum = 0.0;
-      for (int q = m; q >= n; --q) {
-        double factor = 1.0;
-        for (int r = 0; r < n; ++r) factor *= q - r;
-        sum = sum * at + factor * fit(q, j);
-      }
-      weights_[n][j] = sum / std::pow(span * dt_s, n);
-    }
+  for (int j = 0; j < target_window; ++j) {
+    std::array<double, m + 1> cubic{};
+    for (int q = 0; q <= m; ++q) cubic[q] = fit(q, j);
+    for (int n = 0; n <= 3; ++n) weights_[n][j] = polynomial_derivative(cubic, m, n, at) / std::pow(span * dt_s, n);
   }
 }
 

@@ -5,23 +5,9 @@
 
 #include <fmt/format.h>
 
+#include "node_physical/controllers/polynomial_weights.hpp"
+
 namespace rths {
-namespace {
-
-// A polynomial in s of degree <= PolynomialExtrapolationController::kMaxOrder, lowest power first.
-using Polynomial = std::array<double, PolynomialExtrapolationController::kMaxOrder + 1>;
-
-double evaluate_derivative(const Polynomial& p, int degree, int derivative, double s) {
-  double sum = 0.0;
-  for (int j = degree; j >= derivative; --j) {
-    double factor = 1.0;
-    for (int q = 0; q < derivative; ++q) factor *= j - q;
-    sum = sum * s + factor * p[j];
-  }
-  return sum;
-}
-
-}  // namespace
 
 // The targets sit at s = 0, -1, ..., -m in units of dt (newest first) and the command is the
 // polynomial through them at s = delay / dt. The weights depend on nothing but m and that s, so
@@ -35,20 +21,10 @@ PolynomialExtrapolationController::PolynomialExtrapolationController(double dela
   const double s = delay_s / dt_s;
   for (int m = 0; m <= order; ++m) {
     for (int k = 0; k <= m; ++k) {
-      // Lagrange basis polynomial L_k(s) = prod_{j != k} (s + j) / (j - k), as coefficients.
-      Polynomial basis{};
-      basis[0] = 1.0;
-      int degree = 0;
-      for (int j = 0; j <= m; ++j) {
-        if (j == k) continue;
-        const double denominator = j - k;
-        for (int q = degree + 1; q > 0; --q) basis[q] = (basis[q - 1] + j * basis[q]) / denominator;
-        basis[0] = j * basis[0] / denominator;
-        ++degree;
-      }
-      value_[m][k] = evaluate_derivative(basis, m, 0, s);
-      velocity_[m][k] = evaluate_derivative(basis, m, 1, s) / dt_s;
-      acceleration_[m][k] = evaluate_derivative(basis, m, 2, s) / (dt_s * dt_s);
+      const auto basis = lagrange_basis<kMaxOrder + 1>(k, m + 1);
+      value_[m][k] = polynomial_derivative(basis, m, 0, s);
+      velocity_[m][k] = polynomial_derivative(basis, m, 1, s) / dt_s;
+      acceleration_[m][k] = polynomial_derivative(basis, m, 2, s) / (dt_s * dt_s);
     }
   }
 }
