@@ -189,10 +189,12 @@ void BM_Harness(benchmark::State& state) {
 }
 BENCHMARK(BM_Harness);
 
-// The command law alone (blocks I-III), what a frozen estimate leaves of the step.
+// The command law alone (blocks I-III), what a frozen estimate leaves of the step, its cubic fitted to
+// the argument's number of targets (4: the default; 8: a rig's, docs/marths-ukf.md, choice 3).
 void BM_FrameInverseCommand(benchmark::State& state) {
   const RunInputs& inputs = run_inputs();
-  rths::FrameInverseCommand inverse(nominal_plant(), kDt);
+  rths::FrameInverseCommand inverse(nominal_plant(), kDt, rths::FrameInverseCommand::kHalfStepAhead, false,
+                                    static_cast<int>(state.range(0)));
   std::size_t k = 0;
   for (auto _ : state) {
     const std::array<double, 2> u =
@@ -202,7 +204,7 @@ void BM_FrameInverseCommand(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_FrameInverseCommand);
+BENCHMARK(BM_FrameInverseCommand)->ArgName("target_window")->Arg(4)->Arg(8);
 
 }  // namespace
 
