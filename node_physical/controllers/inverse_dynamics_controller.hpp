@@ -70,12 +70,10 @@ class InverseDynamicsController : public SiteController {
   [[nodiscard]] std::string freeze_message() const;
 
  protected:
-  // name: the estimator as the log names it ("UKF", "EKF", "EKF-TF", "UKF-TF"). For a config that
-  // passed its rules (validate_inverse_dynamics); throws std::invalid_argument for a filter order or a
-  // target window beyond their arrays or a model that cannot be inverted.
-  InverseDynamicsController(const char* name, const FramePlantModel& initial, double rate_hz, double signal_scale,
-                            std::uint32_t filter_order, double filter_cutoff_hz, std::uint32_t target_window);
-  // The same from the fields every seed 003 config has alike.
+  // name: the estimator as the log names it ("UKF", "EKF", "EKF-TF", "UKF-TF"); c: its config, whose
+  // fields every seed 003 config has alike. For a config that passed its rules
+  // (validate_inverse_dynamics); throws std::invalid_argument for a filter order or a target window
+  // beyond their arrays or a model that cannot be inverted.
   template <class Config>
   InverseDynamicsController(const char* name, const Config& c, const FramePlantModel& initial, double rate_hz)
       : InverseDynamicsController(name, initial, rate_hz, c.signal_scale(), c.filter_order(), c.filter_cutoff_hz(),
@@ -147,6 +145,9 @@ class InverseDynamicsController : public SiteController {
   [[nodiscard]] double dt_s() const { return dt_s_; }
 
  private:
+  InverseDynamicsController(const char* name, const FramePlantModel& initial, double rate_hz, double signal_scale,
+                            std::uint32_t filter_order, double filter_cutoff_hz, std::uint32_t target_window);
+
   // What an estimator implements (the shell calls them; its derived class overrides them privately).
   // Block IV at the call of step k >= 1: the prediction (when `predict`; the call of step 1 has the
   // start's reading and none) under `command`, the filtered command of step k-2, then the update with
