@@ -76,8 +76,9 @@ TEST(UkfController, ConstantTargetIsHeldByTheStaticInverse) {
 
 // With the true plant as its model and no noise, the inverse of the target half a step ahead makes the
 // reading of tick k+1 meet target k+1: the residual is of the hold and the trapezoidal rule,
-// O((w dt)^2 / 12) = 8e-5 at 5 Hz per term, and of the cubic's extrapolation, O((w dt)^4). The bound,
-// 0.1 % NRMS, is ten times that and a twentieth of what one step of latency costs: with the roots held
+// O((w dt)^2 / 12) = 8e-5 at 5 Hz per term, and of the cubic fitted to the default window's 16 targets
+// of the sines (0.010 % and 0.077 % NRMS measured; 0.003 % and 0.0095 % through four targets). The
+// bound, 0.1 % NRMS, is a twentieth of what one step of latency costs: with the roots held
 // (the estimate would otherwise learn part of the lag as a slower plant) a plant that receives each
 // command a step late lags the target by dt, an error of sqrt(sum (2 - 2 cos w dt) / n) = 1.94 % for
 // these equal amplitudes, which the run shows to 5 %.
@@ -128,7 +129,7 @@ TEST(UkfController, EstimateStaysOnTheTruePlant) {
 // moves toward it: the band error shrinks at least eightfold (0.9 % measured), a1 -- the root the band
 // response hangs on most, with a prior sd of 1 rad/s, 6 % of it -- ends within 1 % of the truth, and
 // the tracking error of the last 5 s is under a tenth of the error with the model held at its start
-// (0.26 % and 0.66 % against 7.3 % and 13.5 % measured).
+// (0.26 % and 0.64 % against 7.3 % and 13.6 % measured).
 TEST(UkfController, EstimateMovesTowardAPerturbedPlant) {
   const PerturbedRun r = run_on_perturbed_plant([](const FramePlantModel& model, bool hold) {
     rths::config::UkfInverseDynamics parameters = seed003();
