@@ -29,17 +29,16 @@ namespace rths {
 //    inverts the target at t_k + dt/2 -- half a step beyond the newest target -- and y_{k+1} meets
 //    x_t(k+1): no step of latency. The residual is the hold's O((w dt)^2 / 24).
 // 3. Derivatives (block I): the cubic fitted to the last `target_window` targets by least squares
-//    (through the last four when the window is 4, this class's default; the configs' is 16), evaluated
-//    with its first three
-//    derivatives half a step ahead (fixed weights). A cubic target is differentiated exactly by any
-//    window, so the fit adds no lag; the cubic's relative error is O((w dt)^(4-n)) in the n-th
-//    derivative, and it is the lowest order that has a third derivative (the derivative terms cannot
-//    lag, since the pole a1 at 2.65 Hz makes them much of the command in the band). The window bounds
-//    what the inverse makes of a target's noise: through four targets the third derivative's gain at
-//    half the step rate is 8 / dt^3, and a target that alternates by a micrometre each step (sensor
-//    noise fed back through a massless DOF) becomes commands of 16 mm; fitted to eight targets the
-//    gain is 0.24 / dt^3 and the commands a tenth, and sixteen cut the maRTHS site's command chatter
-//    twentyfold (docs/marths-ukf.md, choice 3).
+//    (through the last four when the window is 4, this class's default; the configs' is 16),
+//    evaluated with its first three derivatives half a step ahead (fixed weights). A cubic target is
+//    differentiated exactly by any window, so the fit adds no lag; the cubic's relative error is
+//    O((w T)^(4-n)) in the n-th derivative over a window of T, and it is the lowest order that has a
+//    third derivative (the derivative terms cannot lag, since the pole a1 at 2.65 Hz makes them much
+//    of the command in the band). The window bounds what the inverse makes of a target's noise:
+//    through four targets the third derivative's gain at half the step rate is 8 / dt^3, and a target
+//    that alternates by a micrometre each step (sensor noise fed back through a massless DOF) becomes
+//    commands of 16 mm; fitted to eight targets the gain is 0.24 / dt^3 and the commands a tenth, and
+//    sixteen cut the maRTHS site's command chatter twentyfold (docs/marths-ukf.md, choice 3).
 // 4. Discretisation of the inverse's three states: the trapezoidal rule (Tustin) on the sequence of
 //    half-step-advanced targets, re-evaluated every step from the current estimate (no allocation, a
 //    few dozen flops); A-stable whatever the roots, warping O((w dt)^2 / 12) in the band. The states
