@@ -13,7 +13,10 @@ FrameInverseCommand::Roots roots_of(const FrameCommandModel::Theta& theta) {
 }  // namespace
 
 FrameCommandModel::FrameCommandModel(const FramePlantModel& initial, double dt_s)
-    : model_(initial), inverse_(initial, dt_s, FrameInverseCommand::kHalfStepBack, true) {}
+    : model_(initial),
+      // The cubic through the last four readings, whatever the command law's window: they are
+      // low-passed, and it interpolates at the half step (docs/marths-ukf.md, TF-1 and TF-2).
+      inverse_(initial, dt_s, FrameInverseCommand::kHalfStepBack, true, FrameInverseCommand::kMinTargetWindow) {}
 
 void FrameCommandModel::start(const Input& measured) {
   inverse_.step({measured[0], measured[1]});

@@ -169,9 +169,9 @@ FrameInverseCommand::FrameInverseCommand(const FramePlantModel& model, double dt
   if (!positive_finite(dt_s)) {
     throw std::invalid_argument(fmt::format("the inverse at a step of {} s; expected a step > 0", dt_s));
   }
-  if (target_window < kExtrapolationOrder + 1 || target_window > kMaxTargetWindow) {
+  if (target_window < kMinTargetWindow || target_window > kMaxTargetWindow) {
     throw std::invalid_argument(fmt::format("the inverse's cubic fitted to {} targets; expected {} to {}",
-                                            target_window, kExtrapolationOrder + 1, kMaxTargetWindow));
+                                            target_window, kMinTargetWindow, kMaxTargetWindow));
   }
   if (!invertible(model)) {
     throw std::invalid_argument(fmt::format(

@@ -64,6 +64,8 @@ class FrameInverseCommand {
   static constexpr int kExtrapolationOrder = 3;
   // The targets the cubic of choice 3 may be fitted to: from the four it passes through up to this.
   static constexpr int kMaxTargetWindow = 32;
+  // The fewest: the four targets the cubic passes through (Lagrange's weights).
+  static constexpr int kMinTargetWindow = kExtrapolationOrder + 1;
   // Where the inverse is evaluated, in steps from the newest sample of its input.
   static constexpr double kHalfStepAhead = 0.5;  // the command law (choice 2)
   static constexpr double kHalfStepBack = -0.5;  // the TF estimation model (choice 5)
@@ -74,7 +76,7 @@ class FrameInverseCommand {
   // of the states with respect to the roots (choice 6), which command_under() then uses.
   // `target_window`: the inputs the cubic of choice 3 is fitted to.
   FrameInverseCommand(const FramePlantModel& model, double dt_s, double evaluated_at = kHalfStepAhead,
-                      bool root_sensitivities = false, int target_window = kExtrapolationOrder + 1);
+                      bool root_sensitivities = false, int target_window = kMinTargetWindow);
 
   // The model of the next step on; the states carry over. False (and the model unchanged) when it
   // cannot be inverted stably (invertible()).

@@ -176,7 +176,7 @@ void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_mode
                  fmt::format("is {}, expected a cutoff > 0 Hz below half the step rate ({} Hz)", filter_cutoff_hz,
                              context.rate_hz / 2));
   }
-  constexpr int kFewest = FrameInverseCommand::kExtrapolationOrder + 1;
+  constexpr int kFewest = FrameInverseCommand::kMinTargetWindow;
   check.expect(target_window >= kFewest && target_window <= FrameInverseCommand::kMaxTargetWindow, "target_window",
                fmt::format("is {}, expected {} (the cubic through the last four targets) to {}", target_window, kFewest,
                            FrameInverseCommand::kMaxTargetWindow));
