@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <stdexcept>
 
+#include "experiment.pb.h"
 #include "node_physical/controllers/frame_inverse_command.hpp"
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "support/frame_controller_run.hpp"
@@ -19,20 +21,29 @@ namespace {
 using rths::FrameInverseCommand;
 using namespace rths::test::frame;  // the plant, kDt, kSecond
 
+// The configs' default window, which the four seed 003 configs share.
+int default_window() {
+  const auto window = static_cast<int>(rths::config::UkfInverseDynamics().target_window());
+  EXPECT_EQ(rths::config::EkfInverseDynamics().target_window(), static_cast<std::uint32_t>(window));
+  EXPECT_EQ(rths::config::EkfTfInverseDynamics().target_window(), static_cast<std::uint32_t>(window));
+  EXPECT_EQ(rths::config::UkfTfInverseDynamics().target_window(), static_cast<std::uint32_t>(window));
+  return window;
+}
+
 // A cubic in time per channel (mm).
 Strokes cubic_mm(std::size_t k) {
   const double t = static_cast<double>(k) * kDt;
   return {1.0 + 2.0 * t - 1.5 * t * t + 0.5 * t * t * t, -0.5 + t + 0.8 * t * t - 0.3 * t * t * t};
 }
 
-// Every window differentiates a cubic exactly, so once the start (the history at rest) has died away
-// in the inverse's slowest state (the pole -z, 31.9 rad/s: e^-64 after 2 s) the commands agree with the
-// four-target interpolation's to rounding. A wide window's fit evaluated a step off the four-target
-// cubic's differs by 7e-4 of the command (measured), 10^5 times the tolerance; the four-target cubic's
-// own timing is held by UkfController.TracksAMultiSineWithoutLatency.
+// Every window (five, eight, the configs' default and the largest) differentiates a cubic exactly, so once the start
+// (the history at rest) has died away in the inverse's slowest state (the pole -z, 31.9 rad/s: e^-64 after 2 s) the
+// commands agree with the four-target interpolation's to rounding. A wide window's fit evaluated a step off the
+// four-target cubic's differs by 7e-4 of the command (measured), 10^5 times the tolerance; the four-target cubic's own
+// timing is held by UkfController.TracksAMultiSineWithoutLatency.
 TEST(FrameInverseCommand, EveryWindowDifferentiatesACubicTargetExactly) {
   const rths::FramePlantModel model = nominal_plant();
-  for (const int window : {5, 8, 32}) {
+  for (const int window : {5, 8, default_window(), FrameInverseCommand::kMaxTargetWindow}) {
     FrameInverseCommand wide(model, kDt, FrameInverseCommand::kHalfStepAhead, false, window);
     FrameInverseCommand reference(model, kDt);
     for (std::size_t k = 0; k < 3 * kSecond; ++k) {
@@ -88,10 +99,10 @@ TEST(FrameInverseCommand, TheDefaultWindowPassesATwentiethOfTheWhiteNoiseFourTar
     }
     return std::array<double, 2>{std::sqrt(sum[0]), std::sqrt(sum[1])};
   };
-  const std::array<double, 2> four = white_noise_gain(4);
-  const std::array<double, 2> sixteen = white_noise_gain(16);
-  std::printf("[ measured ] white-noise gain of u1 / u2: %.0f / %.0f through four targets, %.0f / %.0f at sixteen\n",
-              four[0], four[1], sixteen[0], sixteen[1]);
+  const std::array<double, 2> four = white_noise_gain(FrameInverseCommand::kMinTargetWindow);
+  const std::array<double, 2> sixteen = white_noise_gain(default_window());
+  std::printf("[ measured ] white-noise gain of u1 / u2: %.0f / %.0f through four targets, %.0f / %.0f at %d\n",
+              four[0], four[1], sixteen[0], sixteen[1], default_window());
   for (std::size_t c = 0; c < 2; ++c) {
     EXPECT_LT(sixteen[c], four[c] / 20.0) << "u" << c + 1;
   }
@@ -99,7 +110,7 @@ TEST(FrameInverseCommand, TheDefaultWindowPassesATwentiethOfTheWhiteNoiseFourTar
 
 TEST(FrameInverseCommand, RefusesAWindowOutsideItsRange) {
   const rths::FramePlantModel model = nominal_plant();
-  for (const int window : {3, FrameInverseCommand::kMaxTargetWindow + 1}) {
+  for (const int window : {FrameInverseCommand::kMinTargetWindow - 1, FrameInverseCommand::kMaxTargetWindow + 1}) {
     EXPECT_THROW(FrameInverseCommand(model, kDt, FrameInverseCommand::kHalfStepAhead, false, window),
                  std::invalid_argument)
         << window;
