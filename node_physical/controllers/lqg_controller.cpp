@@ -31,12 +31,12 @@ void append(const Matrix& m, google::protobuf::RepeatedField<double>& out) {
 
 LqgController::LqgController(const config::LqgBenchmark& parameters, const FramePlantModel& model, double rate_hz)
     : lqg_(model, design_frame_lqg(model, weights_of(parameters), 1.0 / rate_hz), 1.0 / rate_hz),
-      signal_scale_(parameters.signal_scale()),
       stroke_commands_(1.0 / rate_hz),
       filtered_onward_(parameters.filtered_strokes_onward()) {}
 
 void LqgController::observe(std::span<const Measurement> measured) {
-  const FrameLqg::Vector2 y{measured[0].displacement_m * signal_scale_, measured[1].displacement_m * signal_scale_};
+  const FrameLqg::Vector2 y{measured[0].displacement_m * kMillimetresPerMetre,
+                            measured[1].displacement_m * kMillimetresPerMetre};
   const bool held = measured[0].held || measured[1].held || !y.allFinite();
   if (held) ++held_readings_;
   lqg_.observe(y, held);
@@ -46,17 +46,17 @@ void LqgController::command(std::span<const InterfaceMotion> targets, std::span<
                             std::span<InterfaceMotion> commands, double /*dt_s*/) {
   if (!observed_) observe(previous);
   observed_ = false;
-  const FrameLqg::Vector2 u =
-      lqg_.command({targets[0].displacement_m * signal_scale_, targets[1].displacement_m * signal_scale_});
-  stroke_commands_.write({u[0] / signal_scale_, u[1] / signal_scale_}, commands);
+  const FrameLqg::Vector2 u = lqg_.command(
+      {targets[0].displacement_m * kMillimetresPerMetre, targets[1].displacement_m * kMillimetresPerMetre});
+  stroke_commands_.write({u[0] / kMillimetresPerMetre, u[1] / kMillimetresPerMetre}, commands);
 }
 
 bool LqgController::filtered_strokes(std::span<const Measurement> measured, std::span<double> strokes_m) {
   if (!filtered_onward_) return false;
   observe(measured);
   observed_ = true;
-  strokes_m[0] = lqg_.estimated()[0] / signal_scale_;
-  strokes_m[1] = lqg_.estimated()[1] / signal_scale_;
+  strokes_m[0] = lqg_.estimated()[0] / kMillimetresPerMetre;
+  strokes_m[1] = lqg_.estimated()[1] / kMillimetresPerMetre;
   return true;
 }
 
@@ -78,18 +78,35 @@ std::string LqgController::warning() const {
 namespace {
 
 void validate(const config::LqgBenchmark& lqg, const ComponentContext& context, const Checker& check) {
-  validate_model_source(lqg.has_model() ? &lqg.model() : nullptr, "model", "the plant the design is of", context,
-                        check);
-  for (const auto& [name, value, zero_allowed] : {std::tuple{"output_weight", lqg.output_weight(), true},
-                                                  std::tuple{"integral_weight_1", lqg.integral_weight_1(), false},
-                                                  std::tuple{"integral_weight_2", lqg.integral_weight_2(), false},
-                                                  std::tuple{"input_weight_1", lqg.input_weight_1(), false},
-                                                  std::tuple{"input_weight_2", lqg.input_weight_2(), false},
-                                                  std::tuple{"process_noise", lqg.process_noise(), true},
-                                                  std::tuple{"measurement_noise", lqg.measurement_noise(), false},
-                                                  std::tuple{"signal_scale", lqg.signal_scale(), false}}) {
-    check.expect(std::isfinite(value) && (zero_allowed ? value >= 0 : value > 0), name,
-                 fmt::format("is {}, expected a finite value {}", value, zero_allowed ? ">= 0" : "> 0"));
+  const bool valid = check.section([&] {
+    validate_model_source(lqg.has_model() ? &lqg.model() : nullptr, "model", "the plant the design is of", context,
+                          check);
+    for (const auto& [name, value, zero_allowed] : {std::tuple{"output_weight", lqg.output_weight(), true},
+                                                    std::tuple{"integral_weight_1", lqg.integral_weight_1(), false},
+                                                    std::tuple{"integral_weight_2", lqg.integral_weight_2(), false},
+                                                    std::tuple{"input_weight_1", lqg.input_weight_1(), false},
+                                                    std::tuple{"input_weight_2", lqg.input_weight_2(), false},
+                                                    std::tuple{"process_noise", lqg.process_noise(), true},
+                                                    std::tuple{"measurement_noise", lqg.measurement_noise(), false}}) {
+      check.expect(std::isfinite(value) && (zero_allowed ? value >= 0 : value > 0), name,
+                   fmt::format("is {}, expected a finite value {}", value, zero_allowed ? ">= 0" : "> 0"));
+    }
+  });
+  if (!valid) return;
+  // A rule of the weights and the model together: the design the build makes must exist. It is made
+  // here once more (two Riccati equations on ten states, about a millisecond), so that weights with
+  // no stabilising solution are refused with the config's other problems (exit 2), not at the build.
+  try {
+    static_cast<void>(design_frame_lqg(model_of_site_or(lqg.has_model() ? &lqg.model() : nullptr, context),
+                                       weights_of(lqg), 1.0 / context.rate_hz));
+  } catch (const std::invalid_argument& e) {
+    check.expect(
+        false, "",
+        fmt::format("{} with output_weight {:g}, integral_weight_1 {:g}, integral_weight_2 {:g}, input_weight_1 "
+                    "{:g}, input_weight_2 {:g}, process_noise {:g} and measurement_noise {:g}; expected weights whose "
+                    "regulator and filter exist (the defaults: 1, 1e10, 1e9, 1, 1, 1e-4, 1.5e-4)",
+                    e.what(), lqg.output_weight(), lqg.integral_weight_1(), lqg.integral_weight_2(),
+                    lqg.input_weight_1(), lqg.input_weight_2(), lqg.process_noise(), lqg.measurement_noise()));
   }
 }
 

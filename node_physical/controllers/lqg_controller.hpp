@@ -20,6 +20,10 @@ namespace rths {
 // readings (filtered_strokes_onward; the site's records keep the readings).
 class LqgController final : public SiteController {
  public:
+  // The loop runs in mm, the units of the design's weights. Any other scale would change nothing: the
+  // design is linear, and scaling every signal scales the cost and the noises alike.
+  static constexpr double kMillimetresPerMetre = 1000.0;
+
   // Throws std::invalid_argument for weights the design refuses or a model without a stable loop.
   LqgController(const config::LqgBenchmark& parameters, const FramePlantModel& model, double rate_hz);
 
@@ -32,12 +36,11 @@ class LqgController final : public SiteController {
   bool filtered_strokes(std::span<const Measurement> measured, std::span<double> strokes_m) override;
 
   // eta_hat_m: the filtered strokes of the last reading (m).
-  [[nodiscard]] FrameLqg::Vector2 estimated_strokes_m() const { return lqg_.estimated() / signal_scale_; }
+  [[nodiscard]] FrameLqg::Vector2 estimated_strokes_m() const { return lqg_.estimated() / kMillimetresPerMetre; }
   [[nodiscard]] const FrameLqgDesign& design() const { return lqg_.design(); }
 
  private:
   FrameLqg lqg_;
-  double signal_scale_;
   StrokeCommands stroke_commands_;
   bool filtered_onward_;
   bool observed_ = false;  // this tick's reading went to the filter already (filtered_strokes)

@@ -33,6 +33,7 @@
 #include "results.pb.h"
 #include "support/alloc_counter.hpp"
 #include "support/contract_support.hpp"
+#include "support/malloc_counter.hpp"
 #include "support/test_support.hpp"
 #include "support/zoh_frame_plant.hpp"
 
@@ -127,10 +128,12 @@ TEST(ControllerContract, AStepAllocatesNothing) {
     for (int i = 0; i < 8; ++i)
       previous.displacement_m = controller->command(target_at(i), previous, kDt).displacement_m;
     const std::uint64_t before = test::allocations_on_this_thread();
+    const std::uint64_t mallocs_before = test::mallocs_on_this_thread();  // Eigen's temporaries
     for (int i = 8; i < 4096; ++i) {
       previous.displacement_m = 0.9 * controller->command(target_at(i), previous, kDt).displacement_m;
     }
     EXPECT_EQ(test::allocations_on_this_thread() - before, 0U) << member;
+    EXPECT_EQ(test::mallocs_on_this_thread() - mallocs_before, 0U) << member;
   }
 }
 
@@ -262,10 +265,13 @@ struct SitePlant {
   std::array<Measurement, 2> previous{};
 };
 
-// `steps` steps of the controller on the site's plant, from step `from`. Every command finite, else
-// a failure naming `what` and the step.
+// `steps` steps of the controller on the site's plant, from step `from`, each as the setup driver
+// makes it: the command, the reading, then the reading offered for the strokes passed on
+// (filtered_strokes; the LQG's eta_hat_m). Every command finite, else a failure naming `what` and
+// the step.
 void run_site(SiteController& controller, SitePlant& site, int from, int steps, const std::string& what) {
   std::array<InterfaceMotion, 2> commands{};
+  std::array<double, 2> strokes_m{};
   for (int i = from; i < from + steps; ++i) {
     controller.command(site_targets(i), site.previous, commands, kDt);
     for (std::size_t a = 0; a < 2; ++a) {
@@ -274,6 +280,7 @@ void run_site(SiteController& controller, SitePlant& site, int from, int steps, 
     const std::array<double, 2> y =
         site.plant.step({commands[0].displacement_m * 1000.0, commands[1].displacement_m * 1000.0});
     for (std::size_t a = 0; a < 2; ++a) site.previous[a].displacement_m = y[a] / 1000.0;
+    static_cast<void>(controller.filtered_strokes(site.previous, strokes_m));
   }
 }
 
@@ -290,8 +297,10 @@ TEST(SiteControllerContract, AStepAllocatesNothing) {
     SitePlant plant;
     run_site(*controller, plant, 0, 8, member);
     const std::uint64_t before = test::allocations_on_this_thread();
+    const std::uint64_t mallocs_before = test::mallocs_on_this_thread();  // Eigen's temporaries
     run_site(*controller, plant, 8, 2048, member);
     EXPECT_EQ(test::allocations_on_this_thread() - before, 0U) << member;
+    EXPECT_EQ(test::mallocs_on_this_thread() - mallocs_before, 0U) << member;
   }
 }
 
@@ -362,7 +371,7 @@ TEST(SiteControllerContract, TheRulesRefuseEachValueOutOfRangeNamingIt) {
   cases.emplace_back("ukf", "kappa: -18");     // the augmented state's dimension
   cases.emplace_back("ukf_tf", "kappa: -10");  // theta's
   for (const char* value : {"output_weight: -1", "integral_weight_1: 0", "integral_weight_2: -1", "input_weight_1: 0",
-                            "input_weight_2: nan", "process_noise: -1", "measurement_noise: 0", "signal_scale: 0"}) {
+                            "input_weight_2: nan", "process_noise: -1", "measurement_noise: 0"}) {
     cases.emplace_back("lqg", value);
   }
   for (const auto& [member, value] : cases) {
@@ -373,6 +382,68 @@ TEST(SiteControllerContract, TheRulesRefuseEachValueOutOfRangeNamingIt) {
     const std::string field = "actuator_controller." + member + "." + value.substr(0, value.find(':')) + ":";
     ASSERT_EQ(problems.size(), 1U) << member << " { " << value << " }";
     EXPECT_NE(problems[0].find(field), std::string::npos) << problems[0];
+  }
+}
+
+// The rules that need the model and the values together are the rules' too, not the build's (which
+// would fail the run with exit 1): a seed 003 compensator whose starting model has a transmission zero
+// at or below 0 (its inverse unstable), given or the site's, and an LQG whose regulator's Riccati
+// equation has no stabilising solution, are refused with one problem naming the place; the model
+// just inside is accepted and built.
+TEST(SiteControllerContract, TheRulesRefuseWhatOnlyTheModelOrTheDesignShows) {
+  const FramePlantModel nominal =
+      FramePlantModel::from_config(marths_site(config::SiteController{}).actuator_plant().two_actuator_frame());
+  const auto model_with_p2 = [&](double p2) {
+    std::string text = "initial_model {";
+    const std::array<const char*, 4> gains{"k11", "k21", "k12", "k22"};
+    for (std::size_t g = 0; g < gains.size(); ++g) text += fmt::format(" {}: {:.17g}", gains[g], nominal.gain[g]);
+    const std::array<const char*, FramePlantModel::kRoots> roots{"a1", "a2", "b1", "b2", "c1",
+                                                                 "c2", "p1", "p2", "d1", "d2"};
+    for (int r = 0; r < FramePlantModel::kRoots; ++r) {
+      text += fmt::format(" {}_rad_per_s: {:.17g}", roots[r], r == FramePlantModel::kP2 ? p2 : nominal.theta[r]);
+    }
+    return text + " }";
+  };
+  // The transmission zero (k11 k22 p2 - k12 k21 p1) / (k11 k22 - k12 k21) is 0 at this p2.
+  const double k = nominal.gain[FramePlantModel::kK11] * nominal.gain[FramePlantModel::kK22];
+  const double p2_zero = nominal.gain[FramePlantModel::kK12] * nominal.gain[FramePlantModel::kK21] *
+                         nominal.theta[FramePlantModel::kP1] / k;
+  for (const char* member : {"ukf", "ekf", "ekf_tf", "ukf_tf"}) {
+    for (const auto& [p2, refused] : {std::pair{0.5 * p2_zero, true}, std::pair{1.5 * p2_zero, false}}) {
+      config::SiteController controller;
+      ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(fmt::format("{} {{ {} }}", member, model_with_p2(p2)),
+                                                                &controller));
+      const std::vector<std::string> problems = site_problems(marths_site(controller));
+      if (!refused) {
+        EXPECT_TRUE(problems.empty()) << member << " p2 " << p2 << ": " << problems.front();
+        EXPECT_NO_THROW(make_site_controller(marths_site(controller), kRateHz)) << member;
+        continue;
+      }
+      ASSERT_EQ(problems.size(), 1U) << member << " p2 " << p2;
+      EXPECT_NE(
+          problems[0].find(fmt::format("actuator_controller.{}.initial_model: cannot be inverted stably", member)),
+          std::string::npos)
+          << problems[0];
+    }
+    // No initial_model: the site's plant is the model, and the site's is refused as such.
+    config::Site site = marths_site(test::parse_sample<config::SiteController>(site_samples(), member));
+    site.mutable_actuator_plant()->mutable_two_actuator_frame()->set_p2_rad_per_s(0.5 * p2_zero);
+    const std::vector<std::string> problems = site_problems(site);
+    ASSERT_EQ(problems.size(), 1U) << member;
+    EXPECT_NE(
+        problems[0].find("initial_model: absent, and the site's actuator_plant it starts from cannot be inverted"),
+        std::string::npos)
+        << problems[0];
+  }
+  for (const char* value : {"input_weight_1: 1e300", "input_weight_2: 1e-300"}) {
+    config::SiteController controller;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(fmt::format("lqg {{ {} }}", value), &controller));
+    const std::vector<std::string> problems = site_problems(marths_site(controller));
+    ASSERT_EQ(problems.size(), 1U) << value;
+    EXPECT_NE(problems[0].find("actuator_controller.lqg: LQG design: the regulator's Riccati equation has no "
+                               "stabilising solution"),
+              std::string::npos)
+        << problems[0];
   }
 }
 

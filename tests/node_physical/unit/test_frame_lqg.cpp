@@ -124,7 +124,7 @@ TEST(FrameLqg, ACommandAllocatesNothing) {
 }
 
 // The site controller around the loop reports the design's gains as designed (row-major) and counts
-// the held readings it predicted over; the commands are in metres, the loop's mm / signal_scale.
+// the held readings it predicted over; the commands are in metres, the loop's mm / 1000.
 TEST(FrameLqg, TheSiteControllerReportsItsGainsAndHeldReadings) {
   const rths::config::LqgBenchmark defaults;  // the schema's defaults are the weights above
   rths::LqgController controller(defaults, nominal_plant(), kRateHz);
