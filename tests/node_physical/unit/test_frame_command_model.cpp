@@ -159,6 +159,41 @@ TEST(FrameCommandModel, PredictsTheCommandTheReadingShows) {
   EXPECT_GT(error(1), 10 * 1e-3);
 }
 
+// The EKF-TF's observation Jacobian is the prediction's own: after two seconds of the plant under the
+// multi-sine, predict()'s Jacobian under roots 3 % off the model's is the central difference of
+// predict() with each root moved by 1e-6 of itself, within 1e-6 of the entry plus 1e-9 of the row's
+// largest. An entry copied to the wrong row or column turns this red.
+TEST(FrameCommandModel, PredictionJacobianIsItsFiniteDifference) {
+  const FramePlantModel truth = nominal_plant();
+  rths::test::ZohFramePlant plant(truth, kDt);
+  FrameCommandModel model(truth, kDt);
+  model.start({0.0, 0.0});
+  FrameCommandModel::Input reading{0.0, 0.0};
+  for (std::size_t k = 0; k < 2 * kSecond; ++k) {
+    const Strokes y = plant.step(multisine_mm(k));
+    reading = {y[0], y[1]};
+    if (k > 0) model.advance(theta_of(truth), &reading);
+  }
+  const FrameCommandModel::Theta at = theta_of(scaled_roots(truth, 1.03));
+  FrameCommandModel::Jacobian d;
+  const FrameCommandModel::Input value = model.predict(at, reading, &d);
+  EXPECT_EQ(value, model.predict(at, reading, nullptr));
+  for (int i = 0; i < 2; ++i) {
+    const double row = d.row(i).cwiseAbs().maxCoeff();
+    ASSERT_GT(row, 0.0);
+    for (int r = 0; r < FramePlantModel::kRoots; ++r) {
+      const double h = 1e-6 * at[r];
+      FrameCommandModel::Theta up = at;
+      FrameCommandModel::Theta down = at;
+      up[r] += h;
+      down[r] -= h;
+      const double difference =
+          (model.predict(up, reading, nullptr)[i] - model.predict(down, reading, nullptr)[i]) / (2 * h);
+      EXPECT_NEAR(d(i, r), difference, 1e-6 * std::abs(difference) + 1e-9 * row) << "d u" << i + 1 << " / d root " << r;
+    }
+  }
+}
+
 // A tick without a reading moves the inverse on with the cubic's extrapolation; the prediction is not
 // ready again before kReadingsAfterHeld readings stand behind the next one.
 TEST(FrameCommandModel, AfterAMissingReadingWaitsForItsReadings) {
