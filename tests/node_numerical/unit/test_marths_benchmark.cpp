@@ -177,6 +177,21 @@ TEST(MarthsCampaign, OnSensorsWithTheirOwnNoiseFourTargetsTripAndTheDefaultWindo
       << "the RLS";
 }
 
+// The benchmark LQG's design rests on the nominal plant: integral weights of 1e12 / 1e11 leave the
+// first perturbed plant's loop unstable, and its stroke runs off. The interlock stops the run before
+// a stroke beyond the limit is sent (exit 8, naming the stroke); the defaults run.
+TEST(MarthsCampaign, AnLqgTooStiffForThePlantTripsTheStrokeInterlockAndTheDefaultsRun) {
+  const CampaignReport stiff = test::marths_campaign(
+      kMarthsLocal, 1, 1,
+      {"duration_s=8", "site[iisl].actuator_controller={ lqg { integral_weight_1: 1e12 integral_weight_2: 1e11 } }"});
+  ASSERT_EQ(stiff.runs.size(), 1U);
+  EXPECT_EQ(stiff.runs[0].exit_code, kExitLimit) << stiff.runs[0].stop_reason;
+  EXPECT_NE(stiff.runs[0].stop_reason.find("stroke"), std::string::npos) << stiff.runs[0].stop_reason;
+  const CampaignReport defaults =
+      test::marths_campaign(kMarthsLocal, 1, 1, {"duration_s=8", "site[iisl].actuator_controller={ lqg { } }"});
+  EXPECT_EQ(defaults.runs[0].exit_code, kExitCompleted) << defaults.runs[0].stop_reason;
+}
+
 // The chatter the sensor noise makes of each actuator's command over the earthquake's first 7 s on
 // plant 1 (rths-numerical run of the maRTHS example to 12 s, its sc_ columns from t = 5 s): the RMS of
 // the command's change per step (m). Empty when the run or its record failed (the test then fails).
