@@ -37,6 +37,28 @@ FrameCommandModel::Theta theta_of(const FramePlantModel& m) {
   return Eigen::Map<const FrameCommandModel::Theta>(m.theta.data());
 }
 
+// Holds a Jacobian of two outputs by the roots (entry(i, r): d output i / d root r at `at`) to the
+// central difference of `of` with each root moved by 1e-6 of itself: within 1e-6 of the difference
+// plus 1e-9 of the row's largest entry, and no row all zero.
+template <class Roots, class Entry, class Of>
+void expect_central_difference(const Roots& at, Entry entry, Of of) {
+  for (int i = 0; i < 2; ++i) {
+    double row = 0.0;
+    for (int r = 0; r < FramePlantModel::kRoots; ++r) row = std::max(row, std::abs(entry(i, r)));
+    ASSERT_GT(row, 0.0) << "row " << i;
+    for (int r = 0; r < FramePlantModel::kRoots; ++r) {
+      const double h = 1e-6 * at[r];
+      Roots up = at;
+      Roots down = at;
+      up[r] += h;
+      down[r] -= h;
+      const double difference = (of(up)[i] - of(down)[i]) / (2 * h);
+      EXPECT_NEAR(entry(i, r), difference, 1e-6 * std::abs(difference) + 1e-9 * row)
+          << "d u" << i + 1 << " / d root " << r;
+    }
+  }
+}
+
 // The inverse under its own roots is its step, to the bit, with or without the Jacobian: the
 // estimators' observation and the command law are one computation.
 TEST(FrameInverseCommand, CommandUnderItsOwnRootsIsTheStep) {
@@ -66,22 +88,9 @@ TEST(FrameInverseCommand, RootJacobianIsTheFiniteDifference) {
   FrameInverseCommand::RootJacobian d{};
   const FrameInverseCommand::Vector2 value = inverse.command_under(at, target, &d);
   EXPECT_EQ(value, inverse.command_under(at, target, nullptr));
-  for (int i = 0; i < 2; ++i) {
-    const double row =
-        *std::max_element(d[i].begin(), d[i].end(), [](double a, double b) { return std::abs(a) < std::abs(b); });
-    ASSERT_GT(std::abs(row), 0.0);
-    for (int r = 0; r < FramePlantModel::kRoots; ++r) {
-      const double h = 1e-6 * at[r];
-      FrameInverseCommand::Roots up = at;
-      FrameInverseCommand::Roots down = at;
-      up[r] += h;
-      down[r] -= h;
-      const double difference =
-          (inverse.command_under(up, target, nullptr)[i] - inverse.command_under(down, target, nullptr)[i]) / (2 * h);
-      EXPECT_NEAR(d[i][r], difference, 1e-6 * std::abs(difference) + 1e-9 * std::abs(row))
-          << "d u" << i + 1 << " / d root " << r;
-    }
-  }
+  expect_central_difference(
+      at, [&](int i, int r) { return d[i][r]; },
+      [&](const FrameInverseCommand::Roots& roots) { return inverse.command_under(roots, target, nullptr); });
 }
 
 // With root sensitivities the Jacobian is the whole run's: 1500 steps of the multi-sine under roots
@@ -178,20 +187,9 @@ TEST(FrameCommandModel, PredictionJacobianIsItsFiniteDifference) {
   FrameCommandModel::Jacobian d;
   const FrameCommandModel::Input value = model.predict(at, reading, &d);
   EXPECT_EQ(value, model.predict(at, reading, nullptr));
-  for (int i = 0; i < 2; ++i) {
-    const double row = d.row(i).cwiseAbs().maxCoeff();
-    ASSERT_GT(row, 0.0);
-    for (int r = 0; r < FramePlantModel::kRoots; ++r) {
-      const double h = 1e-6 * at[r];
-      FrameCommandModel::Theta up = at;
-      FrameCommandModel::Theta down = at;
-      up[r] += h;
-      down[r] -= h;
-      const double difference =
-          (model.predict(up, reading, nullptr)[i] - model.predict(down, reading, nullptr)[i]) / (2 * h);
-      EXPECT_NEAR(d(i, r), difference, 1e-6 * std::abs(difference) + 1e-9 * row) << "d u" << i + 1 << " / d root " << r;
-    }
-  }
+  expect_central_difference(
+      at, [&](int i, int r) { return d(i, r); },
+      [&](const FrameCommandModel::Theta& roots) { return model.predict(roots, reading, nullptr); });
 }
 
 // A tick without a reading moves the inverse on with the cubic's extrapolation; the prediction is not
