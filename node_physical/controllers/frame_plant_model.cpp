@@ -1,5 +1,7 @@
 #include "node_physical/controllers/frame_plant_model.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <string>
 #include <utility>
@@ -35,6 +37,11 @@ std::complex<double> FramePlantModel::response(int i, int j, std::complex<double
 
 double FramePlantModel::static_gain(int i, int j) const {
   return response(i, j, 0.0).real();
+}
+
+bool FramePlantModel::well_formed() const {
+  return std::all_of(theta.begin(), theta.end(), [](double r) { return positive_finite(r); }) &&
+         std::all_of(gain.begin(), gain.end(), [](double k) { return std::isfinite(k) && k != 0.0; });
 }
 
 void validate_frame_plant_model(const config::TwoActuatorFramePlant& plant, const Checker& check) {

@@ -30,6 +30,9 @@ struct FramePlantModel {
   [[nodiscard]] std::complex<double> response(int i, int j, std::complex<double> s) const;
   // H_ij(0).
   [[nodiscard]] double static_gain(int i, int j) const;
+  // Every root finite and > 0 and every gain finite and nonzero: the values validate_frame_plant_model
+  // asks of a config (a model built from one that failed them may have zeros where fields were missing).
+  [[nodiscard]] bool well_formed() const;
 };
 
 // x > 0 and finite: what a root, a rate, a step, a scale or a covariance of the frame's controllers

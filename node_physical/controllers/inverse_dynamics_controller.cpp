@@ -169,9 +169,11 @@ void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_mode
   const bool model_given = check.section([&] {
     validate_model_source(initial_model, "initial_model", "the model the estimate starts from", context, check);
   });
-  if (model_given) {
-    // A rule of the model's roots and gains together, which the command law needs from its first step.
-    const FramePlantModel model = model_of_site_or(initial_model, context);
+  const FramePlantModel model = model_given ? model_of_site_or(initial_model, context) : FramePlantModel{};
+  // A rule of the model's roots and gains together, which the command law needs from its first step;
+  // for a model whose roots or gains are themselves wrong, the model's own rules (the site's, when it
+  // is the site's plant) say so instead.
+  if (model_given && model.well_formed()) {
     check.expect(FrameInverseCommand::invertible(model), "initial_model",
                  fmt::format("{}cannot be inverted stably: expected every root > 0, k11 != 0, k11 k22 != k12 k21 "
                              "and a transmission zero (k11 k22 p2 - k12 k21 p1) / (k11 k22 - k12 k21) > 0 (it is {} "

@@ -20,8 +20,8 @@ namespace rths {
 // readings (filtered_strokes_onward; the site's records keep the readings).
 class LqgController final : public SiteController {
  public:
-  // The loop runs in mm, the units of the design's weights. Any other scale would change nothing: the
-  // design is linear, and scaling every signal scales the cost and the noises alike.
+  // The loop runs in mm, the units of the design's weights. The controller is linear and its gains do
+  // not depend on the units, so another scale in and out would cancel: there is no signal_scale.
   static constexpr double kMillimetresPerMetre = 1000.0;
 
   // Throws std::invalid_argument for weights the design refuses or a model without a stable loop.

@@ -23,7 +23,6 @@
 #include "node_physical/controllers/frame_plant_model.hpp"
 #include "node_physical/controllers/site_controller.hpp"
 #include "node_physical/interfaces/measurement.hpp"
-#include "support/alloc_counter.hpp"
 #include "support/malloc_counter.hpp"
 #include "support/zoh_frame_plant.hpp"
 
@@ -172,16 +171,16 @@ PerturbedRun run_on_perturbed_plant(Make make) {
   return out;
 }
 
-// The closed loop of simulate() without a trace or noise, and what it allocated on this thread with
-// operator new and with malloc (Eigen's temporaries): the controller's allocations, since the loop
-// itself allocates nothing once the plant is built.
+// The closed loop of simulate() without a trace or noise, and the calls of malloc it made on this
+// thread: Eigen's temporaries, and every operator new too (the test program's replacement allocates
+// with malloc). The controller's allocations, since the loop allocates nothing once the plant is built.
 inline std::uint64_t closed_loop_allocations(SiteController& controller, const FramePlantModel& truth,
                                              std::size_t steps) {
   ZohFramePlant plant(truth, kDt);
   std::array<InterfaceMotion, 2> targets{};
   std::array<Measurement, 2> previous{};
   std::array<InterfaceMotion, 2> commands{};
-  const std::uint64_t before = allocations_on_this_thread() + mallocs_on_this_thread();
+  const std::uint64_t before = mallocs_on_this_thread();
   for (std::size_t k = 0; k < steps; ++k) {
     const Strokes r = multisine_mm(k);
     targets[0].displacement_m = r[0] / 1000.0;
@@ -191,7 +190,7 @@ inline std::uint64_t closed_loop_allocations(SiteController& controller, const F
     previous[0].displacement_m = y[0] / 1000.0;
     previous[1].displacement_m = y[1] / 1000.0;
   }
-  return allocations_on_this_thread() + mallocs_on_this_thread() - before;
+  return mallocs_on_this_thread() - before;
 }
 
 }  // namespace rths::test::frame

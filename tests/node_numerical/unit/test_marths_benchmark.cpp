@@ -177,9 +177,9 @@ TEST(MarthsCampaign, OnSensorsWithTheirOwnNoiseFourTargetsTripAndTheDefaultWindo
       << "the RLS";
 }
 
-// The benchmark LQG's design rests on the nominal plant: integral weights of 1e12 / 1e11 leave the
-// first perturbed plant's loop unstable, and its stroke runs off. The interlock stops the run before
-// a stroke beyond the limit is sent (exit 8, naming the stroke); the defaults run.
+// Integral weights of 1e12 / 1e11 make the benchmark LQG's loop gain so high that it drives the
+// strokes off with the sensor noise (on the nominal plant too; without noise it runs). The stroke
+// interlock stops the run (exit 8, naming the stroke) on the first perturbed plant; the defaults run.
 TEST(MarthsCampaign, AnLqgTooStiffForThePlantTripsTheStrokeInterlockAndTheDefaultsRun) {
   const CampaignReport stiff = test::marths_campaign(
       kMarthsLocal, 1, 1,

@@ -388,15 +388,18 @@ TEST(SiteControllerContract, TheRulesRefuseEachValueOutOfRangeNamingIt) {
 // The rules that need the model and the values together are the rules' too, not the build's (which
 // would fail the run with exit 1): a seed 003 compensator whose starting model has a transmission zero
 // at or below 0 (its inverse unstable), given or the site's, and an LQG whose regulator's Riccati
-// equation has no stabilising solution, are refused with one problem naming the place; the model
-// just inside is accepted and built.
+// equation has no stabilising solution, are refused with one problem naming the place; at 1.5 times
+// the limiting p2 the model is accepted and built. A model whose own values are wrong (a gain of 0)
+// gets only its own rules' problem, not the inverse's too.
 TEST(SiteControllerContract, TheRulesRefuseWhatOnlyTheModelOrTheDesignShows) {
   const FramePlantModel nominal =
       FramePlantModel::from_config(marths_site(config::SiteController{}).actuator_plant().two_actuator_frame());
-  const auto model_with_p2 = [&](double p2) {
+  const auto model_with_p2 = [&](double p2, double k11_scale = 1.0) {
     std::string text = "initial_model {";
     const std::array<const char*, 4> gains{"k11", "k21", "k12", "k22"};
-    for (std::size_t g = 0; g < gains.size(); ++g) text += fmt::format(" {}: {:.17g}", gains[g], nominal.gain[g]);
+    for (std::size_t g = 0; g < gains.size(); ++g) {
+      text += fmt::format(" {}: {:.17g}", gains[g], nominal.gain[g] * (g == FramePlantModel::kK11 ? k11_scale : 1.0));
+    }
     const std::array<const char*, FramePlantModel::kRoots> roots{"a1", "a2", "b1", "b2", "c1",
                                                                  "c2", "p1", "p2", "d1", "d2"};
     for (int r = 0; r < FramePlantModel::kRoots; ++r) {
@@ -425,6 +428,12 @@ TEST(SiteControllerContract, TheRulesRefuseWhatOnlyTheModelOrTheDesignShows) {
           std::string::npos)
           << problems[0];
     }
+    config::SiteController zero_gain;
+    ASSERT_TRUE(google::protobuf::TextFormat::ParseFromString(
+        fmt::format("{} {{ {} }}", member, model_with_p2(0.5 * p2_zero, 0.0)), &zero_gain));
+    const std::vector<std::string> own = site_problems(marths_site(zero_gain));
+    ASSERT_EQ(own.size(), 1U) << member;
+    EXPECT_NE(own[0].find("initial_model.k11: is 0, expected a nonzero gain"), std::string::npos) << own[0];
     // No initial_model: the site's plant is the model, and the site's is refused as such.
     config::Site site = marths_site(test::parse_sample<config::SiteController>(site_samples(), member));
     site.mutable_actuator_plant()->mutable_two_actuator_frame()->set_p2_rad_per_s(0.5 * p2_zero);
