@@ -93,16 +93,23 @@ void validate_as_plant(const config::TwoActuatorFramePlant& plant, const Compone
     register_rules<config::TwoActuatorFramePlant>(validate_as_plant);
 
 }  // namespace
-void validate_model_source(const config::TwoActuatorFramePlant* model, const char* field, const char* what,
-                           const ComponentContext& context, const Checker& check) {
-  if (model != nullptr) {
-    validate_frame_plant_model(*model, check.at(field));
-    return;
-  }
-  check.expect(context.site != nullptr && context.site->actuator_plant().has_two_actuator_frame(), field,
-               fmt::format("missing, and the site has no actuator_plant {{ two_actuator_frame }} to start from; "
-                           "expected {}",
-                           what));
+std::optional<FramePlantModel> validate_model_source(const config::TwoActuatorFramePlant* model, const char* field,
+                                                     const char* what, const ComponentContext& context,
+                                                     const Checker& check) {
+  const bool passed = check.section([&] {
+    if (model != nullptr) {
+      validate_frame_plant_model(*model, check.at(field));
+      return;
+    }
+    check.expect(context.site != nullptr && context.site->actuator_plant().has_two_actuator_frame(), field,
+                 fmt::format("missing, and the site has no actuator_plant {{ two_actuator_frame }} to start from; "
+                             "expected {}",
+                             what));
+  });
+  if (!passed) return std::nullopt;
+  FramePlantModel built = model_of_site_or(model, context);
+  if (!built.well_formed()) return std::nullopt;
+  return built;
 }
 
 FramePlantModel model_of_site_or(const config::TwoActuatorFramePlant* model, const ComponentContext& context) {

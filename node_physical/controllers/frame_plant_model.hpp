@@ -3,6 +3,7 @@
 #include <array>
 #include <cmath>
 #include <complex>
+#include <optional>
 
 #include "common/core/component_registry.hpp"
 #include "common/core/problems.hpp"
@@ -49,8 +50,11 @@ void validate_frame_plant_model(const config::TwoActuatorFramePlant& plant, cons
 // The model a controller of the frame starts from: `model` (its config's `field`, null when absent)
 // or else the site's actuator_plant { two_actuator_frame } without its uncertainty. The rules: the
 // model's own, or a site that has such a plant (`what`: what the model is for, in the message).
-void validate_model_source(const config::TwoActuatorFramePlant* model, const char* field, const char* what,
-                           const ComponentContext& context, const Checker& check);
+// Returns the model when they passed and its values are well formed (the site's plant's own rules
+// report a site plant that is not), for the rules that need the model itself; else nothing.
+std::optional<FramePlantModel> validate_model_source(const config::TwoActuatorFramePlant* model, const char* field,
+                                                     const char* what, const ComponentContext& context,
+                                                     const Checker& check);
 // The model of a config that passed those rules.
 FramePlantModel model_of_site_or(const config::TwoActuatorFramePlant* model, const ComponentContext& context);
 

@@ -1,6 +1,7 @@
 #include "node_physical/controllers/inverse_dynamics_controller.hpp"
 
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -166,20 +167,16 @@ void validate_inverse_dynamics(const config::TwoActuatorFramePlant* initial_mode
                                std::uint32_t filter_order, double filter_cutoff_hz, std::uint32_t target_window,
                                const std::array<double, 3>& covariances, const ComponentContext& context,
                                const Checker& check) {
-  const bool model_given = check.section([&] {
-    validate_model_source(initial_model, "initial_model", "the model the estimate starts from", context, check);
-  });
-  const FramePlantModel model = model_given ? model_of_site_or(initial_model, context) : FramePlantModel{};
-  // A rule of the model's roots and gains together, which the command law needs from its first step;
-  // for a model whose roots or gains are themselves wrong, the model's own rules (the site's, when it
-  // is the site's plant) say so instead.
-  if (model_given && model.well_formed()) {
-    check.expect(FrameInverseCommand::invertible(model), "initial_model",
+  const std::optional<FramePlantModel> model =
+      validate_model_source(initial_model, "initial_model", "the model the estimate starts from", context, check);
+  // A rule of the model's roots and gains together, which the command law needs from its first step.
+  if (model) {
+    check.expect(FrameInverseCommand::invertible(*model), "initial_model",
                  fmt::format("{}cannot be inverted stably: expected every root > 0, k11 != 0, k11 k22 != k12 k21 "
                              "and a transmission zero (k11 k22 p2 - k12 k21 p1) / (k11 k22 - k12 k21) > 0 (it is {} "
                              "rad/s)",
                              initial_model != nullptr ? "" : "absent, and the site's actuator_plant it starts from ",
-                             FrameInverseCommand::transmission_zero(model)));
+                             FrameInverseCommand::transmission_zero(*model)));
   }
   check.expect(positive_finite(signal_scale), "signal_scale",
                fmt::format("is {}, expected a finite value > 0", signal_scale));

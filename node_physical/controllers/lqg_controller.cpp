@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -78,9 +79,9 @@ std::string LqgController::warning() const {
 namespace {
 
 void validate(const config::LqgBenchmark& lqg, const ComponentContext& context, const Checker& check) {
-  const bool valid = check.section([&] {
-    validate_model_source(lqg.has_model() ? &lqg.model() : nullptr, "model", "the plant the design is of", context,
-                          check);
+  const std::optional<FramePlantModel> model = validate_model_source(lqg.has_model() ? &lqg.model() : nullptr, "model",
+                                                                     "the plant the design is of", context, check);
+  const bool weights_valid = check.section([&] {
     for (const auto& [name, value, zero_allowed] : {std::tuple{"output_weight", lqg.output_weight(), true},
                                                     std::tuple{"integral_weight_1", lqg.integral_weight_1(), false},
                                                     std::tuple{"integral_weight_2", lqg.integral_weight_2(), false},
@@ -92,14 +93,12 @@ void validate(const config::LqgBenchmark& lqg, const ComponentContext& context, 
                    fmt::format("is {}, expected a finite value {}", value, zero_allowed ? ">= 0" : "> 0"));
     }
   });
-  if (!valid) return;
-  const FramePlantModel model = model_of_site_or(lqg.has_model() ? &lqg.model() : nullptr, context);
-  if (!model.well_formed()) return;  // the model's own rules (the site's, for the site's plant) say why
+  if (!model || !weights_valid) return;
   // A rule of the model and the weights together: the design the build makes must exist. It is made
   // here too (the regulator's Riccati equation on ten states, the filter's on eight: about 0.05 ms),
   // so that a design that fails is refused with the config's other problems (exit 2), not at the build.
   try {
-    static_cast<void>(design_frame_lqg(model, weights_of(lqg), 1.0 / context.rate_hz));
+    static_cast<void>(design_frame_lqg(*model, weights_of(lqg), 1.0 / context.rate_hz));
   } catch (const std::invalid_argument& e) {
     check.expect(false, "",
                  fmt::format("{} for {} with output_weight {:g}, integral_weight_1 {:g}, integral_weight_2 {:g}, "
