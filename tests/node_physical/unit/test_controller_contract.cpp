@@ -34,6 +34,7 @@
 #include "support/alloc_counter.hpp"
 #include "support/contract_support.hpp"
 #include "support/malloc_counter.hpp"
+#include "support/marths_plant.hpp"
 #include "support/test_support.hpp"
 #include "support/zoh_frame_plant.hpp"
 
@@ -392,20 +393,16 @@ TEST(SiteControllerContract, TheRulesRefuseEachValueOutOfRangeNamingIt) {
 // the limiting p2 the model is accepted and built. A model whose own values are wrong (a gain of 0)
 // gets only its own rules' problem, not the inverse's too.
 TEST(SiteControllerContract, TheRulesRefuseWhatOnlyTheModelOrTheDesignShows) {
-  const FramePlantModel nominal =
-      FramePlantModel::from_config(marths_site(config::SiteController{}).actuator_plant().two_actuator_frame());
-  const auto model_with_p2 = [&](double p2, double k11_scale = 1.0) {
-    std::string text = "initial_model {";
-    const std::array<const char*, 4> gains{"k11", "k21", "k12", "k22"};
-    for (std::size_t g = 0; g < gains.size(); ++g) {
-      text += fmt::format(" {}: {:.17g}", gains[g], nominal.gain[g] * (g == FramePlantModel::kK11 ? k11_scale : 1.0));
-    }
-    const std::array<const char*, FramePlantModel::kRoots> roots{"a1", "a2", "b1", "b2", "c1",
-                                                                 "c2", "p1", "p2", "d1", "d2"};
-    for (int r = 0; r < FramePlantModel::kRoots; ++r) {
-      text += fmt::format(" {}_rad_per_s: {:.17g}", roots[r], r == FramePlantModel::kP2 ? p2 : nominal.theta[r]);
-    }
-    return text + " }";
+  const FramePlantModel nominal = test::marths_nominal_plant();
+  const auto model_with_p2 = [](double p2, double k11_scale = 1.0) {
+    config::TwoActuatorFramePlant model = test::marths_nominal_plant_config();
+    model.set_p2_rad_per_s(p2);
+    model.set_k11(model.k11() * k11_scale);
+    google::protobuf::TextFormat::Printer printer;
+    printer.SetSingleLineMode(true);
+    std::string text;
+    printer.PrintToString(model, &text);
+    return "initial_model { " + text + "}";
   };
   // The transmission zero (k11 k22 p2 - k12 k21 p1) / (k11 k22 - k12 k21) is 0 at this p2.
   const double k = nominal.gain[FramePlantModel::kK11] * nominal.gain[FramePlantModel::kK22];
